@@ -1,0 +1,8 @@
+// The whole public API of arrayc.
+#pragma once
+#include "arrayc/array.h"
+#include "arrayc/device.h"
+#include "arrayc/dtype.h"
+#include "arrayc/error.h"
+#include "arrayc/jit.h"
+#include "arrayc/ops.h"

@@ -1,0 +1,27 @@
+// Devices are explicit: every Array lives on one, `x.to(d)` copies between them, and an op on
+// arrays of two devices is an error naming both (never a silent copy).
+#pragma once
+#include <string>
+
+namespace arrayc {
+
+struct Device {
+  enum class Kind : unsigned char { CPU, GPU };
+  Kind kind = Kind::CPU;
+  int index = 0;
+
+  bool operator==(const Device&) const = default;
+  std::string str() const;  // "cpu", "gpu:0"
+};
+
+inline Device cpu() { return Device{Device::Kind::CPU, 0}; }
+Device gpu(int index = 0);  // raises arrayc::Error when there is no such CUDA device, saying why
+
+int gpu_count();  // 0 without a driver or a device
+
+// The device that creation functions use when none is given: ARRAYC_DEVICE ("cpu", "gpu",
+// "gpu:1") at start-up, else the CPU.
+Device default_device();
+void set_default_device(Device d);
+
+}  // namespace arrayc

@@ -1,0 +1,25 @@
+// arrayc::Error is what every mistake a user can make raises: a shape mismatch, a dtype an op does
+// not accept, a device that does not exist. Its message names the op and the shapes, dtypes or
+// devices involved. Broken internal invariants are a different thing (detail::internal_error):
+// they name file:line, because they are our bug, not the user's.
+#pragma once
+#include <stdexcept>
+#include <string>
+
+namespace arrayc {
+
+class Error : public std::runtime_error {
+ public:
+  using std::runtime_error::runtime_error;
+};
+
+namespace detail {
+[[noreturn]] void internal_error(const char* file, int line, const std::string& what);
+}  // namespace detail
+
+}  // namespace arrayc
+
+#define ARRAYC_INTERNAL_CHECK(cond, what)                                            \
+  do {                                                                               \
+    if (!(cond)) ::arrayc::detail::internal_error(__FILE__, __LINE__, (what));       \
+  } while (0)

@@ -1,0 +1,104 @@
+// jit(f): trace f once per input signature, reuse the compiled program afterwards.
+//
+// The signature of a call is, per input: dtype, rank, which dimensions have extent 1 (the
+// broadcast pattern), the device and whether the data is contiguous. Extents are not part of
+// it: a new length reuses the traced program and its compiled kernels.
+#pragma once
+#include <functional>
+#include <memory>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "arrayc/array.h"
+
+namespace arrayc {
+
+// What the engine has done since start-up (or reset_stats()).
+struct Stats {
+  int64_t traces = 0;          // jit traces of a user function
+  int64_t compiles = 0;        // kernels compiled by LLVM
+  int64_t cache_hits = 0;      // kernels found in the in-memory cache
+  int64_t kernel_launches = 0; // kernels run (library calls such as BLAS count too)
+  double compile_ms = 0;       // time spent in LLVM (optimization and code generation)
+};
+Stats stats();
+void reset_stats();
+
+// Fusion on (default) or off (one kernel per op, for comparison and differential testing).
+// ARRAYC_FUSION=0 turns it off at start-up.
+void set_fusion(bool enabled);
+bool fusion_enabled();
+
+namespace detail {
+// The type-erased core of jit(): a traced function of n arrays to m arrays.
+class JitFunction {
+ public:
+  using Fn = std::function<std::vector<Array>(const std::vector<Array>&)>;
+  explicit JitFunction(Fn fn);
+  ~JitFunction();
+  std::vector<Array> call(const std::vector<Array>& inputs);
+  int64_t num_traces() const;
+
+ private:
+  struct State;
+  std::shared_ptr<State> state_;
+};
+
+template <typename R> std::vector<Array> to_array_list(R&& r) {
+  using T = std::decay_t<R>;
+  if constexpr (std::is_same_v<T, Array>) {
+    return {std::forward<R>(r)};
+  } else if constexpr (std::is_same_v<T, std::vector<Array>>) {
+    return std::forward<R>(r);
+  } else {
+    return std::apply([](auto&&... a) { return std::vector<Array>{Array(a)...}; }, r);
+  }
+}
+
+template <typename R> R from_array_list(std::vector<Array>&& v) {
+  if constexpr (std::is_same_v<R, Array>) {
+    return std::move(v.at(0));
+  } else if constexpr (std::is_same_v<R, std::vector<Array>>) {
+    return std::move(v);
+  } else {
+    return [&]<size_t... I>(std::index_sequence<I...>) {
+      return R{v.at(I)...};
+    }(std::make_index_sequence<std::tuple_size_v<R>>{});
+  }
+}
+}  // namespace detail
+
+// A compiled version of f. f takes Arrays (by value or const reference) and returns an Array,
+// a std::vector<Array> or a std::tuple of Arrays; the jitted function returns the same kind,
+// holding evaluated arrays.
+template <typename F> class Jitted {
+ public:
+  explicit Jitted(F f) : f_(std::move(f)) {}
+
+  template <typename... A> auto operator()(const A&... args) {
+    using R = std::decay_t<std::invoke_result_t<F&, const A&...>>;
+    if (!core_) {
+      core_ = std::make_shared<detail::JitFunction>([f = f_](const std::vector<Array>& in) mutable {
+        return call_with(f, in, std::index_sequence_for<A...>{});
+      });
+    }
+    return detail::from_array_list<R>(core_->call({Array(args)...}));
+  }
+
+  int64_t num_traces() const { return core_ ? core_->num_traces() : 0; }
+
+ private:
+  template <typename G, size_t... I>
+  static std::vector<Array> call_with(G& f, const std::vector<Array>& in, std::index_sequence<I...>) {
+    return detail::to_array_list(f(in.at(I)...));
+  }
+  F f_;
+  std::shared_ptr<detail::JitFunction> core_;
+};
+
+template <typename F> Jitted<F> jit(F f) { return Jitted<F>(std::move(f)); }
+
+}  // namespace arrayc

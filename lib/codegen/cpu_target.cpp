@@ -1,0 +1,197 @@
+// The host target: wraps the shared body in a loop nest over [begin, end) of the kernel's
+// parallel space. The innermost loop walks one row with constant-stride addressing (unit
+// strides become plain `base + i`), which is the loop LLVM's vectorizer widens; the thread pool
+// calls the function on disjoint ranges.
+#include <functional>
+
+#include "codegen/emitter.h"
+
+namespace arrayc::detail {
+namespace {
+
+using llvm::Value;
+
+class CpuLoopEmitter {
+ public:
+  CpuLoopEmitter(const Kernel& k, llvm::Function* f, const EmitOptions& opts)
+      : k_(k), f_(f), ctx_(f->getContext()), b_(llvm::BasicBlock::Create(ctx_, "entry", f)),
+        body_(b_, k, opts) {}
+
+  void emit() {
+    for (int i = 0; i < k_.num_ptrs; ++i) ptrs_.push_back(f_->getArg(i));
+    Value* params = f_->getArg(k_.num_ptrs);
+    Value* begin = f_->getArg(k_.num_ptrs + 1);
+    Value* end = f_->getArg(k_.num_ptrs + 2);
+    auto param = [&](int64_t i) {
+      return b_.CreateAlignedLoad(b_.getInt64Ty(), b_.CreateConstInBoundsGEP1_64(b_.getInt64Ty(), params, i),
+                                  llvm::Align(8));
+    };
+    for (int d = 0; d < k_.rank; ++d) extents_.push_back(param(d));
+    Value* reduce_begin = param(k_.rank);
+    Value* reduce_end = param(k_.rank + 1);
+    Value* finalize = param(k_.rank + 2);
+
+    std::vector<const std::vector<StrideKind>*> kinds(k_.num_indexed);
+    for (const KernelLeaf& lf : k_.leaves)
+      if (lf.index >= 0) kinds[lf.index] = &lf.strides;
+    for (const KernelOutput& o : k_.outputs) kinds[o.index] = &o.strides;
+    std::vector<Value*> offsets;
+    strides_.resize(k_.num_indexed);
+    for (int j = 0; j < k_.num_indexed; ++j) {
+      int64_t blk = k_.rank + 3 + static_cast<int64_t>(j) * (k_.rank + 1);
+      offsets.push_back(param(blk));
+      for (int d = 0; d < k_.rank; ++d) {
+        StrideKind sk = (*kinds[j])[d];
+        Value* stride = sk == StrideKind::Any ? static_cast<Value*>(param(blk + 1 + d))
+                                              : b_.getInt64(sk == StrideKind::Unit ? 1 : 0);
+        strides_[j].push_back(stride);
+      }
+    }
+
+    std::vector<int> outer, reduced;
+    for (int d = 0; d < k_.rank; ++d) (d < k_.outer_rank() ? outer : reduced).push_back(d);
+
+    if (!k_.is_reduction) {
+      range_loop(outer, begin, end, offsets, [&](const std::vector<Value*>& off) {
+        std::vector<Value*> v = body_.emit(ptrs_, off);
+        for (const KernelOutput& o : k_.outputs) body_.store(o.dtype, v[o.instr], ptrs_[o.ptr], off[o.index]);
+      });
+    } else {
+      const KernelOutput& out = k_.outputs.at(0);
+      llvm::IRBuilder<> eb(&f_->getEntryBlock(), f_->getEntryBlock().begin());
+      llvm::AllocaInst* acc = eb.CreateAlloca(body_.value_type(out.dtype));
+      Value* count = b_.CreateSub(reduce_end, reduce_begin);
+      range_loop(outer, begin, end, offsets, [&](const std::vector<Value*>& outer_off) {
+        b_.CreateStore(body_.identity(k_.reduce_op, out.dtype), acc);
+        range_loop(reduced, reduce_begin, reduce_end, outer_off, [&](const std::vector<Value*>& off) {
+          std::vector<Value*> v = body_.emit(ptrs_, off);
+          Value* a = b_.CreateLoad(acc->getAllocatedType(), acc);
+          b_.CreateStore(body_.combine(k_.reduce_op, out.dtype, a, v[out.instr]), acc);
+        });
+        Value* r = b_.CreateLoad(acc->getAllocatedType(), acc);
+        if (k_.reduce_op == Op::Mean) {
+          Value* n = b_.CreateSIToFP(count, r->getType());
+          r = b_.CreateSelect(b_.CreateICmpNE(finalize, b_.getInt64(0)), b_.CreateFDiv(r, n), r);
+        }
+        body_.store(out.dtype, r, ptrs_[out.ptr], outer_off[out.index]);
+      });
+    }
+    b_.CreateRetVoid();
+  }
+
+ private:
+  using Body = std::function<void(const std::vector<Value*>&)>;
+
+  // Visits the linear indices [begin, end) of the space spanned by `dims` (last fastest), row by
+  // row: for each row, the per-operand base offsets come from a div/mod decomposition, and an
+  // inner counted loop walks the row.
+  void range_loop(const std::vector<int>& dims, Value* begin, Value* end, const std::vector<Value*>& base,
+                  const Body& body) {
+    llvm::BasicBlock* pre = b_.GetInsertBlock();
+    auto* exit = llvm::BasicBlock::Create(ctx_, "exit", f_);
+    if (dims.empty()) {
+      auto* once = llvm::BasicBlock::Create(ctx_, "once", f_);
+      b_.CreateCondBr(b_.CreateICmpSLT(begin, end), once, exit);
+      b_.SetInsertPoint(once);
+      body(base);
+      b_.CreateBr(exit);
+      b_.SetInsertPoint(exit);
+      return;
+    }
+    auto* header = llvm::BasicBlock::Create(ctx_, "rows", f_);
+    auto* row_bb = llvm::BasicBlock::Create(ctx_, "row", f_);
+    b_.CreateBr(header);
+    b_.SetInsertPoint(header);
+    llvm::PHINode* idx = b_.CreatePHI(b_.getInt64Ty(), 2, "idx");
+    idx->addIncoming(begin, pre);
+    b_.CreateCondBr(b_.CreateICmpSLT(idx, end), row_bb, exit);
+
+    b_.SetInsertPoint(row_bb);
+    int last = dims.back();
+    Value* e_last = extents_[last];
+    Value *row = nullptr, *col = idx;
+    if (dims.size() > 1) {
+      row = b_.CreateUDiv(idx, e_last);
+      col = b_.CreateSub(idx, b_.CreateMul(row, e_last));
+    }
+    Value* n = b_.CreateBinaryIntrinsic(llvm::Intrinsic::smin, b_.CreateSub(e_last, col), b_.CreateSub(end, idx));
+    Value* col_end = b_.CreateAdd(col, n);
+    std::vector<Value*> row_base = base;
+    Value* r = row;
+    for (size_t i = dims.size() - 1; i-- > 0;) {
+      int d = dims[i];
+      Value* id = i == 0 ? r : b_.CreateURem(r, extents_[d]);
+      if (i > 0) r = b_.CreateUDiv(r, extents_[d]);
+      for (size_t j = 0; j < row_base.size(); ++j)
+        row_base[j] = b_.CreateAdd(row_base[j], b_.CreateMul(id, strides_[j][d]));
+    }
+
+    auto* inner = llvm::BasicBlock::Create(ctx_, "inner", f_);
+    auto* inner_body = llvm::BasicBlock::Create(ctx_, "inner.body", f_);
+    auto* inner_exit = llvm::BasicBlock::Create(ctx_, "inner.exit", f_);
+    llvm::BasicBlock* row_end = b_.GetInsertBlock();
+    b_.CreateBr(inner);
+    b_.SetInsertPoint(inner);
+    llvm::PHINode* c = b_.CreatePHI(b_.getInt64Ty(), 2, "i");
+    c->addIncoming(col, row_end);
+    b_.CreateCondBr(b_.CreateICmpSLT(c, col_end), inner_body, inner_exit);
+    b_.SetInsertPoint(inner_body);
+    std::vector<Value*> off(row_base.size());
+    for (size_t j = 0; j < off.size(); ++j)
+      off[j] = b_.CreateAdd(row_base[j], b_.CreateMul(c, strides_[j][last]));
+    body(off);
+    Value* c_next = b_.CreateAdd(c, b_.getInt64(1));
+    c->addIncoming(c_next, b_.GetInsertBlock());
+    b_.CreateBr(inner);
+
+    b_.SetInsertPoint(inner_exit);
+    Value* idx_next = b_.CreateAdd(idx, n);
+    idx->addIncoming(idx_next, inner_exit);
+    b_.CreateBr(header);
+    b_.SetInsertPoint(exit);
+  }
+
+  const Kernel& k_;
+  llvm::Function* f_;
+  llvm::LLVMContext& ctx_;
+  llvm::IRBuilder<> b_;
+  BodyEmitter body_;
+  std::vector<Value*> ptrs_;
+  std::vector<Value*> extents_;
+  std::vector<std::vector<Value*>> strides_;
+};
+
+}  // namespace
+
+std::unique_ptr<llvm::Module> emit_cpu_kernel(const Kernel& k, const std::string& name,
+                                              llvm::LLVMContext& ctx, const EmitOptions& opts) {
+  auto m = std::make_unique<llvm::Module>(name, ctx);
+  auto* ptr = llvm::PointerType::get(ctx, 0);
+  auto* i64 = llvm::Type::getInt64Ty(ctx);
+  auto* void_ty = llvm::Type::getVoidTy(ctx);
+
+  // The body takes each memory operand as its own noalias argument, so that the vectorizer
+  // needs no runtime alias checks; the exported entry unpacks the pointer array into it.
+  std::vector<llvm::Type*> body_args(k.num_ptrs, ptr);
+  body_args.insert(body_args.end(), {ptr, i64, i64});
+  auto* body = llvm::Function::Create(llvm::FunctionType::get(void_ty, body_args, false),
+                                      llvm::Function::InternalLinkage, name + ".body", m.get());
+  body->addFnAttr(llvm::Attribute::AlwaysInline);
+  body->addFnAttr(llvm::Attribute::NoUnwind);
+  for (int i = 0; i < k.num_ptrs; ++i) body->addParamAttr(i, llvm::Attribute::NoAlias);
+  CpuLoopEmitter(k, body, opts).emit();
+
+  auto* entry = llvm::Function::Create(llvm::FunctionType::get(void_ty, {ptr, ptr, i64, i64}, false),
+                                       llvm::Function::ExternalLinkage, name, m.get());
+  entry->addFnAttr(llvm::Attribute::NoUnwind);
+  llvm::IRBuilder<> b(llvm::BasicBlock::Create(ctx, "entry", entry));
+  std::vector<Value*> args;
+  for (int i = 0; i < k.num_ptrs; ++i)
+    args.push_back(b.CreateAlignedLoad(ptr, b.CreateConstInBoundsGEP1_64(ptr, entry->getArg(0), i), llvm::Align(8)));
+  args.insert(args.end(), {entry->getArg(1), entry->getArg(2), entry->getArg(3)});
+  b.CreateCall(body, args);
+  b.CreateRetVoid();
+  return m;
+}
+
+}  // namespace arrayc::detail

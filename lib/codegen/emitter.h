@@ -1,0 +1,58 @@
+// The op-to-LLVM-IR lowering, written once. BodyEmitter turns a Kernel's instructions into IR
+// at given operand offsets; each target (cpu_target.cpp, later nvptx) wraps it in its own loop
+// or thread structure.
+#pragma once
+#include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/Module.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "codegen/kernel.h"
+
+namespace arrayc::detail {
+
+struct EmitOptions {
+  bool fast_math = false;  // the vector math library's fast mode (see docs/math_accuracy.md)
+};
+
+class BodyEmitter {
+ public:
+  BodyEmitter(llvm::IRBuilder<>& b, const Kernel& k, const EmitOptions& opts)
+      : b_(b), k_(k), opts_(opts) {}
+
+  llvm::Type* value_type(DType t) const;   // i1 for bool
+  llvm::Type* memory_type(DType t) const;  // i8 for bool
+
+  // Emits the body for one element: ptrs are the memory operands' base pointers, offsets the
+  // element offset of each indexed operand. Returns the value of every instruction.
+  std::vector<llvm::Value*> emit(const std::vector<llvm::Value*>& ptrs,
+                                 const std::vector<llvm::Value*>& offsets);
+  llvm::Value* load(DType t, llvm::Value* ptr, llvm::Value* offset);
+  void store(DType t, llvm::Value* v, llvm::Value* ptr, llvm::Value* offset);
+
+  // The reduction monoid: its identity and its combining step.
+  llvm::Value* identity(Op reduce, DType t);
+  llvm::Value* combine(Op reduce, DType t, llvm::Value* acc, llvm::Value* v);
+
+  llvm::Value* cast(llvm::Value* v, DType from, DType to);
+
+ private:
+  llvm::Value* op(const KernelInstr& in, const std::vector<llvm::Value*>& args);
+  llvm::Value* leaf(const KernelLeaf& lf, const std::vector<llvm::Value*>& ptrs, llvm::Value* offset);
+  llvm::Value* random(const KernelLeaf& lf, llvm::Value* index);
+  llvm::Value* int_pow(DType t, llvm::Value* base, llvm::Value* exp);
+  llvm::Value* math(int fn, const std::vector<llvm::Value*>& args);
+
+  llvm::IRBuilder<>& b_;
+  const Kernel& k_;
+  EmitOptions opts_;
+};
+
+// The host (cpu) target: one function `name` with the calling convention of kernel.h,
+//   void name(void* const* ptrs, const int64_t* params, int64_t begin, int64_t end).
+std::unique_ptr<llvm::Module> emit_cpu_kernel(const Kernel& k, const std::string& name,
+                                              llvm::LLVMContext& ctx, const EmitOptions& opts);
+
+}  // namespace arrayc::detail

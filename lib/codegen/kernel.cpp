@@ -1,0 +1,46 @@
+#include "codegen/kernel.h"
+
+#include <sstream>
+
+namespace arrayc::detail {
+namespace {
+
+std::string kinds_str(const std::vector<StrideKind>& s) {
+  std::string out = "[";
+  for (size_t i = 0; i < s.size(); ++i)
+    out += std::string(i ? "," : "") + (s[i] == StrideKind::Zero ? "0" : s[i] == StrideKind::Unit ? "1" : "s");
+  return out + "]";
+}
+
+}  // namespace
+
+std::string Kernel::str() const {
+  std::ostringstream os;
+  os << "kernel " << name << " rank=" << rank;
+  if (is_reduction) os << " reduce=" << op_name(reduce_op) << " reduce_rank=" << reduce_rank;
+  os << " ptrs=" << num_ptrs << " indexed=" << num_indexed << "\n";
+  for (size_t i = 0; i < body.size(); ++i) {
+    const KernelInstr& in = body[i];
+    os << "  %" << i << " = ";
+    if (in.leaf >= 0) {
+      const KernelLeaf& lf = leaves[in.leaf];
+      switch (lf.op) {
+        case Op::Buffer: os << "load ptr" << lf.ptr; break;
+        case Op::Constant: os << "const " << lf.value.str(); break;
+        case Op::Iota: os << "iota"; break;
+        default: os << op_name(lf.op) << " seed=" << lf.seed; break;
+      }
+      if (lf.index >= 0) os << " idx" << lf.index << " strides=" << kinds_str(lf.strides);
+    } else {
+      os << op_name(in.op);
+      for (size_t a = 0; a < in.args.size(); ++a) os << (a ? ", %" : " %") << in.args[a];
+    }
+    os << " : " << dtype_name(in.dtype) << "\n";
+  }
+  for (const KernelOutput& o : outputs)
+    os << "  store ptr" << o.ptr << " idx" << o.index << " strides=" << kinds_str(o.strides) << " = %"
+       << o.instr << " : " << dtype_name(o.dtype) << "\n";
+  return os.str();
+}
+
+}  // namespace arrayc::detail

@@ -1,0 +1,565 @@
+// Vectorizable exp/log/sin/cos/tanh/pow as LLVM IR.
+//
+// Every function body is written once against a value type that is either a scalar or a
+// vector (LLVM arithmetic and constants splat over vectors), then instantiated as a scalar
+// function plus vector variants. The scalar call carries the "vector-function-abi-variant"
+// attribute naming the variants, so the loop vectorizer replaces it by a call of the right width.
+// Bodies are branch-free except sin/cos, whose variants check "any lane huge" and reduce those
+// lanes one by one with an exact (Payne-Hanek) reduction. Algorithms and measured errors are in
+// docs/math_accuracy.md.
+#include "codegen/vmath.h"
+
+#include <llvm/IR/Intrinsics.h>
+#include <llvm/IR/Module.h>
+#include <llvm/Transforms/Utils/ModuleUtils.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+namespace arrayc::detail {
+namespace {
+
+using llvm::Value;
+
+// |x| above which sin/cos leave the Cody-Waite reduction for the exact one.
+constexpr double kHugeTrigF32 = 0x1p40;
+constexpr double kHugeTrigF64 = 0x1p30;
+
+// Arithmetic over one value type: float/double or a vector of them, with the integer type of
+// the same shape for bit manipulation.
+struct Ctx {
+  llvm::IRBuilder<>& b;
+  llvm::Type* ft;
+  llvm::Type* it;
+  bool f64;
+  int mbits;  // explicit mantissa bits
+  int bias;
+
+  Ctx(llvm::IRBuilder<>& b, llvm::Type* t) : b(b), ft(t) {
+    f64 = t->getScalarType()->isDoubleTy();
+    mbits = f64 ? 52 : 23;
+    bias = f64 ? 1023 : 127;
+    it = t->getWithNewType(b.getIntNTy(f64 ? 64 : 32));
+  }
+  // The same shape with double elements (f32 functions that compute in double).
+  Ctx as_double() const { return Ctx(b, ft->getWithNewType(b.getDoubleTy())); }
+
+  Value* c(double v) const { return llvm::ConstantFP::get(ft, v); }
+  Value* ci(int64_t v) const { return llvm::ConstantInt::get(it, v, true); }
+  Value* add(Value* x, Value* y) const { return b.CreateFAdd(x, y); }
+  Value* sub(Value* x, Value* y) const { return b.CreateFSub(x, y); }
+  Value* mul(Value* x, Value* y) const { return b.CreateFMul(x, y); }
+  Value* div(Value* x, Value* y) const { return b.CreateFDiv(x, y); }
+  Value* neg(Value* x) const { return b.CreateFNeg(x); }
+  Value* fma(Value* x, Value* y, Value* z) const {
+    return b.CreateIntrinsic(llvm::Intrinsic::fma, {ft}, {x, y, z});
+  }
+  Value* fabs(Value* x) const { return b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, x); }
+  Value* copysign(Value* mag, Value* sgn) const {
+    return b.CreateBinaryIntrinsic(llvm::Intrinsic::copysign, mag, sgn);
+  }
+  Value* sel(Value* cond, Value* x, Value* y) const { return b.CreateSelect(cond, x, y); }
+  Value* bits(Value* x) const { return b.CreateBitCast(x, it); }
+  Value* flt(Value* i) const { return b.CreateBitCast(i, ft); }
+  Value* lt(Value* x, Value* y) const { return b.CreateFCmpOLT(x, y); }
+  Value* gt(Value* x, Value* y) const { return b.CreateFCmpOGT(x, y); }
+  Value* eq(Value* x, Value* y) const { return b.CreateFCmpOEQ(x, y); }
+  Value* isnan(Value* x) const { return b.CreateFCmpUNO(x, x); }
+  Value* inf() const { return c(INFINITY); }
+  Value* nan() const { return c(NAN); }
+
+  // c[0] + x*(c[1] + x*(c[2] + ...)).
+  Value* horner(Value* x, const std::vector<double>& coef) const {
+    Value* acc = c(coef.back());
+    for (size_t i = coef.size() - 1; i-- > 0;) acc = fma(acc, x, c(coef[i]));
+    return acc;
+  }
+  // 2^n for an integer n in the normal exponent range.
+  Value* pow2i(Value* n) const {
+    return flt(b.CreateShl(b.CreateAdd(n, ci(bias)), ci(mbits)));
+  }
+  // Rounds x*scale to the nearest integer: returns it as float (nd) and integer (result).
+  // NaN/inf give garbage integers but never poison.
+  Value* round_int(Value* x, double scale, Value*& nd) const {
+    double magic = f64 ? 0x1.8p52 : 0x1.8p23;
+    Value* kd = fma(x, c(scale), c(magic));
+    nd = sub(kd, c(magic));
+    return b.CreateSub(bits(kd), bits(c(magic)));
+  }
+};
+
+// Taylor coefficients sign * 1/k! for k = first, first+step, ...
+std::vector<double> inv_factorials(int first, int last, int step, bool alternate) {
+  std::vector<double> out;
+  double sign = 1;
+  for (int k = first; k <= last; k += step) {
+    long double f = 1;
+    for (int i = 2; i <= k; ++i) f *= i;
+    out.push_back(static_cast<double>(sign / f));
+    if (alternate) sign = -sign;
+  }
+  return out;
+}
+
+// Attributes that decide code generation and the vector calling convention; callee and
+// caller must agree on them.
+void copy_target_attrs(llvm::Function* like, llvm::Function* to) {
+  for (const char* k : {"target-cpu", "target-features", "tune-cpu", "prefer-vector-width",
+                        "min-legal-vector-width"}) {
+    if (like->hasFnAttribute(k)) to->addFnAttr(like->getFnAttribute(k));
+  }
+}
+
+// Splits of ln 2: hi has few enough bits that n*hi is exact for the exponents involved.
+double ln2_hi(const Ctx& e) { return e.f64 ? 0x1.62e42fee00000p-1 : 0x1.62e4p-1; }
+double ln2_lo(const Ctx& e) { return e.f64 ? 0x1.a39ef35793c76p-33 : 0x1.7f7d1cp-20; }
+constexpr double kLog2e = 0x1.71547652b82fep+0;
+
+// exp(r) - 1 for |r| <= ln2/2, as r + r^2*Q(r).
+Value* expm1_poly(const Ctx& e, Value* r) {
+  auto q = inv_factorials(2, e.f64 ? 13 : 7, 1, false);
+  return e.fma(e.mul(r, r), e.horner(r, q), r);
+}
+
+// exp(x + xlo) where xlo (optional) is a small correction. exp(x) = 2^n * exp(r),
+// r = x - n*ln2 (Cody-Waite). The scaling is split in two so that results near overflow and
+// subnormal results are formed with a single rounding.
+Value* exp_core(const Ctx& e, Value* x, Value* xlo) {
+  double hi = e.f64 ? 710 : 89;     // exp(hi) overflows
+  double lo = e.f64 ? -746 : -104;  // exp(lo) rounds to zero
+  Value* xc = e.sel(e.gt(x, e.c(hi)), e.c(hi), x);
+  xc = e.sel(e.lt(xc, e.c(lo)), e.c(lo), xc);
+  Value* nd;
+  Value* n = e.round_int(xc, kLog2e, nd);
+  Value* r = e.fma(e.neg(nd), e.c(ln2_hi(e)), xc);
+  r = e.fma(e.neg(nd), e.c(ln2_lo(e)), r);
+  if (xlo) r = e.add(r, xlo);
+  Value* s = e.add(e.c(1), expm1_poly(e, r));
+  Value* n1 = e.b.CreateAShr(n, e.ci(1));
+  Value* n2 = e.b.CreateSub(n, n1);
+  return e.mul(e.mul(s, e.pow2i(n1)), e.pow2i(n2));
+}
+
+// expm1(a) for 0 <= a <= 30 (what tanh needs): 2^n*p + (2^n - 1) with one rounding.
+Value* expm1_nonneg(const Ctx& e, Value* a) {
+  Value* nd;
+  Value* n = e.round_int(a, kLog2e, nd);
+  Value* r = e.fma(e.neg(nd), e.c(ln2_hi(e)), a);
+  r = e.fma(e.neg(nd), e.c(ln2_lo(e)), r);
+  Value* p = expm1_poly(e, r);
+  Value* t = e.pow2i(n);
+  return e.fma(t, p, e.sub(t, e.c(1)));
+}
+
+// Splits positive x into x = m * 2^k with m in [sqrt(1/2), sqrt(2)); subnormals are scaled up
+// first. Returns f = m - 1 (exact) and k as a float.
+void log_reduce(const Ctx& e, Value* x, Value*& f, Value*& kd) {
+  double min_normal = e.f64 ? 0x1p-1022 : 0x1p-126;
+  int up = e.f64 ? 54 : 24;
+  Value* sub = e.lt(x, e.c(min_normal));
+  Value* xs = e.sel(sub, e.mul(x, e.c(std::ldexp(1.0, up))), x);
+  Value* kadj = e.sel(sub, e.ci(-up), e.ci(0));
+  int64_t sqrt_half = e.f64 ? 0x3FE6A09E667F3BCD : 0x3F3504F3;
+  Value* t = e.b.CreateSub(e.bits(xs), e.ci(sqrt_half));
+  Value* k = e.b.CreateAdd(e.b.CreateAShr(t, e.ci(e.mbits)), kadj);
+  int64_t mant_mask = (int64_t{1} << e.mbits) - 1;
+  Value* m = e.flt(e.b.CreateAdd(e.b.CreateAnd(t, e.ci(mant_mask)), e.ci(sqrt_half)));
+  f = e.sub(m, e.c(1));
+  kd = e.b.CreateSIToFP(k, e.ft);
+}
+
+// log(x) for positive finite x: k*ln2 + log1p(f), log1p(f) = f - hfsq + s*(hfsq + R) with
+// s = f/(2+f), hfsq = f^2/2 and R = 2*atanh(s) - 2s from the atanh series in s^2.
+Value* log_core(const Ctx& e, Value* x) {
+  Value *f, *kd;
+  log_reduce(e, x, f, kd);
+  Value* s = e.div(f, e.add(e.c(2), f));
+  Value* z = e.mul(s, s);
+  std::vector<double> coef;
+  for (int j = 3; j <= (e.f64 ? 21 : 9); j += 2) coef.push_back(2.0 / j);
+  Value* rr = e.mul(z, e.horner(z, coef));
+  Value* hfsq = e.mul(e.c(0.5), e.mul(f, f));
+  Value* lo = e.fma(s, e.add(hfsq, rr), e.mul(kd, e.c(ln2_lo(e))));
+  return e.fma(kd, e.c(ln2_hi(e)), e.sub(f, e.sub(hfsq, lo)));
+}
+
+Value* log_fn(const Ctx& e, Value* x) {
+  Value* res = log_core(e, x);
+  res = e.sel(e.b.CreateFCmpUGE(x, e.c(0)), res, e.nan());  // negative or NaN
+  res = e.sel(e.eq(x, e.c(0)), e.neg(e.inf()), res);
+  return e.sel(e.eq(x, e.inf()), e.inf(), res);
+}
+
+// log(x) of a double (or double vector) as hi + lo with about 2^-66 relative error, for pow.
+// Same reduction; 2*atanh(s) = 2s + (2/3)s^3 + s^5*P(s^2), where s and the s^3 term are
+// carried in double-double.
+void log_dd(const Ctx& e, Value* x, Value*& hi, Value*& lo) {
+  Value *f, *kd;
+  log_reduce(e, x, f, kd);
+  Value* t_hi = e.add(e.c(2), f);
+  Value* t_lo = e.sub(f, e.sub(t_hi, e.c(2)));
+  Value* s_hi = e.div(f, t_hi);
+  Value* err = e.sub(e.fma(e.neg(s_hi), t_hi, f), e.mul(s_hi, t_lo));
+  Value* s_lo = e.div(err, t_hi);
+  Value* z_hi = e.mul(s_hi, s_hi);
+  Value* z_lo = e.fma(s_hi, s_hi, e.neg(z_hi));
+  Value* c_hi = e.mul(s_hi, z_hi);
+  Value* c_lo = e.add(e.fma(s_hi, z_hi, e.neg(c_hi)), e.mul(s_hi, z_lo));
+  constexpr double k23_hi = 0x1.5555555555555p-1, k23_lo = 0x1.5555555555555p-55;  // 2/3
+  Value* m_hi = e.mul(e.c(k23_hi), c_hi);
+  Value* m_lo = e.fma(e.c(k23_hi), c_hi, e.neg(m_hi));
+  m_lo = e.add(m_lo, e.fma(e.c(k23_hi), c_lo, e.mul(e.c(k23_lo), c_hi)));
+  m_lo = e.fma(e.mul(e.c(2), z_hi), s_lo, m_lo);  // 3 * (2/3) * s^2 * s_lo
+  std::vector<double> coef;
+  for (int j = 5; j <= 23; j += 2) coef.push_back(2.0 / j);
+  Value* tail = e.mul(e.mul(c_hi, z_hi), e.horner(z_hi, coef));
+  Value* two_s = e.mul(e.c(2), s_hi);
+  Value* h = e.add(two_s, m_hi);
+  Value* l = e.add(e.sub(two_s, h), m_hi);
+  l = e.add(l, e.add(e.fma(e.c(2), s_lo, m_lo), tail));
+  Value* a = e.mul(kd, e.c(ln2_hi(e)));  // exact
+  hi = e.add(a, h);
+  lo = e.add(e.add(e.sub(a, hi), h), e.fma(kd, e.c(ln2_lo(e)), l));
+}
+
+// tanh(x) = sign(x) * em/(em + 2), em = expm1(2|x|); |x| is clamped where tanh rounds to 1.
+Value* tanh_fn(const Ctx& e, Value* x) {
+  double sat = e.f64 ? 20 : 10;
+  Value* a = e.fabs(x);
+  a = e.sel(e.gt(a, e.c(sat)), e.c(sat), a);
+  Value* em = expm1_nonneg(e, e.add(a, a));
+  return e.copysign(e.div(em, e.add(em, e.c(2))), x);
+}
+
+// sin or cos of r + q*pi/2 for |r| <= ~pi/4 (d is a double context; q its integer type).
+// short_poly: enough terms for a float result.
+Value* trig_eval(const Ctx& d, Value* r, Value* q, Value* cos_offset, bool short_poly) {
+  int smax = short_poly ? 9 : 17, cmax = short_poly ? 10 : 16;
+  Value* z = d.mul(r, r);
+  Value* sinp = d.fma(d.mul(r, z), d.horner(z, inv_factorials(3, smax, 2, true)), r);
+  Value* hz = d.mul(d.c(0.5), z);
+  Value* w = d.sub(d.c(1), hz);
+  Value* cos_tail = d.mul(d.mul(z, z), d.horner(z, inv_factorials(4, cmax, 2, true)));
+  Value* cosp = d.add(w, d.add(d.sub(d.sub(d.c(1), w), hz), cos_tail));
+  Value* qq = d.b.CreateAdd(q, cos_offset);
+  Value* use_cos = d.b.CreateICmpNE(d.b.CreateAnd(qq, d.ci(1)), d.ci(0));
+  Value* negate = d.b.CreateICmpNE(d.b.CreateAnd(qq, d.ci(2)), d.ci(0));
+  Value* res = d.sel(use_cos, cosp, sinp);
+  return d.sel(negate, d.neg(res), res);
+}
+
+constexpr double kPio2A = 0x1.921fb54442d18p+0, kPio2B = 0x1.1a62633145c07p-54,
+                 kPio2C = -0x1.f1976b7ed8fbcp-110;
+constexpr double kTwoOverPi = 0x1.45f306dc9c883p-1;
+
+// Cody-Waite sin/cos, valid below the huge-argument thresholds. Computed in double for both
+// element types (float inputs are exact in double and the reduction then needs no care).
+Value* trig_fast(const Ctx& e, Value* x, bool is_cos) {
+  Ctx d = e.as_double();
+  Value* xd = e.f64 ? x : e.b.CreateFPExt(x, d.ft);
+  Value* qd;
+  Value* q = d.round_int(xd, kTwoOverPi, qd);
+  Value* r = d.fma(d.neg(qd), d.c(kPio2A), xd);
+  r = d.fma(d.neg(qd), d.c(kPio2B), r);
+  r = d.fma(d.neg(qd), d.c(kPio2C), r);
+  Value* res = trig_eval(d, r, q, d.ci(is_cos ? 1 : 0), !e.f64);
+  if (!e.f64) res = e.b.CreateFPTrunc(res, e.ft);
+  if (!is_cos) res = e.sel(e.eq(x, e.c(0)), x, res);  // sin(-0) = -0
+  return res;
+}
+
+// Lanes that need the exact reduction (finite, above the threshold).
+Value* trig_huge_mask(const Ctx& e, Value* x) {
+  Value* a = e.fabs(x);
+  return e.b.CreateAnd(e.gt(a, e.c(e.f64 ? kHugeTrigF64 : kHugeTrigF32)), e.lt(a, e.inf()));
+}
+
+// Bits of 2/pi, 64 per word, preceded by one zero word: word i holds bits 64(i-1)+1 ..
+// 64i of the binary fraction 2/pi = 0.101000101111... Computed with Machin's formula in integer
+// arithmetic.
+constexpr uint64_t kTwoOverPiBits[] = {
+    0x0000000000000000, 0xa2f9836e4e441529, 0xfc2757d1f534ddc0, 0xdb6295993c439041,
+    0xfe5163abdebbc561, 0xb7246e3a424dd2e0, 0x06492eea09d1921c, 0xfe1deb1cb129a73e,
+    0xe88235f52ebb4484, 0xe99c7026b45f7e41, 0x3991d639835339f4, 0x9c845f8bbdf9283b,
+    0x1ff897ffde05980f, 0xef2f118b5a0a6d1f, 0x6d367ecf27cb09b7, 0x4f463f669e5fea2d,
+    0x7527bac7ebe5f17b, 0x3d0739f78a5292ea, 0x6bfb5fb11f8d5d08, 0x56033046fc7b6bab,
+};
+
+// double arrayc_trig_huge(double x, i1 is_cos): sin or cos of a finite x with |x| >= 2^20,
+// reducing exactly modulo pi/2 (Payne-Hanek). With x = m*2^k (m a 53-bit integer), the
+// 192-bit window W = (2^k * 2/pi) mod 4 of the 2/pi bits gives x*2/pi mod 4 = m*W mod 4.
+llvm::Function* get_trig_huge(llvm::Module& mod, llvm::Function* like) {
+  const char* name = "arrayc_trig_huge";
+  if (auto* f = mod.getFunction(name)) return f;
+  llvm::LLVMContext& cx = mod.getContext();
+  llvm::IRBuilder<> b(cx);
+  auto* fty = llvm::FunctionType::get(b.getDoubleTy(), {b.getDoubleTy(), b.getInt1Ty()}, false);
+  auto* fn = llvm::Function::Create(fty, llvm::Function::InternalLinkage, name, mod);
+  copy_target_attrs(like, fn);
+  b.SetInsertPoint(llvm::BasicBlock::Create(cx, "entry", fn));
+
+  auto* i64 = b.getInt64Ty();
+  auto* i128 = b.getInt128Ty();
+  auto* words_ty = llvm::ArrayType::get(i64, std::size(kTwoOverPiBits));
+  auto* table = new llvm::GlobalVariable(
+      mod, words_ty, true, llvm::GlobalValue::PrivateLinkage,
+      llvm::ConstantDataArray::get(cx, llvm::ArrayRef<uint64_t>(kTwoOverPiBits)),
+      "arrayc_two_over_pi_bits");
+  table->setUnnamedAddr(llvm::GlobalValue::UnnamedAddr::Global);
+
+  Value* x = fn->getArg(0);
+  Value* is_cos = fn->getArg(1);
+  Ctx d(b, b.getDoubleTy());
+  Value* xbits = d.bits(d.fabs(x));
+  Value* k = b.CreateSub(b.CreateLShr(xbits, 52), b.getInt64(1075));
+  Value* m = b.CreateOr(b.CreateAnd(xbits, b.getInt64((uint64_t{1} << 52) - 1)),
+                        b.getInt64(uint64_t{1} << 52));
+  // The window's top bit (weight 2) is fraction bit k-1, i.e. bit k+62 of the padded table.
+  Value* j0 = b.CreateAdd(k, b.getInt64(62));
+  Value* idx = b.CreateLShr(j0, 6);
+  Value* sh = b.CreateAnd(j0, 63);
+  Value* t[4];
+  for (int i = 0; i < 4; ++i) {
+    Value* p = b.CreateInBoundsGEP(words_ty, table,
+                                   {b.getInt64(0), b.CreateAdd(idx, b.getInt64(i))});
+    t[i] = b.CreateLoad(i64, p);
+  }
+  auto fshl = [&](Value* hi, Value* lo) {
+    return b.CreateIntrinsic(llvm::Intrinsic::fshl, {i64}, {hi, lo, sh});
+  };
+  Value* w0 = fshl(t[0], t[1]);
+  Value* w1 = fshl(t[1], t[2]);
+  Value* w2 = fshl(t[2], t[3]);
+  // Low 192 bits of m*W as words r0:r1:(r2, dropped).
+  Value* m128 = b.CreateZExt(m, i128);
+  Value* p2 = b.CreateMul(m128, b.CreateZExt(w2, i128));
+  Value* p1 = b.CreateMul(m128, b.CreateZExt(w1, i128));
+  Value* mid = b.CreateAdd(b.CreateLShr(p2, 64), b.CreateAnd(p1, b.getIntN(128, ~uint64_t{0})));
+  Value* r1 = b.CreateTrunc(mid, i64);
+  Value* r0 = b.CreateAdd(b.CreateAdd(b.CreateTrunc(b.CreateLShr(p1, 64), i64), b.CreateMul(m, w0)),
+                          b.CreateTrunc(b.CreateLShr(mid, 64), i64));
+  // y = r0:r1 with the binary point below bit 126; round to the nearest quadrant.
+  Value* y = b.CreateOr(b.CreateShl(b.CreateZExt(r0, i128), 64), b.CreateZExt(r1, i128));
+  llvm::APInt half = llvm::APInt::getOneBitSet(128, 125);
+  Value* yr = b.CreateAdd(y, b.getInt(half));
+  Value* q = b.CreateTrunc(b.CreateLShr(yr, 126), i64);
+  Value* frac = b.CreateSub(b.CreateAnd(yr, b.getInt(llvm::APInt::getLowBitsSet(128, 126))),
+                            b.getInt(half));
+  Value* negf = b.CreateICmpSLT(frac, b.getIntN(128, 0));
+  Value* mag = b.CreateSelect(negf, b.CreateNeg(frac), frac);
+  // mag * 2^-126 as a double-double (dhi, dlo), then times pi/2.
+  Value* lz = b.CreateBinaryIntrinsic(llvm::Intrinsic::ctlz, mag, b.getFalse());
+  Value* top = b.CreateTrunc(b.CreateLShr(b.CreateShl(mag, lz), 64), i64);
+  Value* lz64 = b.CreateTrunc(lz, i64);
+  Value* scale = d.flt(b.CreateShl(b.CreateSub(b.getInt64(1023 - 62), lz64), 52));
+  Value* dhi = d.mul(b.CreateUIToFP(b.CreateAnd(top, b.getInt64(~uint64_t{0x7ff})), d.ft), scale);
+  Value* dlo = d.mul(b.CreateUIToFP(b.CreateAnd(top, b.getInt64(0x7ff)), d.ft), scale);
+  Value* rhi = d.mul(dhi, d.c(kPio2A));
+  Value* rlo = d.add(d.fma(dhi, d.c(kPio2A), d.neg(rhi)),
+                     d.fma(dlo, d.c(kPio2A), d.mul(dhi, d.c(kPio2B))));
+  Value* r = d.add(rhi, rlo);
+  r = d.sel(negf, d.neg(r), r);
+  Value* res = trig_eval(d, r, q, b.CreateZExt(is_cos, i64), false);
+  // sin is odd, cos even; the reduction used |x|.
+  Value* flip = b.CreateAnd(b.CreateNot(is_cos), d.lt(x, d.c(0)));
+  b.CreateRet(d.sel(flip, d.neg(res), res));
+  fn->setDoesNotAccessMemory();  // reads only constant memory
+  fn->addFnAttr(llvm::Attribute::NoInline);
+  return fn;
+}
+
+// Straight-line body of fn over the context's value type (sin/cos: the Cody-Waite path only).
+Value* emit_body(const Ctx& e, MathFn fn, llvm::ArrayRef<Value*> a, bool fast) {
+  switch (fn) {
+    case MathFn::Exp: {
+      Value* res = exp_core(e, a[0], nullptr);
+      return e.sel(e.isnan(a[0]), a[0], res);
+    }
+    case MathFn::Log:
+      return log_fn(e, a[0]);
+    case MathFn::Sin:
+      return trig_fast(e, a[0], false);
+    case MathFn::Cos:
+      return trig_fast(e, a[0], true);
+    case MathFn::Tanh:
+      return tanh_fn(e, a[0]);
+    case MathFn::Sqrt:
+      return e.b.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, a[0]);
+    case MathFn::Pow:
+      break;
+  }
+  // pow(x, y) = exp(y * log|x|) with C99 special cases on top.
+  Value* x = a[0];
+  Value* y = a[1];
+  Value* ax = e.fabs(x);
+  Value* core;
+  if (e.f64 && !fast) {
+    Value *lh, *ll;
+    log_dd(e, ax, lh, ll);
+    Value* ph = e.mul(y, lh);
+    Value* pl = e.fma(y, ll, e.fma(y, lh, e.neg(ph)));
+    pl = e.sel(e.lt(e.fabs(ph), e.c(4096)), pl, e.c(0));  // beyond: over/underflow anyway
+    core = exp_core(e, ph, pl);
+  } else if (e.f64) {
+    core = exp_core(e, e.mul(y, log_core(e, ax)), nullptr);
+  } else {
+    // float: double log and exp are far more accurate than the float result needs.
+    Ctx d = e.as_double();
+    Value* l = log_core(d, e.b.CreateFPExt(ax, d.ft));
+    Value* p = d.mul(e.b.CreateFPExt(y, d.ft), l);
+    core = e.b.CreateFPTrunc(exp_core(d, p, nullptr), e.ft);
+  }
+  auto is_int = [&](Value* v) {
+    return e.eq(e.b.CreateUnaryIntrinsic(llvm::Intrinsic::trunc, v), v);
+  };
+  Value* y_int = is_int(y);
+  Value* y_odd = e.b.CreateAnd(y_int, e.b.CreateNot(is_int(e.mul(y, e.c(0.5)))));
+  Value* x_signbit = e.b.CreateICmpSLT(e.bits(x), e.ci(0));
+  Value* y_neg = e.lt(y, e.c(0));
+  Value* x_zero = e.eq(x, e.c(0));
+  Value* x_inf = e.eq(ax, e.inf());
+  // x = +-0 or +-inf: 0 or inf by the sign of y; then the odd-power sign for x < 0.
+  Value* zero_inf = e.sel(e.b.CreateICmpEQ(x_zero, y_neg), e.inf(), e.c(0));
+  Value* res = e.sel(e.b.CreateOr(x_zero, x_inf), zero_inf, core);
+  res = e.sel(e.b.CreateAnd(x_signbit, y_odd), e.neg(res), res);
+  Value* x_neg_finite = e.b.CreateAnd(e.lt(x, e.c(0)), e.b.CreateNot(x_inf));
+  res = e.sel(e.b.CreateAnd(x_neg_finite, e.b.CreateNot(y_int)), e.nan(), res);
+  // y = +-inf: 1 for |x| = 1, else 0 or inf depending on |x| < 1 and the sign of y.
+  Value* y_inf_res = e.sel(e.b.CreateICmpEQ(e.lt(ax, e.c(1)), y_neg), e.inf(), e.c(0));
+  y_inf_res = e.sel(e.eq(ax, e.c(1)), e.c(1), y_inf_res);
+  res = e.sel(e.eq(e.fabs(y), e.inf()), y_inf_res, res);
+  res = e.sel(e.b.CreateOr(e.isnan(x), e.isnan(y)), e.add(x, y), res);
+  return e.sel(e.b.CreateOr(e.eq(y, e.c(0)), e.eq(x, e.c(1))), e.c(1), res);
+}
+
+const char* fn_name(MathFn fn) {
+  switch (fn) {
+    case MathFn::Exp: return "exp";
+    case MathFn::Log: return "log";
+    case MathFn::Sin: return "sin";
+    case MathFn::Cos: return "cos";
+    case MathFn::Tanh: return "tanh";
+    case MathFn::Pow: return "pow";
+    case MathFn::Sqrt: return "sqrt";
+  }
+  return "";
+}
+
+// Defines name(args...) -> type over value type t (scalar or vector). Sin/cos branch to the
+// exact reduction when any lane is huge.
+llvm::Function* define_fn(llvm::Module& mod, llvm::Function* like, const std::string& name,
+                          MathFn fn, llvm::Type* t, bool fast) {
+  llvm::LLVMContext& cx = mod.getContext();
+  unsigned nargs = fn == MathFn::Pow ? 2 : 1;
+  std::vector<llvm::Type*> params(nargs, t);
+  auto* f = llvm::Function::Create(llvm::FunctionType::get(t, params, false),
+                                   llvm::Function::InternalLinkage, name, mod);
+  copy_target_attrs(like, f);
+  f->setDoesNotAccessMemory();
+  f->setDoesNotThrow();
+  f->addFnAttr(llvm::Attribute::WillReturn);
+  llvm::IRBuilder<> b(llvm::BasicBlock::Create(cx, "entry", f));
+  Ctx e(b, t);
+  std::vector<Value*> args;
+  for (auto& a : f->args()) args.push_back(&a);
+  Value* res = emit_body(e, fn, args, fast);
+  bool exact_trig = (fn == MathFn::Sin || fn == MathFn::Cos) && !fast;
+  if (!exact_trig) {
+    b.CreateRet(res);
+    return f;
+  }
+  // Any lane huge: redo those lanes with the scalar exact reduction.
+  llvm::Function* huge = get_trig_huge(mod, like);
+  Value* mask = trig_huge_mask(e, args[0]);
+  Value* any = t->isVectorTy() ? b.CreateOrReduce(mask) : mask;
+  auto* entry = b.GetInsertBlock();
+  auto* slow = llvm::BasicBlock::Create(cx, "huge", f);
+  auto* done = llvm::BasicBlock::Create(cx, "done", f);
+  b.CreateCondBr(any, slow, done);
+  b.SetInsertPoint(slow);
+  Value* cos_flag = b.getInt1(fn == MathFn::Cos);
+  auto exact_lane = [&](Value* xs) {
+    Value* xd = t->getScalarType()->isDoubleTy() ? xs : b.CreateFPExt(xs, b.getDoubleTy());
+    Value* r = b.CreateCall(huge, {xd, cos_flag});
+    return t->getScalarType()->isDoubleTy() ? r : b.CreateFPTrunc(r, t->getScalarType());
+  };
+  Value* slow_res;
+  llvm::BasicBlock* slow_end;
+  if (!t->isVectorTy()) {
+    slow_res = exact_lane(args[0]);
+    slow_end = slow;
+    b.CreateBr(done);
+  } else {
+    // for (i = 0; i < VF; ++i) if (mask[i]) res[i] = huge(x[i])
+    unsigned vf = llvm::cast<llvm::FixedVectorType>(t)->getNumElements();
+    auto* loop = llvm::BasicBlock::Create(cx, "lane", f);
+    auto* call = llvm::BasicBlock::Create(cx, "lane.huge", f);
+    auto* next = llvm::BasicBlock::Create(cx, "lane.next", f);
+    b.CreateBr(loop);
+    b.SetInsertPoint(loop);
+    auto* i = b.CreatePHI(b.getInt32Ty(), 2);
+    auto* acc = b.CreatePHI(t, 2);
+    i->addIncoming(b.getInt32(0), slow);
+    acc->addIncoming(res, slow);
+    b.CreateCondBr(b.CreateExtractElement(mask, i), call, next);
+    b.SetInsertPoint(call);
+    Value* upd = b.CreateInsertElement(acc, exact_lane(b.CreateExtractElement(args[0], i)), i);
+    b.CreateBr(next);
+    b.SetInsertPoint(next);
+    auto* acc2 = b.CreatePHI(t, 2);
+    acc2->addIncoming(acc, loop);
+    acc2->addIncoming(upd, call);
+    Value* i2 = b.CreateAdd(i, b.getInt32(1));
+    i->addIncoming(i2, next);
+    acc->addIncoming(acc2, next);
+    b.CreateCondBr(b.CreateICmpULT(i2, b.getInt32(vf)), loop, done);
+    slow_res = acc2;
+    slow_end = next;
+  }
+  b.SetInsertPoint(done);
+  auto* phi = b.CreatePHI(t, 2);
+  phi->addIncoming(res, entry);
+  phi->addIncoming(slow_res, slow_end);
+  b.CreateRet(phi);
+  return f;
+}
+
+}  // namespace
+
+llvm::Value* emit_math_call(llvm::IRBuilder<>& b, MathFn fn, llvm::ArrayRef<llvm::Value*> args,
+                            const MathOptions& opts) {
+  llvm::Type* t = args[0]->getType();
+  if (fn == MathFn::Sqrt) return b.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, args[0]);
+
+  llvm::Function* caller = b.GetInsertBlock()->getParent();
+  llvm::Module& mod = *caller->getParent();
+  bool f64 = t->isDoubleTy();
+  std::string base = std::string("arrayc_") + fn_name(fn) + (f64 ? "_f64" : "_f32") +
+                     (opts.fast ? "_fast" : "");
+  llvm::Function* scalar = mod.getFunction(base);
+  std::string variants;
+  std::string params(fn == MathFn::Pow ? 2 : 1, 'v');
+  for (unsigned vf : f64 ? std::initializer_list<unsigned>{2, 4, 8}
+                         : std::initializer_list<unsigned>{4, 8, 16}) {
+    std::string vname = base + "_v" + std::to_string(vf);
+    if (!scalar) {
+      // A template function carrying the caller's target attributes only.
+      llvm::Function* vec = define_fn(mod, caller, vname, fn,
+                                      llvm::FixedVectorType::get(t, vf), opts.fast);
+      llvm::appendToCompilerUsed(mod, {vec});  // referenced only once the vectorizer runs
+    }
+    if (!variants.empty()) variants += ",";
+    variants += "_ZGV_LLVM_N" + std::to_string(vf) + params + "_" + base + "(" + vname + ")";
+  }
+  if (!scalar) {
+    scalar = define_fn(mod, caller, base, fn, t, opts.fast);
+    // Kept out of line so the vectorizer sees the call (and its variants), not the body.
+    scalar->addFnAttr(llvm::Attribute::NoInline);
+  }
+  llvm::CallInst* call = b.CreateCall(scalar, args);
+  call->addFnAttr(llvm::Attribute::get(b.getContext(), "vector-function-abi-variant", variants));
+  return call;
+}
+
+}  // namespace arrayc::detail

@@ -1,0 +1,24 @@
+#pragma once
+// Vectorizable transcendental functions emitted as LLVM IR (see docs/math_accuracy.md).
+#include <llvm/IR/IRBuilder.h>
+
+namespace arrayc::detail {
+
+enum class MathFn { Exp, Log, Sin, Cos, Tanh, Pow, Sqrt };
+
+// fast: reduced accuracy documented in docs/math_accuracy.md (sin/cos without the huge-argument
+// reduction, so branch-free; f64 pow without the extended-precision log).
+struct MathOptions {
+  bool fast = false;
+};
+
+// Emits a call computing fn(args...) for scalar float/double args (Pow takes 2 args), defining
+// the needed functions in the builder's module on first use. Each scalar function carries
+// vector variants (VF 4/8/16 for f32, 2/4/8 for f64) announced through the
+// "vector-function-abi-variant" call-site attribute, so the loop vectorizer widens loops that
+// contain the call. Target attributes ("target-cpu", "target-features", "prefer-vector-width",
+// ...) are copied from the function at the insertion point: set them before emitting math.
+llvm::Value* emit_math_call(llvm::IRBuilder<>& b, MathFn fn, llvm::ArrayRef<llvm::Value*> args,
+                            const MathOptions& opts = {});
+
+}  // namespace arrayc::detail

@@ -1,0 +1,37 @@
+// Node constructors: the only way nodes are made. Each checks its arguments (raising
+// arrayc::Error that names the op and the shapes, dtypes or devices), infers the result's shape
+// and dtype with numpy's rules, and inserts the explicit broadcasts and casts that make every
+// elementwise node's inputs share its shape and dtype.
+#pragma once
+#include "ir/node.h"
+
+namespace arrayc::detail {
+
+NodeRef make_param(int64_t index, DType dtype, const Shape& shape, Device device);
+NodeRef make_buffer(StorageRef storage, DType dtype, const Shape& shape, int64_t offset,
+                    const std::vector<int64_t>& strides);
+NodeRef make_constant(Scalar value, const Shape& shape, Device device);
+NodeRef make_iota(const Shape& shape, DType dtype, Device device);
+NodeRef make_random(Op op, const Shape& shape, DType dtype, uint64_t seed, Device device);
+
+// Unary, binary and ternary elementwise ops, with numpy's promotion and broadcasting.
+NodeRef make_elementwise(Op op, const std::vector<NodeRef>& inputs);
+NodeRef make_cast(const NodeRef& x, DType dtype);
+
+NodeRef make_reshape(const NodeRef& x, Shape shape);  // one extent may be -1
+NodeRef make_transpose(const NodeRef& x, std::vector<int64_t> perm);
+NodeRef make_broadcast_to(const NodeRef& x, const Shape& shape);  // numpy's broadcast_to
+NodeRef make_reduce(Op op, const NodeRef& x, std::vector<int64_t> axes, bool keepdims);
+NodeRef make_reduce_all(Op op, const NodeRef& x);
+NodeRef make_dot(const NodeRef& a, const NodeRef& b);     // numpy.dot
+NodeRef make_matmul(const NodeRef& a, const NodeRef& b);  // numpy.matmul
+NodeRef make_copy(const NodeRef& x);
+
+// Rebuilds `n` with new inputs through the checked constructors (used by passes and by jit to
+// instantiate a traced graph at new shapes).
+NodeRef rebuild(const NodeRef& n, const std::vector<NodeRef>& inputs);
+
+// numpy's broadcast of two shapes; raises for `op` when they are incompatible.
+Shape broadcast_shapes(const char* op, const Shape& a, const Shape& b);
+
+}  // namespace arrayc::detail

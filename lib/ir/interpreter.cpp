@@ -1,0 +1,741 @@
+#include "ir/interpreter.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <string>
+#include <unordered_map>
+
+#include "arrayc/error.h"
+#include "ir/philox.h"
+
+namespace arrayc::detail {
+
+std::function<void(const Storage&, void*, size_t)> copy_to_host;
+
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+// ---- Scalar conversions (Cast's rules) ------------------------------------------------------
+
+// An integer value wrapped to the dtype's width (two's complement); bool is v != 0.
+int64_t wrap(DType t, uint64_t v) {
+  switch (t) {
+    case DType::Bool: return v != 0;
+    case DType::Int32: return static_cast<int32_t>(static_cast<uint32_t>(v));
+    default: return static_cast<int64_t>(v);
+  }
+}
+
+// A float value converted to an integer dtype: saturating, NaN -> 0; bool is x != 0.
+int64_t float_to_int(DType t, double x) {
+  if (t == DType::Bool) return x != 0;  // NaN != 0 is true
+  if (std::isnan(x)) return 0;
+  if (t == DType::Int32) {
+    if (x >= 2147483647.0) return std::numeric_limits<int32_t>::max();
+    if (x <= -2147483648.0) return std::numeric_limits<int32_t>::min();
+    return static_cast<int64_t>(x);
+  }
+  if (x >= 9223372036854775808.0) return std::numeric_limits<int64_t>::max();
+  if (x <= -9223372036854775808.0) return std::numeric_limits<int64_t>::min();
+  return static_cast<int64_t>(x);
+}
+
+// A value rounded to a float dtype.
+double round_to(DType t, double x) {
+  return t == DType::Float32 ? static_cast<double>(static_cast<float>(x)) : x;
+}
+
+double int_to_float(DType t, int64_t v) {
+  return t == DType::Float32 ? static_cast<double>(static_cast<float>(v)) : static_cast<double>(v);
+}
+
+// ---- Iteration --------------------------------------------------------------------------------
+
+// Calls f(k, offset + sum(idx[d] * strides[d])) for each element k of `shape`, in row-major order.
+template <typename F>
+void for_each_strided(const Shape& shape, const std::vector<int64_t>& strides, int64_t offset, F&& f) {
+  int64_t n = shape_numel(shape);
+  if (n == 0) return;
+  size_t rank = shape.size();
+  std::vector<int64_t> idx(rank, 0);
+  int64_t off = offset;
+  for (int64_t k = 0; k < n; ++k) {
+    f(k, off);
+    for (size_t d = rank; d-- > 0;) {
+      if (++idx[d] < shape[d]) {
+        off += strides[d];
+        break;
+      }
+      off -= strides[d] * (shape[d] - 1);
+      idx[d] = 0;
+    }
+  }
+}
+
+HostArray make_host(DType dtype, const Shape& shape, bool with_err) {
+  HostArray h;
+  h.dtype = dtype;
+  h.shape = shape;
+  size_t n = static_cast<size_t>(shape_numel(shape));
+  if (is_float(dtype))
+    h.f.assign(n, 0.0);
+  else
+    h.i.assign(n, 0);
+  if (with_err) h.err.assign(n, 0.0);
+  return h;
+}
+
+// out[k] = in[offset + sum(idx[d] * strides[d])]: every view is one of these.
+HostArray gather(const HostArray& in, const Shape& shape, const std::vector<int64_t>& strides,
+                 int64_t offset) {
+  HostArray out = make_host(in.dtype, shape, !in.err.empty());
+  for_each_strided(shape, strides, offset, [&](int64_t k, int64_t src) {
+    if (is_float(in.dtype))
+      out.f[k] = in.f[src];
+    else
+      out.i[k] = in.i[src];
+    if (!in.err.empty()) out.err[k] = in.err[src];
+  });
+  return out;
+}
+
+// ---- Error bounds -------------------------------------------------------------------------------
+
+// |x| * e, where an exact operand (e == 0) contributes nothing even when x is infinite.
+double mulabs(double x, double e) { return e == 0 ? 0 : std::fabs(x) * e; }
+
+// Whether a discrete result (comparison, cast to int) could change within the inputs' errors.
+bool uncertain_order(double a, double ea, double b, double eb) {
+  if (ea == 0 && eb == 0) return false;
+  if (std::isnan(a) || std::isnan(b)) return true;
+  return !(std::fabs(a - b) > ea + eb);
+}
+
+// ---- The interpreter ---------------------------------------------------------------------------
+
+class Interpreter {
+ public:
+  Interpreter(const std::vector<HostArray>& params, const InterpretOptions& options)
+      : params_(params), options_(options), track_(static_cast<bool>(options.op_ulps)) {}
+
+  HostArray run(const NodeRef& root) {
+    // Post-order without recursion: graphs can be deep.
+    std::vector<std::pair<const Node*, size_t>> stack{{root.get(), 0}};
+    while (!stack.empty()) {
+      auto& [node, next] = stack.back();
+      if (memo_.count(node)) {
+        stack.pop_back();
+        continue;
+      }
+      if (next < node->inputs.size()) {
+        const Node* in = node->inputs[next++].get();
+        if (!memo_.count(in)) stack.push_back({in, 0});
+        continue;
+      }
+      const Node* done = node;
+      stack.pop_back();
+      memo_.emplace(done, eval(*done));
+    }
+    return memo_.at(root.get());
+  }
+
+ private:
+  const HostArray& input(const Node& n, size_t k) { return memo_.at(n.inputs.at(k).get()); }
+
+  // The error an op adds by itself: ulps(op) units in the last place of its result r.
+  double own_error(const Node& n, double r) const {
+    return options_.op_ulps(n.op, n.dtype) * ulp_of(r, n.dtype);
+  }
+
+  HostArray eval(const Node& n) {
+    switch (op_kind(n.op)) {
+      case OpKind::Leaf: return eval_leaf(n);
+      case OpKind::Elementwise: return eval_elementwise(n);
+      case OpKind::View: return eval_view(n);
+      case OpKind::Reduce: return eval_reduce(n);
+      case OpKind::Contraction: return eval_dot(n);
+      case OpKind::Copy: return input(n, 0);
+    }
+    ARRAYC_INTERNAL_CHECK(false, "interpreter: unknown op kind");
+    return {};
+  }
+
+  // ---- Leaves ----
+
+  HostArray eval_leaf(const Node& n) {
+    HostArray out = make_host(n.dtype, n.shape, track_);
+    int64_t count = n.numel();
+    switch (n.op) {
+      case Op::Param: {
+        int64_t index = n.ints.at(0);
+        if (index < 0 || index >= static_cast<int64_t>(params_.size()))
+          throw Error("interpret: param " + std::to_string(index) + " given, but only " +
+                      std::to_string(params_.size()) + " parameters");
+        const HostArray& p = params_[index];
+        if (p.dtype != n.dtype || p.shape != n.shape)
+          throw Error("interpret: param " + std::to_string(index) + " is " + shape_str(p.shape) +
+                      " (" + dtype_name(p.dtype) + "), the graph expects " + shape_str(n.shape) +
+                      " (" + dtype_name(n.dtype) + ")");
+        out.f = p.f;
+        out.i = p.i;
+        if (track_ && !p.err.empty()) out.err = p.err;
+        return out;
+      }
+      case Op::Buffer: return read_buffer(n);
+      case Op::Constant:
+        for (int64_t k = 0; k < count; ++k) {
+          if (is_float(n.dtype))
+            out.f[k] = round_to(n.dtype, n.value.f);
+          else
+            out.i[k] = wrap(n.dtype, static_cast<uint64_t>(n.value.i));
+        }
+        return out;
+      case Op::Iota:
+        for (int64_t k = 0; k < count; ++k) {
+          if (is_float(n.dtype))
+            out.f[k] = int_to_float(n.dtype, k);
+          else
+            out.i[k] = wrap(n.dtype, static_cast<uint64_t>(k));
+        }
+        return out;
+      case Op::RandUniform:
+      case Op::RandNormal: {
+        uint64_t seed = static_cast<uint64_t>(n.ints.at(0));
+        bool f32 = n.dtype == DType::Float32;
+        ARRAYC_INTERNAL_CHECK(is_float(n.dtype), "interpreter: random node of a non-float dtype");
+        for (int64_t k = 0; k < count; ++k) {
+          uint64_t i = static_cast<uint64_t>(k);
+          if (n.op == Op::RandUniform)
+            out.f[k] = f32 ? uniform_value<float>(seed, i) : uniform_value<double>(seed, i);
+          else
+            out.f[k] = f32 ? normal_value<float>(seed, i) : normal_value<double>(seed, i);
+          if (track_) out.err[k] = own_error(n, out.f[k]);
+        }
+        return out;
+      }
+      default: break;
+    }
+    ARRAYC_INTERNAL_CHECK(false, std::string("interpreter: unknown leaf ") + op_name(n.op));
+    return out;
+  }
+
+  HostArray read_buffer(const Node& n) {
+    const Storage& s = *n.storage;
+    std::vector<unsigned char> copy;
+    const unsigned char* base = static_cast<const unsigned char*>(s.data);
+    if (s.device.kind != Device::Kind::CPU) {
+      if (!copy_to_host)
+        throw Error("interpret: cannot read a buffer on " + s.device.str() +
+                    " (no copy_to_host hook is set)");
+      copy.resize(s.bytes);
+      copy_to_host(s, copy.data(), s.bytes);
+      base = copy.data();
+    }
+    HostArray out = make_host(n.dtype, n.shape, track_);
+    size_t es = dtype_size(n.dtype);
+    for_each_strided(n.shape, n.buffer_strides(), n.buffer_offset(), [&](int64_t k, int64_t e) {
+      const unsigned char* p = base + static_cast<size_t>(e) * es;
+      ARRAYC_INTERNAL_CHECK(e >= 0 && static_cast<size_t>(e + 1) * es <= s.bytes,
+                            "interpreter: buffer view reads outside its storage");
+      switch (n.dtype) {
+        case DType::Bool: out.i[k] = *p != 0; break;
+        case DType::Int32: { int32_t v; std::memcpy(&v, p, 4); out.i[k] = v; break; }
+        case DType::Int64: { int64_t v; std::memcpy(&v, p, 8); out.i[k] = v; break; }
+        case DType::Float32: { float v; std::memcpy(&v, p, 4); out.f[k] = v; break; }
+        case DType::Float64: { double v; std::memcpy(&v, p, 8); out.f[k] = v; break; }
+      }
+    });
+    return out;
+  }
+
+  // ---- Elementwise ----
+
+  HostArray eval_elementwise(const Node& n) {
+    HostArray out = make_host(n.dtype, n.shape, track_);
+    int64_t count = n.numel();
+    std::vector<const HostArray*> in;
+    for (size_t k = 0; k < n.inputs.size(); ++k) {
+      in.push_back(&input(n, k));
+      ARRAYC_INTERNAL_CHECK(in.back()->shape == n.shape,
+                            std::string("interpreter: input shape differs for ") + op_name(n.op));
+    }
+    for (int64_t k = 0; k < count; ++k) {
+      if (n.op == Op::Cast)
+        cast_element(n, *in[0], k, out);
+      else if (n.op == Op::Where)
+        where_element(n, in, k, out);
+      else if (is_float(in[0]->dtype))
+        float_element(n, in, k, out);
+      else
+        int_element(n, in, k, out);
+    }
+    return out;
+  }
+
+  double err_of(const HostArray& a, int64_t k) const { return a.err.empty() ? 0 : a.err[k]; }
+
+  void cast_element(const Node& n, const HostArray& a, int64_t k, HostArray& out) {
+    DType from = a.dtype, to = n.dtype;
+    double ea = track_ ? err_of(a, k) : 0;
+    if (is_float(from)) {
+      double x = a.f[k];
+      if (is_float(to)) {
+        out.f[k] = round_to(to, x);
+        if (track_) out.err[k] = ea == 0 ? 0 : ea + ulp_of(out.f[k], to);
+      } else {
+        out.i[k] = float_to_int(to, x);
+        if (track_ && ea != 0) {
+          bool same = float_to_int(to, x - ea) == out.i[k] && float_to_int(to, x + ea) == out.i[k];
+          out.err[k] = same && !std::isnan(x) && !(to == DType::Bool && std::fabs(x) <= ea) ? 0 : kInf;
+        }
+      }
+    } else {
+      int64_t v = a.i[k];
+      if (is_float(to))
+        out.f[k] = int_to_float(to, v);
+      else
+        out.i[k] = wrap(to, static_cast<uint64_t>(v));
+      if (track_) out.err[k] = ea == 0 ? 0 : kInf;
+    }
+  }
+
+  void where_element(const Node& n, const std::vector<const HostArray*>& in, int64_t k, HostArray& out) {
+    bool c = in[0]->i[k] != 0;
+    const HostArray& a = *in[1];
+    const HostArray& b = *in[2];
+    const HostArray& pick = c ? a : b;
+    if (is_float(n.dtype))
+      out.f[k] = pick.f[k];
+    else
+      out.i[k] = pick.i[k];
+    if (!track_) return;
+    if (err_of(*in[0], k) == 0) {
+      out.err[k] = err_of(pick, k);
+    } else if (is_float(n.dtype)) {  // either branch may be taken
+      double d = std::fabs(a.f[k] - b.f[k]);
+      out.err[k] = std::isfinite(d) ? std::max(err_of(a, k), err_of(b, k)) + d : kInf;
+    } else {
+      out.err[k] = a.i[k] == b.i[k] && err_of(a, k) == 0 && err_of(b, k) == 0 ? 0 : kInf;
+    }
+  }
+
+  // Comparisons and logical ops give bool; both use this for their uncertainty.
+  void set_bool(HostArray& out, int64_t k, bool v, bool uncertain) {
+    out.i[k] = v;
+    if (track_) out.err[k] = uncertain ? kInf : 0;
+  }
+
+  bool compare(Op op, double a, double b) {
+    switch (op) {
+      case Op::Eq: return a == b;
+      case Op::Ne: return a != b;
+      case Op::Lt: return a < b;
+      case Op::Le: return a <= b;
+      case Op::Gt: return a > b;
+      default: return a >= b;  // Ge
+    }
+  }
+  bool compare_int(Op op, int64_t a, int64_t b) {
+    switch (op) {
+      case Op::Eq: return a == b;
+      case Op::Ne: return a != b;
+      case Op::Lt: return a < b;
+      case Op::Le: return a <= b;
+      case Op::Gt: return a > b;
+      default: return a >= b;
+    }
+  }
+
+  // Ops whose inputs are floats (the result is the same float dtype, or bool for comparisons).
+  void float_element(const Node& n, const std::vector<const HostArray*>& in, int64_t k, HostArray& out) {
+    DType t = in[0]->dtype;
+    bool f32 = t == DType::Float32;
+    double a = in[0]->f[k];
+    double b = in.size() > 1 ? in[1]->f[k] : 0.0;
+    double ea = track_ ? err_of(*in[0], k) : 0;
+    double eb = track_ && in.size() > 1 ? err_of(*in[1], k) : 0;
+    float af = static_cast<float>(a), bf = static_cast<float>(b);
+    double r = 0;
+    double e = 0;  // propagated input error; the op's own ULPs are added below
+    switch (n.op) {
+      case Op::Eq: case Op::Ne: case Op::Lt: case Op::Le: case Op::Gt: case Op::Ge:
+        set_bool(out, k, compare(n.op, a, b), uncertain_order(a, ea, b, eb));
+        return;
+      case Op::Not:
+        set_bool(out, k, a == 0, uncertain_order(a, ea, 0, 0));
+        return;
+      case Op::And: case Op::Or: {
+        bool x = a != 0, y = b != 0;
+        bool v = n.op == Op::And ? x && y : x || y;
+        set_bool(out, k, v, uncertain_order(a, ea, 0, 0) || uncertain_order(b, eb, 0, 0));
+        return;
+      }
+      case Op::Neg: r = -a; e = ea; break;
+      case Op::Abs: r = std::fabs(a); e = ea; break;
+      case Op::Add: r = f32 ? double(af + bf) : a + b; e = ea + eb; break;
+      case Op::Sub: r = f32 ? double(af - bf) : a - b; e = ea + eb; break;
+      case Op::Mul:
+        r = f32 ? double(af * bf) : a * b;
+        e = mulabs(a, eb) + mulabs(b, ea) + ea * eb;
+        break;
+      case Op::Div:
+        r = f32 ? double(af / bf) : a / b;
+        if (eb == 0)
+          e = ea == 0 ? 0 : (b == 0 ? kInf : ea / std::fabs(b));
+        else
+          e = std::fabs(b) > eb ? (ea + mulabs(r, eb)) / (std::fabs(b) - eb) : kInf;
+        break;
+      case Op::Pow:
+        r = f32 ? double(::powf(af, bf)) : std::pow(a, b);
+        if (ea != 0 || eb != 0) {
+          if (a > ea && std::isfinite(r)) {
+            double rel = mulabs(std::log(a), eb) + mulabs(b, ea / (a - ea));
+            e = std::fabs(r) * std::expm1(rel);
+          } else {
+            e = kInf;
+          }
+        }
+        break;
+      case Op::Maximum:
+        r = std::isnan(a) || std::isnan(b) ? kNaN : (a > b ? a : b);
+        e = std::max(ea, eb);
+        break;
+      case Op::Minimum:
+        r = std::isnan(a) || std::isnan(b) ? kNaN : (a < b ? a : b);
+        e = std::max(ea, eb);
+        break;
+      case Op::Exp:
+        r = f32 ? double(::expf(af)) : std::exp(a);
+        e = ea == 0 ? 0 : std::fabs(r) * std::expm1(ea);
+        break;
+      case Op::Log:
+        r = f32 ? double(::logf(af)) : std::log(a);
+        e = ea == 0 ? 0 : (a > ea ? -std::log1p(-ea / a) : kInf);
+        break;
+      case Op::Sin:
+        r = f32 ? double(::sinf(af)) : std::sin(a);
+        e = std::min(ea, 2.0);
+        break;
+      case Op::Cos:
+        r = f32 ? double(::cosf(af)) : std::cos(a);
+        e = std::min(ea, 2.0);
+        break;
+      case Op::Tanh:
+        r = f32 ? double(::tanhf(af)) : std::tanh(a);
+        e = std::min(ea, 2.0);
+        break;
+      case Op::Sqrt:
+        r = f32 ? double(::sqrtf(af)) : std::sqrt(a);
+        e = ea == 0 ? 0 : (a - ea >= 0 ? std::sqrt(a + ea) - std::sqrt(a - ea) : kInf);
+        break;
+      default:
+        ARRAYC_INTERNAL_CHECK(false, std::string("interpreter: ") + op_name(n.op) + " on floats");
+    }
+    ARRAYC_INTERNAL_CHECK(n.dtype == t, std::string("interpreter: dtype of ") + op_name(n.op));
+    out.f[k] = round_to(t, r);  // a no-op: computed in the dtype already
+    if (track_) {
+      if (std::isnan(e)) e = kInf;
+      out.err[k] = e + own_error(n, out.f[k]);
+    }
+  }
+
+  // Ops whose inputs are bool or integers: exact, wrapping arithmetic.
+  void int_element(const Node& n, const std::vector<const HostArray*>& in, int64_t k, HostArray& out) {
+    int64_t a = in[0]->i[k];
+    int64_t b = in.size() > 1 ? in[1]->i[k] : 0;
+    uint64_t ua = static_cast<uint64_t>(a), ub = static_cast<uint64_t>(b);
+    bool uncertain = false;
+    if (track_)
+      for (const HostArray* x : in) uncertain |= err_of(*x, k) != 0;
+    uint64_t r = 0;
+    switch (n.op) {
+      case Op::Eq: case Op::Ne: case Op::Lt: case Op::Le: case Op::Gt: case Op::Ge:
+        set_bool(out, k, compare_int(n.op, a, b), uncertain);
+        return;
+      case Op::Not: set_bool(out, k, a == 0, uncertain); return;
+      case Op::And: set_bool(out, k, a != 0 && b != 0, uncertain); return;
+      case Op::Or: set_bool(out, k, a != 0 || b != 0, uncertain); return;
+      case Op::Neg: r = 0 - ua; break;
+      case Op::Abs: r = a < 0 ? 0 - ua : ua; break;
+      case Op::Add: r = ua + ub; break;
+      case Op::Sub: r = ua - ub; break;
+      case Op::Mul: r = ua * ub; break;
+      case Op::Maximum: r = static_cast<uint64_t>(std::max(a, b)); break;
+      case Op::Minimum: r = static_cast<uint64_t>(std::min(a, b)); break;
+      case Op::Pow:
+        if (b < 0) {
+          r = a == 1 ? 1 : a == -1 ? ((b & 1) ? static_cast<uint64_t>(-1) : 1) : 0;
+        } else {
+          r = 1;
+          for (uint64_t base = ua, e = ub; e; e >>= 1, base *= base)
+            if (e & 1) r *= base;
+        }
+        break;
+      default:
+        throw Error(std::string("interpret: ") + op_name(n.op) + " does not accept dtype " +
+                    dtype_name(in[0]->dtype));
+    }
+    ARRAYC_INTERNAL_CHECK(!is_float(n.dtype), std::string("interpreter: dtype of ") + op_name(n.op));
+    out.i[k] = wrap(n.dtype, r);
+    if (track_) out.err[k] = uncertain ? kInf : 0;
+  }
+
+  // ---- Views ----
+
+  HostArray eval_view(const Node& n) {
+    const HostArray& a = input(n, 0);
+    std::vector<int64_t> in_strides = contiguous_strides(a.shape);
+    std::vector<int64_t> strides(n.shape.size());
+    switch (n.op) {
+      case Op::Reshape: {
+        HostArray out = a;
+        out.shape = n.shape;
+        return out;
+      }
+      case Op::Transpose:
+        for (size_t d = 0; d < n.shape.size(); ++d) strides[d] = in_strides.at(n.ints.at(d));
+        break;
+      case Op::Broadcast:
+        ARRAYC_INTERNAL_CHECK(a.shape.size() == n.shape.size(), "interpreter: broadcast rank");
+        for (size_t d = 0; d < n.shape.size(); ++d) strides[d] = a.shape[d] == 1 ? 0 : in_strides[d];
+        break;
+      default: ARRAYC_INTERNAL_CHECK(false, "interpreter: unknown view");
+    }
+    return gather(a, n.shape, strides, 0);
+  }
+
+  // ---- Reductions ----
+
+  HostArray eval_reduce(const Node& n) {
+    const HostArray& a = input(n, 0);
+    HostArray out = make_host(n.dtype, n.shape, track_);
+    size_t m = static_cast<size_t>(n.numel());
+    // Where each input element lands: reduced axes have stride 0 into the output.
+    std::vector<bool> reduced(a.shape.size(), false);
+    int64_t count = 1;
+    for (int64_t ax : n.ints) {
+      reduced.at(ax) = true;
+      count *= a.shape[ax];
+    }
+    std::vector<int64_t> to_out(a.shape.size(), 0);
+    {
+      std::vector<int64_t> out_strides = contiguous_strides(n.shape);
+      size_t j = 0;
+      for (size_t d = 0; d < a.shape.size(); ++d)
+        if (!reduced[d]) to_out[d] = out_strides.at(j++);
+    }
+    bool fl = is_float(a.dtype);
+    // Accumulators: floats in double with Neumaier's compensation; integers wrap in uint64.
+    std::vector<double> acc(m), comp(m, 0.0), abs_sum(m, 0.0), err_sum(m, 0.0);
+    std::vector<uint64_t> iacc(m);
+    std::vector<bool> bad(m, false);  // Prod bound undecidable
+    double init = n.op == Op::Prod ? 1.0 : (n.op == Op::Max ? -kInf : n.op == Op::Min ? kInf : 0.0);
+    std::fill(acc.begin(), acc.end(), init);
+    uint64_t iinit = n.op == Op::Prod ? 1 : 0;
+    if (n.op == Op::Max) iinit = static_cast<uint64_t>(std::numeric_limits<int64_t>::min());
+    if (n.op == Op::Min) iinit = static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
+    std::fill(iacc.begin(), iacc.end(), iinit);
+
+    for_each_strided(a.shape, to_out, 0, [&](int64_t k, int64_t o) {
+      double e = track_ ? err_of(a, k) : 0;
+      if (fl) {
+        double x = a.f[k];
+        switch (n.op) {
+          case Op::Sum: case Op::Mean: {
+            double s = acc[o] + x;  // Neumaier
+            if (std::fabs(acc[o]) >= std::fabs(x))
+              comp[o] += (acc[o] - s) + x;
+            else
+              comp[o] += (x - s) + acc[o];
+            acc[o] = s;
+            abs_sum[o] += std::fabs(x);
+            err_sum[o] += e;
+            break;
+          }
+          case Op::Prod:
+            acc[o] *= x;
+            if (e != 0) {
+              if (x == 0 || !std::isfinite(x)) bad[o] = true;
+              else err_sum[o] += e / std::fabs(x);
+            }
+            break;
+          case Op::Max:
+            acc[o] = std::isnan(acc[o]) || std::isnan(x) ? kNaN : std::max(acc[o], x);
+            err_sum[o] = std::max(err_sum[o], e);
+            break;
+          case Op::Min:
+            acc[o] = std::isnan(acc[o]) || std::isnan(x) ? kNaN : std::min(acc[o], x);
+            err_sum[o] = std::max(err_sum[o], e);
+            break;
+          default: ARRAYC_INTERNAL_CHECK(false, "interpreter: unknown reduction");
+        }
+      } else {
+        int64_t x = a.i[k];
+        uint64_t ux = static_cast<uint64_t>(x);
+        switch (n.op) {
+          case Op::Sum: iacc[o] += ux; break;
+          case Op::Prod: iacc[o] *= ux; break;
+          case Op::Max: iacc[o] = static_cast<uint64_t>(std::max(static_cast<int64_t>(iacc[o]), x)); break;
+          case Op::Min: iacc[o] = static_cast<uint64_t>(std::min(static_cast<int64_t>(iacc[o]), x)); break;
+          default:
+            throw Error(std::string("interpret: ") + op_name(n.op) + " does not accept dtype " +
+                        dtype_name(a.dtype));
+        }
+        err_sum[o] += e;
+      }
+    });
+
+    double eps = ulp_of(1.0, n.dtype);
+    double k_ulps = track_ ? options_.op_ulps(n.op, n.dtype) : 0;
+    for (size_t o = 0; o < m; ++o) {
+      if (!fl) {
+        out.i[o] = wrap(n.dtype, iacc[o]);
+        if (track_) out.err[o] = err_sum[o] != 0 ? kInf : 0;
+        continue;
+      }
+      double r = acc[o];
+      if (n.op == Op::Sum || n.op == Op::Mean) {
+        if (std::isfinite(r)) r += comp[o];
+        if (n.op == Op::Mean) r /= static_cast<double>(count);  // 0/0 = NaN when empty
+      }
+      if (n.op == Op::Max || n.op == Op::Min) {
+        if (count == 0) r = kNaN;  // unreachable through the builders: max of nothing raises
+      }
+      r = round_to(n.dtype, r);
+      out.f[o] = r;
+      if (!track_) continue;
+      double e = 0;
+      double own = k_ulps * ulp_of(r, n.dtype);
+      switch (n.op) {
+        case Op::Sum:
+          e = err_sum[o] + k_ulps * eps * std::sqrt(static_cast<double>(count)) * abs_sum[o] + own;
+          break;
+        case Op::Mean:
+          e = (err_sum[o] + k_ulps * eps * std::sqrt(static_cast<double>(count)) * abs_sum[o]) /
+                  static_cast<double>(std::max<int64_t>(count, 1)) + own;
+          break;
+        case Op::Prod:
+          e = bad[o] ? kInf
+                     : mulabs(r, err_sum[o] + k_ulps * eps * static_cast<double>(count)) + own;
+          break;
+        default: e = err_sum[o]; break;
+      }
+      out.err[o] = std::isnan(e) ? kInf : e;
+    }
+    return out;
+  }
+
+  // ---- Dot ----
+
+  HostArray eval_dot(const Node& n) {
+    const HostArray& a = input(n, 0);
+    const HostArray& b = input(n, 1);
+    ARRAYC_INTERNAL_CHECK(a.shape.size() == b.shape.size() && (a.shape.size() == 2 || a.shape.size() == 3),
+                          "interpreter: dot operands must be [m,k]x[k,n] or [b,m,k]x[b,k,n]");
+    bool batched = a.shape.size() == 3;
+    int64_t nb = batched ? a.shape[0] : 1;
+    int64_t m = a.shape[a.shape.size() - 2], kk = a.shape.back(), nn = b.shape.back();
+    ARRAYC_INTERNAL_CHECK(b.shape[b.shape.size() - 2] == kk && (!batched || b.shape[0] == nb),
+                          "interpreter: dot shapes");
+    HostArray out = make_host(n.dtype, n.shape, track_);
+    DType t = n.dtype;
+    double eps = ulp_of(1.0, t);
+    double k_ulps = track_ ? options_.op_ulps(n.op, t) : 0;
+    for (int64_t bi = 0; bi < nb; ++bi)
+      for (int64_t i = 0; i < m; ++i)
+        for (int64_t j = 0; j < nn; ++j) {
+          int64_t o = (bi * m + i) * nn + j;
+          float accf = 0;
+          double accd = 0, abs_sum = 0, err = 0;
+          uint64_t acci = 0;
+          for (int64_t p = 0; p < kk; ++p) {
+            int64_t ka = (bi * m + i) * kk + p, kb = (bi * kk + p) * nn + j;
+            if (t == DType::Float32) {
+              float prod = static_cast<float>(a.f[ka]) * static_cast<float>(b.f[kb]);
+              accf = accf + prod;
+            } else if (t == DType::Float64) {
+              double prod = a.f[ka] * b.f[kb];
+              accd = accd + prod;
+            } else {
+              acci += static_cast<uint64_t>(a.i[ka]) * static_cast<uint64_t>(b.i[kb]);
+            }
+            if (track_) {
+              double ea = err_of(a, ka), eb = err_of(b, kb);
+              if (is_float(t)) {
+                abs_sum += std::fabs(a.f[ka] * b.f[kb]);
+                err += mulabs(a.f[ka], eb) + mulabs(b.f[kb], ea) + ea * eb;
+              } else {
+                err += ea + eb;
+              }
+            }
+          }
+          if (is_float(t)) {
+            out.f[o] = t == DType::Float32 ? static_cast<double>(accf) : accd;
+          } else {
+            out.i[o] = wrap(t, acci);
+          }
+          if (track_) {
+            if (is_float(t)) {
+              double e = err + k_ulps * (eps * std::sqrt(static_cast<double>(kk)) * abs_sum +
+                                          ulp_of(out.f[o], t));
+              out.err[o] = std::isnan(e) ? kInf : e;
+            } else {
+              out.err[o] = err != 0 ? kInf : 0;
+            }
+          }
+        }
+    return out;
+  }
+
+  const std::vector<HostArray>& params_;
+  const InterpretOptions& options_;
+  bool track_;
+  std::unordered_map<const Node*, HostArray> memo_;
+};
+
+}  // namespace
+
+double ulp_of(double x, DType dtype) {
+  if (!std::isfinite(x)) return 0;
+  x = std::fabs(x);
+  if (dtype == DType::Float32) {
+    float f = static_cast<float>(x);
+    if (f == std::numeric_limits<float>::max()) return f - std::nextafter(f, 0.0f);
+    return static_cast<double>(std::nextafter(f, std::numeric_limits<float>::infinity())) - f;
+  }
+  if (dtype == DType::Float64) {
+    if (x == std::numeric_limits<double>::max()) return x - std::nextafter(x, 0.0);
+    return std::nextafter(x, kInf) - x;
+  }
+  return 0;  // integers are exact
+}
+
+HostArray host_array(DType dtype, const Shape& shape, const std::vector<double>& values) {
+  if (static_cast<int64_t>(values.size()) != shape_numel(shape))
+    throw Error("host_array: " + std::to_string(values.size()) + " values for shape " +
+                shape_str(shape));
+  HostArray h = make_host(dtype, shape, false);
+  for (size_t k = 0; k < values.size(); ++k) {
+    if (is_float(dtype))
+      h.f[k] = round_to(dtype, values[k]);
+    else
+      h.i[k] = float_to_int(dtype, values[k]);
+  }
+  return h;
+}
+
+HostArray interpret(const NodeRef& node, const std::vector<HostArray>& params) {
+  return interpret(node, params, InterpretOptions{});
+}
+
+HostArray interpret(const NodeRef& node, const std::vector<HostArray>& params,
+                    const InterpretOptions& options) {
+  ARRAYC_INTERNAL_CHECK(node != nullptr, "interpret: null node");
+  return Interpreter(params, options).run(node);
+}
+
+}  // namespace arrayc::detail

@@ -1,0 +1,121 @@
+#include "ir/node.h"
+
+#include <cmath>
+#include <cstring>
+#include <mutex>
+#include <sstream>
+#include <unordered_map>
+
+#include "support/hash.h"
+
+namespace arrayc::detail {
+
+const OpInfo& op_info(Op op) {
+  static const OpInfo table[] = {
+#define ARRAYC_OP(name, printed, arity, kind) {printed, arity, OpKind::kind},
+#include "ir/ops.def"
+  };
+  return table[static_cast<int>(op)];
+}
+
+Scalar Scalar::of(DType t, double v) {
+  Scalar s;
+  s.dtype = t;
+  switch (t) {
+    case DType::Bool: s.i = v != 0; break;
+    case DType::Int32: s.i = static_cast<int32_t>(static_cast<int64_t>(v)); break;
+    case DType::Int64: s.i = static_cast<int64_t>(v); break;
+    case DType::Float32: s.f = static_cast<float>(v); break;
+    case DType::Float64: s.f = v; break;
+  }
+  return s;
+}
+
+std::string Scalar::str() const {
+  std::ostringstream os;
+  if (dtype == DType::Bool) {
+    os << (i ? "true" : "false");
+  } else if (is_int(dtype)) {
+    os << i;
+  } else {
+    os.precision(dtype == DType::Float32 ? 9 : 17);
+    os << f;
+  }
+  return os.str();
+}
+
+std::vector<int64_t> contiguous_strides(const Shape& shape) {
+  std::vector<int64_t> s(shape.size());
+  int64_t acc = 1;
+  for (size_t d = shape.size(); d-- > 0;) {
+    s[d] = acc;
+    acc *= std::max<int64_t>(shape[d], 1);
+  }
+  return s;
+}
+
+namespace {
+
+size_t structural_hash(const Node& n) {
+  size_t h = hash_combine(static_cast<size_t>(n.op), static_cast<size_t>(n.dtype));
+  h = hash_combine(h, static_cast<size_t>(n.device.kind) * 31 + n.device.index);
+  for (int64_t d : n.shape) h = hash_combine(h, static_cast<size_t>(d));
+  h = hash_combine(h, 0x5eed);
+  for (const NodeRef& in : n.inputs) h = hash_combine(h, in->hash);
+  for (int64_t v : n.ints) h = hash_combine(h, static_cast<size_t>(v));
+  if (n.op == Op::Constant) {
+    h = hash_combine(h, std::hash<double>()(n.value.f));
+    h = hash_combine(h, static_cast<size_t>(n.value.i));
+  }
+  h = hash_combine(h, reinterpret_cast<size_t>(n.storage.get()));
+  return h;
+}
+
+bool same_value(const Scalar& a, const Scalar& b) {
+  // Bitwise for floats: -0.0 and 0.0 are different constants; NaN equals NaN.
+  return a.dtype == b.dtype && a.i == b.i && std::memcmp(&a.f, &b.f, sizeof a.f) == 0;
+}
+
+bool structurally_equal(const Node& a, const Node& b) {
+  if (a.op != b.op || a.dtype != b.dtype || a.device != b.device || a.shape != b.shape ||
+      a.ints != b.ints || a.storage != b.storage || a.inputs.size() != b.inputs.size())
+    return false;
+  for (size_t i = 0; i < a.inputs.size(); ++i)
+    if (a.inputs[i] != b.inputs[i]) return false;
+  return a.op != Op::Constant || same_value(a.value, b.value);
+}
+
+struct InternTable {
+  std::mutex mu;
+  std::unordered_multimap<size_t, std::weak_ptr<const Node>> nodes;
+  size_t sweep_at = 1024;
+
+  void sweep() {
+    for (auto it = nodes.begin(); it != nodes.end();)
+      it = it->second.expired() ? nodes.erase(it) : std::next(it);
+    sweep_at = std::max<size_t>(1024, nodes.size() * 2);
+  }
+};
+
+InternTable& table() {
+  static InternTable* t = new InternTable;  // never destroyed: nodes may outlive static teardown
+  return *t;
+}
+
+}  // namespace
+
+NodeRef intern(Node proto) {
+  proto.hash = structural_hash(proto);
+  InternTable& t = table();
+  std::lock_guard<std::mutex> lock(t.mu);
+  auto [lo, hi] = t.nodes.equal_range(proto.hash);
+  for (auto it = lo; it != hi; ++it) {
+    if (NodeRef n = it->second.lock(); n && structurally_equal(*n, proto)) return n;
+  }
+  auto node = std::make_shared<const Node>(std::move(proto));
+  if (t.nodes.size() >= t.sweep_at) t.sweep();
+  t.nodes.emplace(node->hash, node);
+  return node;
+}
+
+}  // namespace arrayc::detail

@@ -1,0 +1,85 @@
+// The expression graph. A Node is immutable and hash-consed: building the same expression twice
+// gives the same node, so common subexpressions merge for free and a node's structural hash is
+// the core of a kernel's cache key. Shapes and dtypes are inferred when a node is made (build.h).
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "arrayc/array.h"
+#include "arrayc/device.h"
+#include "arrayc/dtype.h"
+
+namespace arrayc::detail {
+
+enum class Op : uint8_t {
+#define ARRAYC_OP(name, printed, arity, kind) name,
+#include "ir/ops.def"
+};
+
+enum class OpKind : uint8_t { Leaf, Elementwise, View, Reduce, Contraction, Copy };
+
+struct OpInfo {
+  const char* name;  // the printed name, also the numpy-like API name
+  int arity;
+  OpKind kind;
+};
+const OpInfo& op_info(Op op);
+inline const char* op_name(Op op) { return op_info(op).name; }
+inline OpKind op_kind(Op op) { return op_info(op).kind; }
+
+// Device memory that Buffer nodes view. Freed (returned to the device's allocator) when the last
+// node or array referring to it goes away.
+struct Storage {
+  Device device;
+  void* data = nullptr;
+  size_t bytes = 0;
+  Storage(Device d, size_t n);
+  ~Storage();
+  Storage(const Storage&) = delete;
+  Storage& operator=(const Storage&) = delete;
+};
+using StorageRef = std::shared_ptr<Storage>;
+
+// A scalar: the value of a Constant node. Floats are held as double (exact for float32 too),
+// integers and bools as int64.
+struct Scalar {
+  DType dtype = DType::Float32;
+  double f = 0;
+  int64_t i = 0;
+  static Scalar of(DType t, double v);  // v converted to t (float->int truncates, as numpy)
+  double as_double() const { return is_float(dtype) ? f : static_cast<double>(i); }
+  bool operator==(const Scalar&) const = default;
+  std::string str() const;
+};
+
+struct Node {
+  Op op;
+  DType dtype;
+  Device device;
+  Shape shape;
+  std::vector<NodeRef> inputs;
+  // Integer attributes, meaning per op: Param {index}; Transpose the permutation; reductions the
+  // sorted axes; RandUniform/RandNormal {seed}; Buffer {offset, strides...} in elements.
+  std::vector<int64_t> ints;
+  Scalar value;         // Constant
+  StorageRef storage;   // Buffer
+  size_t hash = 0;
+
+  int64_t numel() const { return shape_numel(shape); }
+  int64_t rank() const { return static_cast<int64_t>(shape.size()); }
+  const OpInfo& info() const { return op_info(op); }
+  // Buffer: the element offset and strides of its view of the storage.
+  int64_t buffer_offset() const { return ints.at(0); }
+  std::vector<int64_t> buffer_strides() const { return {ints.begin() + 1, ints.end()}; }
+};
+
+// Returns the unique node with these fields (the fields of `proto` other than hash); the
+// interning table holds weak references, so nodes die when no graph or array uses them.
+NodeRef intern(Node proto);
+
+// Row-major strides of a contiguous array of this shape.
+std::vector<int64_t> contiguous_strides(const Shape& shape);
+
+}  // namespace arrayc::detail

@@ -1,0 +1,220 @@
+#include "passes/fusion.h"
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+namespace arrayc::detail {
+
+const NodeRef& view_base(const NodeRef& n) {
+  const NodeRef* p = &n;
+  while (op_kind((*p)->op) == OpKind::View) p = &(*p)->inputs[0];
+  return *p;
+}
+
+namespace {
+
+bool expands(const Node& broadcast) { return broadcast.numel() > broadcast.inputs[0]->numel(); }
+
+// The first pass: nodes that must be materialized whatever their consumers are.
+void mark_required_roots(const Graph& g, const FusionOptions& opts, FusionPlan& p) {
+  auto mark = [&](const Node* n, const std::string& why) { p.root_reason.emplace(n, why); };
+  for (const auto& [n, why] : opts.forced) mark(n, why);
+  std::unordered_set<const Node*> outputs;
+  for (const NodeRef& o : g.outputs) outputs.insert(o.get());
+
+  for (const NodeRef& n : p.order) {
+    OpKind kind = op_kind(n->op);
+    if (outputs.count(n.get())) {
+      const NodeRef& base = view_base(n);
+      bool view_of_memory = in_memory(*base) || op_kind(base->op) == OpKind::Reduce ||
+                            op_kind(base->op) == OpKind::Contraction || base->op == Op::Copy;
+      if (view_of_memory && !p.root_reason.count(n.get()) && base != n) {
+        p.aliases.push_back(n);
+      } else if (!in_memory(*n)) {
+        mark(n.get(), "requested output");
+      } else {
+        p.aliases.push_back(n);
+      }
+    }
+    switch (kind) {
+      case OpKind::Reduce: mark(n.get(), "reduction"); break;
+      case OpKind::Contraction: {
+        mark(n.get(), "matrix product (BLAS call)");
+        for (const NodeRef& in : n->inputs) {
+          const NodeRef& base = view_base(in);
+          if (!in_memory(*base) && op_kind(base->op) != OpKind::Reduce &&
+              op_kind(base->op) != OpKind::Contraction)
+            mark(base.get(), std::string("operand of ") + op_name(n->op) + ": BLAS reads memory");
+        }
+        break;
+      }
+      case OpKind::Copy: mark(n.get(), "copy"); break;
+      case OpKind::Elementwise:
+        if (!opts.fuse) mark(n.get(), "fusion disabled");
+        break;
+      case OpKind::View:
+        if (n->op == Op::Broadcast && expands(*n)) {
+          const NodeRef& base = view_base(n->inputs[0]);
+          if (op_kind(base->op) == OpKind::Elementwise)
+            mark(base.get(), "broadcast of a computed value (materialized, not recomputed per element)");
+        }
+        break;
+      case OpKind::Leaf: break;
+    }
+  }
+}
+
+// Whether `from` reaches `target` through a materialized node other than both: then the two
+// cannot share a kernel (that kernel would need its own output as input).
+bool reaches_through_root(const NodeRef& from, const Node* target, const FusionPlan& p) {
+  std::vector<std::pair<const Node*, bool>> stack{{from.get(), false}};
+  std::set<std::pair<const Node*, bool>> seen;
+  while (!stack.empty()) {
+    auto [n, crossed] = stack.back();
+    stack.pop_back();
+    if (!seen.insert({n, crossed}).second) continue;
+    if (n == target) {
+      if (crossed) return true;
+      continue;
+    }
+    bool c = crossed || (n != from.get() && p.is_root(n));
+    for (const NodeRef& in : n->inputs) stack.push_back({in.get(), c});
+  }
+  return false;
+}
+
+FusionGroup::Kind group_kind(const Node& root) {
+  switch (op_kind(root.op)) {
+    case OpKind::Reduce: return FusionGroup::Kind::Reduce;
+    case OpKind::Contraction: return FusionGroup::Kind::Dot;
+    default: return FusionGroup::Kind::Elementwise;
+  }
+}
+
+}  // namespace
+
+FusionPlan plan_fusion(const Graph& g, const FusionOptions& opts) {
+  FusionPlan p;
+  p.order = topo_order(g.outputs);
+  mark_required_roots(g, opts, p);
+
+  std::unordered_map<const Node*, std::vector<const Node*>> users;
+  for (const NodeRef& n : p.order)
+    for (const NodeRef& in : n->inputs) {
+      auto& u = users[in.get()];
+      if (std::find(u.begin(), u.end(), n.get()) == u.end()) u.push_back(n.get());
+    }
+
+  std::vector<std::vector<const Node*>> group_roots;
+  auto new_group = [&](const Node* root) {
+    p.group_of[root] = static_cast<int>(group_roots.size());
+    group_roots.push_back({root});
+  };
+
+  // Requested elementwise outputs of one shape share a kernel (one launch, several stores)
+  // unless one depends on another through a materialized node.
+  std::unordered_set<const Node*> is_output;
+  for (const NodeRef& o : g.outputs) is_output.insert(o.get());
+  if (opts.fuse) {
+    std::vector<NodeRef> pending;
+    for (const NodeRef& o : g.outputs)
+      if (p.is_root(o.get()) && group_kind(*o) == FusionGroup::Kind::Elementwise &&
+          std::find(pending.begin(), pending.end(), o) == pending.end())
+        pending.push_back(o);
+    for (const NodeRef& o : pending) {
+      for (int gi = 0; gi < static_cast<int>(group_roots.size()) && !p.group_of.count(o.get()); ++gi) {
+        const Node* first = group_roots[gi][0];
+        if (first->shape != o->shape || first->device != o->device) continue;
+        bool ok = true;
+        for (const Node* r : group_roots[gi]) {
+          for (const NodeRef& other : p.order)
+            if (other.get() == r) ok = ok && !reaches_through_root(other, o.get(), p);
+          ok = ok && !reaches_through_root(o, r, p);
+        }
+        if (ok) {
+          p.group_of[o.get()] = gi;
+          group_roots[gi].push_back(o.get());
+        }
+      }
+      if (!p.group_of.count(o.get())) new_group(o.get());
+    }
+  }
+
+  // Consumers before producers: a node joins the one kernel that uses it, or is materialized.
+  // groups_seen[n]: the kernels that read n's value (views may serve several).
+  std::unordered_map<const Node*, std::set<int>> groups_seen;
+  for (auto it = p.order.rbegin(); it != p.order.rend(); ++it) {
+    const Node* n = it->get();
+    std::set<int> gs;
+    for (const Node* u : users[n]) {
+      if (p.group_of.count(u)) gs.insert(p.group_of.at(u));
+      else gs.insert(groups_seen[u].begin(), groups_seen[u].end());
+    }
+    OpKind kind = op_kind(n->op);
+    if (p.is_root(n)) {
+      if (!p.group_of.count(n)) new_group(n);
+      continue;
+    }
+    if (kind == OpKind::Leaf || kind == OpKind::View) {
+      groups_seen[n] = gs;  // free to read from any number of kernels
+      continue;
+    }
+    if (gs.size() == 1) {
+      p.group_of[n] = *gs.begin();
+    } else {
+      p.root_reason.emplace(n, "used by " + std::to_string(gs.size()) + " kernels");
+      new_group(n);
+    }
+  }
+
+  // Order the groups so that each runs after the groups whose roots it reads.
+  int ng = static_cast<int>(group_roots.size());
+  std::vector<std::set<int>> deps(ng);
+  for (const NodeRef& n : p.order) {
+    if (!p.group_of.count(n.get())) continue;
+    int gi = p.group_of.at(n.get());
+    // Inputs reached through views and leaves belong to no group; follow views to their base.
+    for (const NodeRef& in : n->inputs) {
+      const NodeRef* base = &in;
+      while (op_kind((*base)->op) == OpKind::View && !p.is_root(base->get())) base = &(*base)->inputs[0];
+      if (p.group_of.count(base->get()) && p.group_of.at(base->get()) != gi)
+        deps[gi].insert(p.group_of.at(base->get()));
+    }
+  }
+  std::vector<int> state(ng, 0), order;
+  std::vector<std::pair<int, std::set<int>::iterator>> stack;
+  for (int s = 0; s < ng; ++s) {
+    if (state[s]) continue;
+    state[s] = 1;
+    stack.push_back({s, deps[s].begin()});
+    while (!stack.empty()) {
+      auto& [gi, it] = stack.back();
+      if (it != deps[gi].end()) {
+        int d = *it++;
+        ARRAYC_INTERNAL_CHECK(state[d] != 1, "fusion produced a cycle between kernels");
+        if (!state[d]) {
+          state[d] = 1;
+          stack.push_back({d, deps[d].begin()});
+        }
+      } else {
+        state[gi] = 2;
+        order.push_back(gi);
+        stack.pop_back();
+      }
+    }
+  }
+  std::vector<int> renumber(ng);
+  for (int i = 0; i < ng; ++i) renumber[order[i]] = i;
+  for (auto& [n, gi] : p.group_of) gi = renumber[gi];
+  std::unordered_map<const Node*, NodeRef> by_ptr;
+  for (const NodeRef& n : p.order) by_ptr[n.get()] = n;
+  for (int gi : order) {
+    FusionGroup grp{group_kind(*group_roots[gi][0]), {}};
+    for (const Node* r : group_roots[gi]) grp.roots.push_back(by_ptr.at(r));
+    p.groups.push_back(std::move(grp));
+  }
+  return p;
+}
+
+}  // namespace arrayc::detail

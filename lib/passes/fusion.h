@@ -1,0 +1,42 @@
+// Fusion decisions: which nodes are materialized (get a buffer and end a kernel) and which are
+// computed inline in the kernel of their consumer. Every boundary carries its reason, which the
+// tool prints and the tests assert.
+#pragma once
+#include <string>
+#include <unordered_map>
+#include <unordered_set>
+#include <vector>
+
+#include "ir/graph.h"
+
+namespace arrayc::detail {
+
+struct FusionOptions {
+  bool fuse = true;  // false: one kernel per op (ARRAYC_FUSION=0)
+  // Nodes the scheduler found it must materialize (a reshape that strides cannot express).
+  std::unordered_map<const Node*, std::string> forced;
+};
+
+struct FusionGroup {
+  enum class Kind { Elementwise, Reduce, Dot } kind;
+  std::vector<NodeRef> roots;  // materialized nodes; several for a multi-output kernel
+};
+
+struct FusionPlan {
+  std::vector<NodeRef> order;                      // all nodes, producers first
+  std::unordered_map<const Node*, int> group_of;   // roots and the nodes computed inline
+  std::unordered_map<const Node*, std::string> root_reason;  // why each root is materialized
+  std::vector<FusionGroup> groups;                 // in an order that respects dependencies
+  std::vector<NodeRef> aliases;                    // outputs that are views of memory: no kernel
+
+  bool is_root(const Node* n) const { return root_reason.count(n) != 0; }
+};
+
+FusionPlan plan_fusion(const Graph& g, const FusionOptions& opts);
+
+// Strips view nodes: the node whose values a chain of views shows.
+const NodeRef& view_base(const NodeRef& n);
+// Buffer and Param leaves: values already in memory.
+inline bool in_memory(const Node& n) { return n.op == Op::Buffer || n.op == Op::Param; }
+
+}  // namespace arrayc::detail

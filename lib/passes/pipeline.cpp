@@ -1,0 +1,41 @@
+#include "passes/pipeline.h"
+
+#include <iostream>
+
+#include "support/env.h"
+
+namespace arrayc::detail {
+
+Graph run_passes(const Graph& g) {
+  struct Pass {
+    const char* name;
+    Graph (*run)(const Graph&);
+  };
+  static const Pass passes[] = {
+      {"simplify", simplify},
+      {"lower-integer-dot", lower_integer_dot},
+  };
+  bool debug = debug_level() >= 1;
+  if (debug) std::cerr << "=== input graph\n" << print_graph(g);
+  Graph cur = g;
+  for (const Pass& p : passes) {
+    Graph next = p.run(cur);
+    if (debug) {
+      std::cerr << "=== after " << p.name;
+      if (next.outputs == cur.outputs) std::cerr << " (unchanged)\n";
+      else std::cerr << "\n" << print_graph(next);
+    }
+    cur = std::move(next);
+  }
+  return cur;
+}
+
+Schedule compile_graph(const Graph& g, bool fuse) {
+  FusionOptions opts;
+  opts.fuse = fuse;
+  Schedule s = build_schedule(run_passes(g), opts);
+  if (debug_level() >= 2) std::cerr << "=== fused\n" << print_schedule(s);
+  return s;
+}
+
+}  // namespace arrayc::detail

@@ -1,0 +1,426 @@
+#include "passes/schedule.h"
+
+#include <algorithm>
+#include <map>
+#include <sstream>
+
+#include "passes/strided_view.h"
+
+namespace arrayc::detail {
+namespace {
+
+// Raised inside lowering when a chain of views cannot be expressed by strides: the node must
+// be materialized (copied contiguously) first, and the schedule is planned again.
+struct NeedsCopy {
+  const Node* node;
+};
+
+StridedView apply_views(StridedView v, const std::vector<const Node*>& chain) {
+  for (size_t i = chain.size(); i-- > 0;) {
+    const Node* view = chain[i];
+    switch (view->op) {
+      case Op::Transpose: v = v.transposed(view->ints); break;
+      case Op::Broadcast: v = v.broadcast(view->shape); break;
+      case Op::Reshape: {
+        auto r = v.reshaped(view->shape);
+        if (!r) throw NeedsCopy{view->inputs[0].get()};
+        v = *r;
+        break;
+      }
+      default: ARRAYC_INTERNAL_CHECK(false, "not a view op");
+    }
+  }
+  return v;
+}
+
+std::string source_key(const Source& s) {
+  std::ostringstream os;
+  os << static_cast<int>(s.kind) << ":" << (s.kind == Source::Kind::Storage ? reinterpret_cast<uintptr_t>(s.storage.get()) : s.index);
+  return os.str();
+}
+
+std::string view_key(const StridedView& v) {
+  return std::to_string(v.offset) + shape_str(v.strides);
+}
+
+class Lowering {
+ public:
+  Lowering(const FusionPlan& plan, Schedule& s) : plan_(plan), s_(s) {}
+
+  int slot_of(const Node* n) const { return slots_.at(n); }
+  void add_slot(const NodeRef& n) {
+    slots_[n.get()] = static_cast<int>(s_.slots.size());
+    s_.slots.push_back(Slot{n->dtype, n->shape, n->device});
+  }
+
+  // The memory behind a node whose values are already in a buffer, and its layout there.
+  std::pair<Source, StridedView> memory_of(const NodeRef& n) const {
+    Source src;
+    if (n->op == Op::Buffer) {
+      src.kind = Source::Kind::Storage;
+      src.storage = n->storage;
+      return {src, StridedView{n->buffer_offset(), n->shape, n->buffer_strides()}};
+    }
+    if (n->op == Op::Param) {
+      src.kind = Source::Kind::Param;
+      src.index = static_cast<int>(n->ints[0]);
+    } else {
+      src.kind = Source::Kind::Slot;
+      src.index = slot_of(n.get());
+    }
+    return {src, StridedView::contiguous(n->shape)};
+  }
+
+  // A view chain ending in memory, composed: the output of an alias or a dot operand.
+  std::pair<Source, StridedView> view_of_memory(const NodeRef& n) const {
+    std::vector<const Node*> chain;
+    const NodeRef* p = &n;
+    while (op_kind((*p)->op) == OpKind::View && !plan_.is_root(p->get())) {
+      chain.push_back(p->get());
+      p = &(*p)->inputs[0];
+    }
+    auto [src, base] = memory_of(*p);
+    return {src, apply_views(base, chain)};
+  }
+
+  const FusionPlan& plan() const { return plan_; }
+
+ private:
+  const FusionPlan& plan_;
+  Schedule& s_;
+  std::unordered_map<const Node*, int> slots_;
+};
+
+// Builds the Kernel of one fused group by walking from its roots down to the leaves and the
+// materialized inputs, carrying the chain of views met on the way.
+class KernelBuilder {
+ public:
+  KernelBuilder(const Lowering& low, int group) : low_(low), group_(group) {}
+
+  KernelStep build(const FusionGroup& grp) {
+    const NodeRef& first = grp.roots[0];
+    std::vector<std::pair<int, StridedView>> outs;  // (instr, view over the iteration space)
+    if (grp.kind == FusionGroup::Kind::Reduce) {
+      const NodeRef& x = first->inputs[0];
+      std::vector<bool> reduced(x->rank(), false);
+      for (int64_t a : first->ints) reduced[a] = true;
+      for (int64_t d = 0; d < x->rank(); ++d)
+        if (!reduced[d]) perm_.push_back(d);
+      for (int64_t a : first->ints) perm_.push_back(a);
+      for (int64_t p : perm_) iter_.push_back(x->shape[p]);
+      outer_ = static_cast<int>(x->rank() - first->ints.size());
+      k_.is_reduction = true;
+      k_.reduce_op = first->op;
+      std::vector<const Node*> chain;
+      int acc = descend(x, chain);
+      StridedView out{0, iter_, std::vector<int64_t>(iter_.size(), 0)};
+      auto cs = contiguous_strides(first->shape);
+      for (int d = 0; d < outer_; ++d) out.strides[d] = cs[d];
+      outs.push_back({acc, out});
+    } else {
+      iter_ = first->shape;
+      outer_ = static_cast<int>(iter_.size());
+      for (const NodeRef& r : grp.roots) {
+        std::vector<const Node*> chain;
+        outs.push_back({descend(r, chain), StridedView::contiguous(iter_)});
+      }
+    }
+    for (auto& [instr, view] : outs) {
+      views_.push_back(view);
+      k_.outputs.push_back(KernelOutput{instr, k_.body[instr].dtype, {}, 0, static_cast<int>(views_.size() - 1)});
+    }
+    KernelStep step;
+    step.inputs = inputs_;
+    for (size_t i = 0; i < k_.outputs.size(); ++i) {
+      k_.outputs[i].ptr = static_cast<int>(inputs_.size() + i);
+      step.outputs.push_back(low_.slot_of(grp.roots[i].get()));
+    }
+    k_.num_ptrs = static_cast<int>(inputs_.size() + k_.outputs.size());
+    k_.num_indexed = static_cast<int>(views_.size());
+    step.launch = collapse();
+    name_kernel();
+    step.kernel = std::move(k_);
+    return step;
+  }
+
+ private:
+  int descend(const NodeRef& n, std::vector<const Node*>& chain) {
+    auto key = std::make_pair(n.get(), chain);
+    if (auto it = memo_.find(key); it != memo_.end()) return it->second;
+    const FusionPlan& plan = low_.plan();
+    auto g = plan.group_of.find(n.get());
+    bool here = g != plan.group_of.end() && g->second == group_;
+    OpKind kind = op_kind(n->op);
+    int r;
+    if (!here && plan.is_root(n.get())) {
+      r = leaf(n, chain, false);  // another kernel's output: read it from memory
+    } else if (kind == OpKind::View) {
+      chain.push_back(n.get());
+      r = descend(n->inputs[0], chain);
+      chain.pop_back();
+    } else if (kind == OpKind::Leaf) {
+      r = leaf(n, chain, true);
+    } else if (kind == OpKind::Copy) {
+      r = descend(n->inputs[0], chain);
+    } else {
+      ARRAYC_INTERNAL_CHECK(kind == OpKind::Elementwise, "a reduction or product inside a fused group");
+      std::vector<int> args;
+      for (const NodeRef& in : n->inputs) args.push_back(descend(in, chain));
+      r = push(KernelInstr{n->op, n->dtype, std::move(args), -1});
+    }
+    memo_[key] = r;
+    return r;
+  }
+
+  int leaf(const NodeRef& n, const std::vector<const Node*>& chain, bool generate_here) {
+    KernelLeaf lf;
+    lf.dtype = n->dtype;
+    std::string key;
+    bool generated = generate_here && !in_memory(*n);
+    if (n->op == Op::Constant && generated) {
+      lf.op = Op::Constant;
+      lf.value = n->value;
+      key = "c" + std::string(dtype_name(n->dtype)) + n->value.str();
+    } else {
+      StridedView base = StridedView::contiguous(n->shape);
+      Source src;
+      if (generated) {
+        lf.op = n->op;
+        if (n->op != Op::Iota) lf.seed = static_cast<uint64_t>(n->ints[0]);
+        key = std::string(op_name(n->op)) + std::to_string(lf.seed) + dtype_name(n->dtype);
+      } else {
+        std::tie(src, base) = low_.memory_of(n);
+        lf.op = Op::Buffer;
+        key = "m" + source_key(src) + dtype_name(n->dtype);
+      }
+      StridedView v = apply_views(base, chain);
+      if (!perm_.empty()) v = v.transposed(perm_);
+      key += view_key(v);
+      if (auto it = leaf_keys_.find(key); it != leaf_keys_.end()) return it->second;
+      views_.push_back(v);
+      lf.index = static_cast<int>(views_.size() - 1);
+      if (!generated) {
+        lf.ptr = static_cast<int>(inputs_.size());
+        inputs_.push_back(src);
+      }
+    }
+    if (auto it = leaf_keys_.find(key); it != leaf_keys_.end()) return it->second;
+    k_.leaves.push_back(lf);
+    int r = push(KernelInstr{lf.op, lf.dtype, {}, static_cast<int>(k_.leaves.size() - 1)});
+    leaf_keys_[key] = r;
+    return r;
+  }
+
+  int push(KernelInstr i) {
+    k_.body.push_back(std::move(i));
+    return static_cast<int>(k_.body.size() - 1);
+  }
+
+  // Drops extent-1 dims and merges neighbours that every operand walks contiguously, then
+  // fills the stride kinds (the kernel's specialization) and the runtime parameters.
+  LaunchParams collapse() {
+    Shape ext;
+    std::vector<int> region;  // 0 outer, 1 reduced
+    std::vector<std::vector<int64_t>> strides(views_.size());
+    for (size_t d = 0; d < iter_.size(); ++d) {
+      int reg = static_cast<int>(d) < outer_ ? 0 : 1;
+      if (iter_[d] == 1) continue;
+      bool merge = !ext.empty() && region.back() == reg;
+      for (size_t j = 0; j < views_.size() && merge; ++j)
+        merge = strides[j].back() == views_[j].strides[d] * iter_[d];
+      if (merge) {
+        ext.back() *= iter_[d];
+        for (size_t j = 0; j < views_.size(); ++j) strides[j].back() = views_[j].strides[d];
+      } else {
+        ext.push_back(iter_[d]);
+        region.push_back(reg);
+        for (size_t j = 0; j < views_.size(); ++j) strides[j].push_back(views_[j].strides[d]);
+      }
+    }
+    k_.rank = static_cast<int>(ext.size());
+    k_.reduce_rank = static_cast<int>(std::count(region.begin(), region.end(), 1));
+    auto kinds = [&](int index) {
+      std::vector<StrideKind> out;
+      for (int64_t s : strides[index])
+        out.push_back(s == 0 ? StrideKind::Zero : s == 1 ? StrideKind::Unit : StrideKind::Any);
+      return out;
+    };
+    for (KernelLeaf& lf : k_.leaves)
+      if (lf.index >= 0) lf.strides = kinds(lf.index);
+    for (KernelOutput& o : k_.outputs) o.strides = kinds(o.index);
+
+    LaunchParams lp;
+    lp.parallel_extent = 1;
+    lp.reduce_extent = 1;
+    for (size_t d = 0; d < ext.size(); ++d) (region[d] ? lp.reduce_extent : lp.parallel_extent) *= ext[d];
+    if (shape_numel(iter_) == 0) {  // a zero extent may have been dropped above
+      int64_t outer_n = 1;
+      for (int d = 0; d < outer_; ++d) outer_n *= iter_[d];
+      lp.parallel_extent = outer_n;
+      lp.reduce_extent = 0;
+    }
+    lp.params = ext;
+    lp.params.push_back(0);
+    lp.params.push_back(lp.reduce_extent);
+    lp.params.push_back(1);
+    for (size_t j = 0; j < views_.size(); ++j) {
+      lp.params.push_back(views_[j].offset);
+      lp.params.insert(lp.params.end(), strides[j].begin(), strides[j].end());
+    }
+    return lp;
+  }
+
+  void name_kernel() {
+    std::vector<std::string> names;
+    if (k_.is_reduction) names.push_back(op_name(k_.reduce_op));
+    for (const KernelInstr& i : k_.body) {
+      if (i.leaf >= 0) continue;
+      std::string n = op_name(i.op);
+      if (std::find(names.begin(), names.end(), n) == names.end()) names.push_back(n);
+    }
+    std::string name;
+    for (const std::string& n : names) {
+      if (name.size() + n.size() > 48) {
+        name += "_etc";
+        break;
+      }
+      name += (name.empty() ? "" : "_") + n;
+    }
+    if (name.empty()) name = "copy";
+    k_.name = (names.size() > 1 ? "fused_" : "") + name;
+  }
+
+  const Lowering& low_;
+  int group_;
+  Kernel k_;
+  Shape iter_;
+  int outer_ = 0;
+  std::vector<int64_t> perm_;
+  std::vector<StridedView> views_;  // per indexed operand
+  std::vector<Source> inputs_;
+  std::map<std::pair<const Node*, std::vector<const Node*>>, int> memo_;
+  std::map<std::string, int> leaf_keys_;
+};
+
+MatrixOperand matrix_operand(const Lowering& low, const NodeRef& n) {
+  auto [src, v] = low.view_of_memory(n);
+  MatrixOperand m;
+  m.src = src;
+  m.offset = v.offset;
+  size_t r = v.shape.size();
+  m.rows = v.shape[r - 2];
+  m.cols = v.shape[r - 1];
+  m.row_stride = v.strides[r - 2];
+  m.col_stride = v.strides[r - 1];
+  m.batch_stride = r == 3 ? v.strides[0] : 0;
+  return m;
+}
+
+Schedule lower(const Graph& g, FusionPlan plan) {
+  Schedule s;
+  s.plan = std::move(plan);
+  Lowering low(s.plan, s);
+  for (const FusionGroup& grp : s.plan.groups)
+    for (const NodeRef& r : grp.roots) low.add_slot(r);
+
+  for (size_t gi = 0; gi < s.plan.groups.size(); ++gi) {
+    const FusionGroup& grp = s.plan.groups[gi];
+    Step step;
+    if (grp.kind == FusionGroup::Kind::Dot) {
+      const NodeRef& d = grp.roots[0];
+      DotStep dot;
+      dot.dtype = d->dtype;
+      dot.batch = d->rank() == 3 ? d->shape[0] : 1;
+      dot.a = matrix_operand(low, d->inputs[0]);
+      dot.b = matrix_operand(low, d->inputs[1]);
+      dot.output = low.slot_of(d.get());
+      step.op = dot;
+      step.label = "dot";
+    } else {
+      KernelStep ks = KernelBuilder(low, static_cast<int>(gi)).build(grp);
+      step.label = ks.kernel.name;
+      step.op = std::move(ks);
+    }
+    s.steps.push_back(std::move(step));
+  }
+
+  std::unordered_set<const Node*> outputs_seen;
+  for (const NodeRef& o : g.outputs) {
+    OutputView ov;
+    ov.dtype = o->dtype;
+    ov.shape = o->shape;
+    StridedView v;
+    if (s.plan.is_root(o.get())) {
+      ov.src = Source{Source::Kind::Slot, nullptr, low.slot_of(o.get())};
+      v = StridedView::contiguous(o->shape);
+    } else {
+      try {
+        std::tie(ov.src, v) = low.view_of_memory(o);
+      } catch (const NeedsCopy&) {
+        throw NeedsCopy{o.get()};
+      }
+    }
+    ov.offset = v.offset;
+    ov.strides = v.strides;
+    s.outputs.push_back(ov);
+  }
+
+  // Release each slot after its last reader, unless it is an output.
+  std::vector<bool> keep(s.slots.size(), false);
+  for (const OutputView& ov : s.outputs)
+    if (ov.src.kind == Source::Kind::Slot) keep[ov.src.index] = true;
+  std::vector<int> last(s.slots.size(), -1);
+  for (size_t i = 0; i < s.steps.size(); ++i) {
+    auto reads = [&](const Source& src) {
+      if (src.kind == Source::Kind::Slot) last[src.index] = static_cast<int>(i);
+    };
+    if (auto* ks = std::get_if<KernelStep>(&s.steps[i].op)) {
+      for (const Source& src : ks->inputs) reads(src);
+    } else {
+      const DotStep& d = std::get<DotStep>(s.steps[i].op);
+      reads(d.a.src);
+      reads(d.b.src);
+    }
+  }
+  for (size_t slot = 0; slot < s.slots.size(); ++slot)
+    if (!keep[slot] && last[slot] >= 0) s.steps[last[slot]].release.push_back(static_cast<int>(slot));
+  return s;
+}
+
+}  // namespace
+
+Schedule build_schedule(const Graph& g, const FusionOptions& opts_in) {
+  FusionOptions opts = opts_in;
+  for (;;) {
+    try {
+      return lower(g, plan_fusion(g, opts));
+    } catch (const NeedsCopy& nc) {
+      bool added = opts.forced.emplace(nc.node, "reshape of a strided view needs a contiguous copy").second;
+      ARRAYC_INTERNAL_CHECK(added, "materializing a node did not make its views expressible");
+    }
+  }
+}
+
+std::string print_schedule(const Schedule& s) {
+  std::ostringstream os;
+  const FusionPlan& p = s.plan;
+  std::unordered_map<const Node*, int> id;
+  for (const NodeRef& n : p.order) id[n.get()] = static_cast<int>(id.size());
+  auto name = [&](const Node* n) { return "%" + std::to_string(id.at(n)); };
+  for (size_t i = 0; i < s.steps.size(); ++i) {
+    const FusionGroup& grp = p.groups[i];
+    os << "kernel " << i << ": " << s.steps[i].label << " (";
+    std::vector<std::string> members;
+    for (const NodeRef& n : p.order)
+      if (p.group_of.count(n.get()) && p.group_of.at(n.get()) == static_cast<int>(i))
+        members.push_back(name(n.get()) + " " + op_name(n->op));
+    for (size_t m = 0; m < members.size(); ++m) os << (m ? ", " : "") << members[m];
+    os << ")\n";
+    for (const NodeRef& r : grp.roots)
+      os << "  materializes " << name(r.get()) << " " << dtype_name(r->dtype) << shape_str(r->shape)
+         << ": " << p.root_reason.at(r.get()) << "\n";
+  }
+  return os.str();
+}
+
+}  // namespace arrayc::detail

@@ -1,0 +1,77 @@
+// Constant folding and algebraic simplification. Only rewrites that are exact for every input,
+// NaN and signed zeros included: x*1, x/1, x+(-0.0), x-0.0, -(-x), views of constants,
+// ops whose inputs are all constants (folded with the reference interpreter, so folding and
+// running agree), where() with a constant condition, and view chains of one kind.
+#include <cmath>
+
+#include "ir/build.h"
+#include "ir/interpreter.h"
+#include "passes/pipeline.h"
+
+namespace arrayc::detail {
+namespace {
+
+bool is_const(const NodeRef& n, double v) {
+  if (n->op != Op::Constant) return false;
+  if (!is_float(n->dtype)) return n->value.i == static_cast<int64_t>(v);
+  return n->value.f == v && std::signbit(n->value.f) == std::signbit(v);
+}
+
+NodeRef fold_constants(const NodeRef& n, const std::vector<NodeRef>& in) {
+  std::vector<NodeRef> scalars;
+  for (const NodeRef& i : in) scalars.push_back(make_constant(i->value, {}, i->device));
+  NodeRef scalar = rebuild(n, scalars);
+  HostArray v = interpret(scalar);
+  Scalar s;
+  s.dtype = v.dtype;
+  if (is_float(v.dtype)) s.f = v.f.at(0);
+  else s.i = v.i.at(0);
+  return make_constant(s, n->shape, n->device);
+}
+
+NodeRef simplify_node(const NodeRef& n, const std::vector<NodeRef>& in) {
+  OpKind kind = op_kind(n->op);
+  if (kind == OpKind::View && in[0]->op == Op::Constant) return make_constant(in[0]->value, n->shape, n->device);
+  if (kind == OpKind::View && in[0]->op == n->op && n->op != Op::Broadcast) {
+    if (n->op == Op::Reshape) return make_reshape(in[0]->inputs[0], n->shape);
+    std::vector<int64_t> perm;
+    for (int64_t p : n->ints) perm.push_back(in[0]->ints[p]);
+    return make_transpose(in[0]->inputs[0], perm);
+  }
+  if (kind != OpKind::Elementwise) return rebuild(n, in);
+  bool all_const = true;
+  for (const NodeRef& i : in) all_const &= i->op == Op::Constant;
+  if (all_const) return fold_constants(n, in);
+  switch (n->op) {
+    case Op::Mul:
+      if (is_const(in[1], 1)) return in[0];
+      if (is_const(in[0], 1)) return in[1];
+      break;
+    case Op::Div:
+      if (is_const(in[1], 1)) return in[0];
+      break;
+    case Op::Add:
+      if (is_int(n->dtype) ? is_const(in[1], 0) : is_const(in[1], -0.0)) return in[0];
+      if (is_int(n->dtype) ? is_const(in[0], 0) : is_const(in[0], -0.0)) return in[1];
+      break;
+    case Op::Sub:
+      if (is_const(in[1], 0)) return in[0];
+      break;
+    case Op::Neg:
+      if (in[0]->op == Op::Neg) return in[0]->inputs[0];
+      break;
+    case Op::Where:
+      if (in[0]->op == Op::Constant) return in[0]->value.i ? in[1] : in[2];
+      break;
+    default: break;
+  }
+  return rebuild(n, in);
+}
+
+}  // namespace
+
+Graph simplify(const Graph& g) {
+  return rewrite(g, [](const NodeRef& n, const std::vector<NodeRef>& in, bool) { return simplify_node(n, in); });
+}
+
+}  // namespace arrayc::detail

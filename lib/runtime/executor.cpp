@@ -1,0 +1,186 @@
+#include "runtime/executor.h"
+
+#include <cmath>
+#include <cstring>
+
+#include "ir/build.h"
+#include "runtime/blas.h"
+#include "runtime/thread_pool.h"
+#include "support/stats.h"
+
+namespace arrayc::detail {
+namespace {
+
+// Below this many elements of work a kernel runs on the calling thread.
+constexpr int64_t kGrain = 1 << 15;
+
+struct Launch {
+  KernelFn fn;
+  void* const* ptrs;
+  const int64_t* params;
+};
+
+void run_range(void* ctx, int64_t begin, int64_t end) {
+  auto* l = static_cast<Launch*>(ctx);
+  l->fn(l->ptrs, l->params, begin, end);
+}
+
+// A full reduction too long for one thread: each chunk of the reduced range folds into its own
+// partial, then the partials are combined in chunk order (the same result for the same thread
+// count).
+struct SplitReduction {
+  KernelFn fn;
+  std::vector<void*> ptrs;
+  const std::vector<int64_t>* params;
+  int rank;
+  int out_ptr;
+  char* partials;
+  size_t elem;
+};
+
+void run_chunk(void* ctx, int64_t chunk, int64_t begin, int64_t end) {
+  auto* s = static_cast<SplitReduction*>(ctx);
+  std::vector<int64_t> params = *s->params;
+  params[s->rank] = begin;
+  params[s->rank + 1] = end;
+  params[s->rank + 2] = 0;
+  std::vector<void*> ptrs = s->ptrs;
+  ptrs[s->out_ptr] = s->partials + chunk * s->elem;
+  s->fn(ptrs.data(), params.data(), 0, 1);
+}
+
+template <typename T> T combine_values(Op op, T a, T b) {
+  switch (op) {
+    case Op::Prod: return static_cast<T>(a * b);
+    case Op::Max:
+      if constexpr (std::is_floating_point_v<T>) if (std::isnan(a) || std::isnan(b)) return a + b;
+      return a > b ? a : b;
+    case Op::Min:
+      if constexpr (std::is_floating_point_v<T>) if (std::isnan(a) || std::isnan(b)) return a + b;
+      return a < b ? a : b;
+    default: return static_cast<T>(a + b);
+  }
+}
+
+template <typename T>
+void combine_partials(Op op, const T* partials, int64_t n, T* out, int64_t count) {
+  T acc = partials[0];
+  for (int64_t i = 1; i < n; ++i) acc = combine_values(op, acc, partials[i]);
+  if constexpr (std::is_floating_point_v<T>)
+    if (op == Op::Mean) acc = acc / static_cast<T>(count);
+  *out = acc;
+}
+
+void launch_kernel(const Kernel& k, KernelFn fn, std::vector<void*>& ptrs, const LaunchParams& lp) {
+  counters().kernel_launches++;
+  int64_t threads = num_threads();
+  if (k.is_reduction && lp.parallel_extent == 1 && threads > 1 && lp.reduce_extent >= 4 * kGrain) {
+    int64_t chunks = num_chunks(lp.reduce_extent, kGrain);
+    DType t = k.outputs[0].dtype;
+    size_t elem = dtype_size(t);
+    std::vector<char> partials(chunks * elem);
+    SplitReduction s{fn, ptrs, &lp.params, k.rank, k.outputs[0].ptr, partials.data(), elem};
+    parallel_chunks(lp.reduce_extent, kGrain, run_chunk, &s);
+    void* out = ptrs[k.outputs[0].ptr];
+    int64_t n = lp.reduce_extent;
+    switch (t) {
+      case DType::Bool: {  // max/min of bools: any/all
+        bool acc = partials[0];
+        for (int64_t i = 1; i < chunks; ++i) acc = k.reduce_op == Op::Max ? (acc || partials[i]) : (acc && partials[i]);
+        *static_cast<uint8_t*>(out) = acc;
+        break;
+      }
+      case DType::Int32: combine_partials(k.reduce_op, reinterpret_cast<int32_t*>(partials.data()), chunks, static_cast<int32_t*>(out), n); break;
+      case DType::Int64: combine_partials(k.reduce_op, reinterpret_cast<int64_t*>(partials.data()), chunks, static_cast<int64_t*>(out), n); break;
+      case DType::Float32: combine_partials(k.reduce_op, reinterpret_cast<float*>(partials.data()), chunks, static_cast<float*>(out), n); break;
+      case DType::Float64: combine_partials(k.reduce_op, reinterpret_cast<double*>(partials.data()), chunks, static_cast<double*>(out), n); break;
+    }
+    return;
+  }
+  Launch l{fn, ptrs.data(), lp.params.data()};
+  int64_t grain = k.is_reduction ? std::max<int64_t>(1, kGrain / std::max<int64_t>(1, lp.reduce_extent)) : kGrain;
+  parallel_for(lp.parallel_extent, grain, run_range, &l);
+}
+
+char* base_pointer(const Source& src, const std::vector<StorageRef>& slots,
+                   const std::vector<ParamBinding>& params) {
+  switch (src.kind) {
+    case Source::Kind::Storage: return static_cast<char*>(src.storage->data);
+    case Source::Kind::Slot: return static_cast<char*>(slots[src.index]->data);
+    case Source::Kind::Param: {
+      const ParamBinding& pb = params.at(src.index);
+      return static_cast<char*>(pb.storage->data) + pb.offset * static_cast<int64_t>(dtype_size(pb.dtype));
+    }
+  }
+  return nullptr;
+}
+
+MatrixRef matrix_ref(const MatrixOperand& m, DType t, const std::vector<StorageRef>& slots,
+                     const std::vector<ParamBinding>& params) {
+  return MatrixRef{base_pointer(m.src, slots, params) + m.offset * static_cast<int64_t>(dtype_size(t)),
+                   m.rows, m.cols, m.row_stride, m.col_stride};
+}
+
+}  // namespace
+
+Program prepare(Schedule s, const EmitOptions& opts) {
+  Program p;
+  for (const Step& step : s.steps) {
+    const CompiledKernel* ck = nullptr;
+    if (auto* ks = std::get_if<KernelStep>(&step.op); ks && ks->launch.parallel_extent > 0)
+      ck = &host_kernel(ks->kernel, opts);
+    p.kernels.push_back(ck);
+  }
+  p.schedule = std::move(s);
+  return p;
+}
+
+std::vector<NodeRef> run(const Program& p, const std::vector<ParamBinding>& params) {
+  const Schedule& s = p.schedule;
+  std::vector<StorageRef> slots(s.slots.size());
+  std::vector<void*> ptrs;
+  for (size_t i = 0; i < s.steps.size(); ++i) {
+    const Step& step = s.steps[i];
+    auto alloc = [&](int slot) {
+      const Slot& sl = s.slots[slot];
+      slots[slot] = std::make_shared<Storage>(sl.device, shape_numel(sl.shape) * dtype_size(sl.dtype));
+    };
+    if (auto* ks = std::get_if<KernelStep>(&step.op)) {
+      for (int o : ks->outputs) alloc(o);
+      if (p.kernels[i]) {
+        ptrs.clear();
+        for (const Source& src : ks->inputs) ptrs.push_back(base_pointer(src, slots, params));
+        for (int o : ks->outputs) ptrs.push_back(slots[o]->data);
+        launch_kernel(ks->kernel, p.kernels[i]->fn, ptrs, ks->launch);
+      }
+    } else {
+      const DotStep& d = std::get<DotStep>(step.op);
+      alloc(d.output);
+      counters().kernel_launches++;
+      MatrixRef a = matrix_ref(d.a, d.dtype, slots, params), b = matrix_ref(d.b, d.dtype, slots, params);
+      if (d.batch == 1) {
+        gemm(d.dtype, a, b, slots[d.output]->data);
+      } else {
+        gemm_batched(d.dtype, d.batch, a, d.a.batch_stride, b, d.b.batch_stride, slots[d.output]->data);
+      }
+    }
+    for (int r : step.release) slots[r].reset();
+  }
+  std::vector<NodeRef> out;
+  for (const OutputView& ov : s.outputs) {
+    StorageRef st;
+    int64_t offset = ov.offset;
+    switch (ov.src.kind) {
+      case Source::Kind::Storage: st = ov.src.storage; break;
+      case Source::Kind::Slot: st = slots[ov.src.index]; break;
+      case Source::Kind::Param:
+        st = params.at(ov.src.index).storage;
+        offset += params[ov.src.index].offset;
+        break;
+    }
+    out.push_back(make_buffer(st, ov.dtype, ov.shape, offset, ov.strides));
+  }
+  return out;
+}
+
+}  // namespace arrayc::detail

@@ -1,0 +1,28 @@
+// The executor: runs a schedule's steps in order on buffers it allocates, frees each
+// intermediate after its last reader, and returns the outputs as Buffer nodes.
+#pragma once
+#include <vector>
+
+#include "cache/kernel_cache.h"
+#include "passes/schedule.h"
+
+namespace arrayc::detail {
+
+// A schedule with its kernels compiled (or found in the cache): ready to run many times.
+struct Program {
+  Schedule schedule;
+  std::vector<const CompiledKernel*> kernels;  // per step; null for library calls
+};
+
+Program prepare(Schedule s, const EmitOptions& opts);
+
+// The data bound to a jit parameter: contiguous, starting `offset` elements into storage.
+struct ParamBinding {
+  StorageRef storage;
+  int64_t offset = 0;  // in elements of dtype
+  DType dtype = DType::Float32;
+};
+
+std::vector<NodeRef> run(const Program& p, const std::vector<ParamBinding>& params = {});
+
+}  // namespace arrayc::detail

@@ -1,0 +1,119 @@
+// Bad input end to end: every user mistake raises arrayc::Error naming the op and the shapes or
+// dtypes, at build time; afterwards the library keeps working.
+#include "support/data.h"
+#include "support/devices.h"
+#include "support/errors.h"
+#include "support/reference.h"
+
+namespace {
+
+using namespace arrayc;
+using namespace arrayc_test;
+
+class BadInput : public DeviceTest {
+ protected:
+  // A small computation after each error: the library must still work.
+  void still_works() {
+    Array x = random_array(DType::Float32, {2, 3}, 99);
+    EXPECT_MATCHES_REFERENCE(arrayc::sum(x * 2.0f + 1.0f, {1}, false));
+  }
+};
+ARRAYC_DEVICE_SUITE(BadInput);
+
+TEST_P(BadInput, BroadcastShapeMismatch) {
+  Array a = zeros({2, 3}), b = zeros({4});
+  EXPECT_ARRAYC_ERROR(a + b, "add", "[2, 3]", "[4]", "cannot be broadcast");
+  still_works();
+  EXPECT_ARRAYC_ERROR(a * zeros({3, 2}), "mul", "[2, 3]", "[3, 2]");
+  EXPECT_ARRAYC_ERROR(where(zeros({2}, DType::Bool), a, b), "where", "[2]", "[2, 3]", "[4]");
+  EXPECT_ARRAYC_ERROR(broadcast_to(a, {3, 3}), "broadcast_to", "[2, 3]", "[3, 3]");
+  EXPECT_ARRAYC_ERROR(arrayc::arange(3) + arrayc::arange(4), "add", "[3]", "[4]");
+  still_works();
+}
+
+TEST_P(BadInput, DotInnerDimensions) {
+  EXPECT_ARRAYC_ERROR(dot(zeros({2, 3}), zeros({4, 5})), "dot", "inner dimensions", "[2, 3]", "[4, 5]");
+  still_works();
+  EXPECT_ARRAYC_ERROR(dot(zeros({3}), zeros({4})), "dot", "[3]", "[4]");
+  EXPECT_ARRAYC_ERROR(matmul(zeros({2, 2, 3}), zeros({2, 4, 3})), "matmul", "inner dimensions", "[2, 2, 3]");
+  EXPECT_ARRAYC_ERROR(matmul(zeros({2, 2, 3}), zeros({3, 3, 4})), "matmul", "batch dimensions", "[3, 3, 4]");
+  EXPECT_ARRAYC_ERROR(dot(zeros({2, 2, 2}), zeros({2, 2})), "dot", "[2, 2, 2]");
+  EXPECT_ARRAYC_ERROR(matmul(zeros({}), zeros({2})), "matmul", "at least one dimension");
+  still_works();
+}
+
+TEST_P(BadInput, DtypeNotAccepted) {
+  Array b = ones({3}, DType::Bool);
+  EXPECT_ARRAYC_ERROR(negative(b), "neg", "bool", "not accepted");
+  still_works();
+  EXPECT_ARRAYC_ERROR(-b, "neg", "bool");
+  EXPECT_ARRAYC_ERROR(b - b, "sub", "bool", "not accepted");
+  EXPECT_ARRAYC_ERROR(subtract(b, ones({3}, DType::Bool)), "sub", "bool");
+  EXPECT_ARRAYC_ERROR(arrayc::pow(b, b), "pow", "bool");
+  EXPECT_ARRAYC_ERROR(dot(b, b), "dot", "bool");
+  EXPECT_ARRAYC_ERROR(uniform({3}, 1, 0, 1, DType::Int32), "uniform", "int32");
+  EXPECT_ARRAYC_ERROR(normal({3}, 1, 0, 1, DType::Bool), "normal", "bool");
+  still_works();
+}
+
+TEST_P(BadInput, ReductionAxes) {
+  Array x = zeros({2, 3});
+  EXPECT_ARRAYC_ERROR(sum(x, {2}), "sum", "axis 2", "out of range", "[2, 3]");
+  still_works();
+  EXPECT_ARRAYC_ERROR(mean(x, {-3}), "mean", "axis -3", "[2, 3]");
+  EXPECT_ARRAYC_ERROR(prod(x, {0, 0}), "prod", "axis 0 given twice");
+  EXPECT_ARRAYC_ERROR(max(x, {0, 5}, true), "max", "axis 5");
+  EXPECT_ARRAYC_ERROR(sum(zeros({}), {0}), "sum", "rank 0");
+  still_works();
+}
+
+TEST_P(BadInput, MaxOfEmpty) {
+  EXPECT_ARRAYC_ERROR(max(zeros({0, 3}), {0}), "max", "zero-size axis 0", "[0, 3]");
+  still_works();
+  EXPECT_ARRAYC_ERROR(min(zeros({4, 0}, DType::Int32)), "min", "zero-size", "[4, 0]");
+  EXPECT_ARRAYC_ERROR(max(zeros({0})), "max", "[0]");
+  still_works();
+}
+
+TEST_P(BadInput, HostDataOfTheWrongSize) {
+  EXPECT_ARRAYC_ERROR(arrayc::array(std::vector<float>{1, 2, 3, 4, 5}, {2, 3}), "array", "5", "[2, 3]");
+  still_works();
+  EXPECT_ARRAYC_ERROR(arrayc::array(std::vector<int32_t>{}, {1}), "array", "[1]");
+  EXPECT_ARRAYC_ERROR(arrayc::array(std::vector<double>{1}, {-1}), "array", "[-1]");
+  still_works();
+}
+
+TEST_P(BadInput, ReshapeAndTranspose) {
+  Array x = zeros({2, 3});
+  EXPECT_ARRAYC_ERROR(reshape(x, {4}), "reshape", "[2, 3]", "[4]");
+  still_works();
+  EXPECT_ARRAYC_ERROR(reshape(x, {4, -1}), "reshape", "[2, 3]", "[4, -1]");
+  EXPECT_ARRAYC_ERROR(reshape(x, {-1, -1}), "reshape", "more than one -1");
+  EXPECT_ARRAYC_ERROR(transpose(x, {0}), "transpose", "length 1", "rank 2", "[2, 3]");
+  still_works();
+  EXPECT_ARRAYC_ERROR(transpose(x, {1, 1}), "transpose", "axis 1 repeated");
+  EXPECT_ARRAYC_ERROR(transpose(x, {0, 2}), "transpose", "axis 2", "out of range", "[2, 3]");
+  EXPECT_ARRAYC_ERROR(expand_dims(x, 3), "expand_dims", "axis 3", "[2, 3]");
+  still_works();
+}
+
+TEST_P(BadInput, CreationArguments) {
+  EXPECT_ARRAYC_ERROR(zeros({2, -1}), "[2, -1]");
+  EXPECT_ARRAYC_ERROR(arange(0.0, 1.0, 0.0), "arange", "step");
+  EXPECT_ARRAYC_ERROR(arrayc::array(std::vector<float>{1, 2}).item<float>(), "item", "[2]");
+  still_works();
+}
+
+TEST_P(BadInput, DevicesDoNotMix) {
+  if (gpu_count() == 0) {
+    EXPECT_ARRAYC_ERROR(gpu(0), "gpu");
+    still_works();
+    return;
+  }
+  Array c = zeros({3}, DType::Float32, cpu());
+  Array g = zeros({3}, DType::Float32, gpu(0));
+  EXPECT_ARRAYC_ERROR(c + g, "add", "different devices", "cpu", "gpu:0");
+  still_works();
+}
+
+}  // namespace

@@ -1,0 +1,162 @@
+// Reductions end to end: sum, prod, max, min, mean over all elements and over every combination
+// of axes for ranks 0 to 4, with and without keepdims, for every dtype (bool and int sums
+// promote to int64), over views and fused expressions, and over empty axes.
+#include <cmath>
+#include <limits>
+
+#include "support/data.h"
+#include "support/devices.h"
+#include "support/errors.h"
+#include "support/reference.h"
+
+namespace {
+
+using namespace arrayc;
+using namespace arrayc_test;
+
+class Reductions : public DeviceTest {};
+ARRAYC_DEVICE_SUITE(Reductions);
+
+using AllFn = Array (*)(const Array&);
+using AxesFn = Array (*)(const Array&, const std::vector<int64_t>&, bool);
+struct Reduction {
+  const char* name;
+  AllFn all;
+  AxesFn axes;
+};
+const Reduction kReductions[] = {{"sum", arrayc::sum, arrayc::sum},
+                                 {"prod", arrayc::prod, arrayc::prod},
+                                 {"max", arrayc::max, arrayc::max},
+                                 {"min", arrayc::min, arrayc::min},
+                                 {"mean", arrayc::mean, arrayc::mean}};
+
+// Values whose products stay finite: in [0.5, 1.5] for prod, wider for the rest.
+Array input(const Reduction& r, DType t, const Shape& s, uint64_t seed) {
+  if (std::string(r.name) == "prod") return random_array(t, s, seed, is_float(t) ? 0.5 : -2, is_float(t) ? 1.5 : 2);
+  return random_array(t, s, seed, -10, 10);
+}
+
+std::string axes_str(const std::vector<int64_t>& a) { return "axes " + shape_str(a); }
+
+TEST_P(Reductions, EveryAxisCombinationRanks0To4) {
+  const Shape shapes[] = {{}, {13}, {5, 7}, {3, 4, 5}, {2, 3, 4, 5}};
+  for (const Shape& s : shapes) {
+    int64_t rank = static_cast<int64_t>(s.size());
+    for (const Reduction& r : kReductions) {
+      Array x = input(r, DType::Float32, s, 1 + rank);
+      SCOPED_TRACE(std::string(r.name) + " of " + shape_str(s));
+      EXPECT_MATCHES_REFERENCE(r.all(x));
+      for (int64_t mask = 0; mask < (int64_t{1} << rank); ++mask) {
+        std::vector<int64_t> axes;
+        for (int64_t d = 0; d < rank; ++d)
+          if (mask & (int64_t{1} << d)) axes.push_back(d);
+        for (bool keep : {false, true}) {
+          SCOPED_TRACE(axes_str(axes) + (keep ? " keepdims" : ""));
+          Array y = r.axes(x, axes, keep);
+          if (keep) {
+            EXPECT_EQ(y.ndim(), rank);
+          }
+          EXPECT_MATCHES_REFERENCE(y);
+        }
+      }
+    }
+  }
+}
+
+TEST_P(Reductions, EveryDtype) {
+  for (const Reduction& r : kReductions)
+    for (DType t : kAllDTypes) {
+      SCOPED_TRACE(std::string(r.name) + " " + dt(t));
+      Array x = input(r, t, {6, 35}, 7);
+      Array all = r.all(x);
+      EXPECT_MATCHES_REFERENCE(all);
+      EXPECT_MATCHES_REFERENCE(r.axes(x, {0}, false));
+      EXPECT_MATCHES_REFERENCE(r.axes(x, {-1}, true));
+      std::string name = r.name;
+      if (name == "sum" || name == "prod")
+        EXPECT_EQ(all.dtype(), is_float(t) ? t : DType::Int64);
+      else if (name == "mean")
+        EXPECT_EQ(all.dtype(), is_float(t) ? t : DType::Float64);
+      else
+        EXPECT_EQ(all.dtype(), t);
+    }
+}
+
+TEST_P(Reductions, IntegerSumsPromoteAndWrap) {
+  Array big = arrayc::array(std::vector<int32_t>(1000, std::numeric_limits<int32_t>::max()));
+  Array s = sum(big);
+  EXPECT_EQ(s.dtype(), DType::Int64);
+  EXPECT_EQ(s.item<int64_t>(), int64_t{1000} * std::numeric_limits<int32_t>::max());
+  EXPECT_MATCHES_REFERENCE(sum(big));
+  Array b = random_array(DType::Bool, {1000}, 8);
+  EXPECT_MATCHES_REFERENCE(sum(b));
+  EXPECT_MATCHES_REFERENCE(sum(b > false));
+  Array wrap = arrayc::array(std::vector<int64_t>{std::numeric_limits<int64_t>::max(), 1, 1});
+  EXPECT_MATCHES_REFERENCE(sum(wrap));
+  EXPECT_MATCHES_REFERENCE(prod(arrayc::array(std::vector<int64_t>{1 << 30, 1 << 30, 1 << 30})));
+}
+
+TEST_P(Reductions, NaNAndInfinities) {
+  const double nan = std::numeric_limits<double>::quiet_NaN(), inf = std::numeric_limits<double>::infinity();
+  for (DType t : kFloatTypes) {
+    SCOPED_TRACE(dt(t));
+    Array x = make_array(t, {3, 4}, {1, nan, 3, 4, 5, 6, -inf, 8, inf, 10, 11, -0.0});
+    for (const Reduction& r : kReductions) {
+      SCOPED_TRACE(r.name);
+      EXPECT_MATCHES_REFERENCE(r.all(x));
+      EXPECT_MATCHES_REFERENCE(r.axes(x, {0}, false));
+      EXPECT_MATCHES_REFERENCE(r.axes(x, {1}, false));
+    }
+  }
+}
+
+TEST_P(Reductions, Empty) {
+  for (DType t : {DType::Float32, DType::Int32, DType::Bool}) {
+    SCOPED_TRACE(dt(t));
+    Array e = random_array(t, {0, 3}, 9);
+    EXPECT_MATCHES_REFERENCE(sum(e));
+    EXPECT_MATCHES_REFERENCE(prod(e));
+    EXPECT_MATCHES_REFERENCE(sum(e, {0}, false));
+    EXPECT_MATCHES_REFERENCE(prod(e, {0}, true));
+    EXPECT_MATCHES_REFERENCE(mean(e, {0}, false));  // NaN, as 0/0
+    EXPECT_MATCHES_REFERENCE(sum(e, {1}, false));   // shape [0]
+    EXPECT_MATCHES_REFERENCE(max(e, {1}, false));   // nothing to reduce over an empty output
+    EXPECT_EQ(sum(e, {0}, false).to_vector<double>(), (std::vector<double>{0, 0, 0}));
+    EXPECT_EQ(prod(e, {0}, false).to_vector<double>(), (std::vector<double>{1, 1, 1}));
+  }
+  EXPECT_TRUE(std::isnan(mean(random_array(DType::Float64, {0}, 10)).item<double>()));
+  EXPECT_EQ(sum(random_array(DType::Float32, {0}, 10)).item<float>(), 0.0f);
+}
+
+TEST_P(Reductions, LargeAndOddSizes) {
+  for (int64_t n : {1, 2, 3, 7, 8, 9, 15, 16, 17, 31, 33, 63, 64, 65, 67, 1000, 4099, 1000003}) {
+    SCOPED_TRACE("n = " + std::to_string(n));
+    Array x = random_array(DType::Float32, {n}, 11 + n, -1, 1);
+    EXPECT_MATCHES_REFERENCE(sum(x));
+    EXPECT_MATCHES_REFERENCE(max(x));
+    EXPECT_MATCHES_REFERENCE(mean(x * x));
+  }
+  Array m = random_array(DType::Float64, {1001, 999}, 12);
+  EXPECT_MATCHES_REFERENCE(sum(m, {0}, false));
+  EXPECT_MATCHES_REFERENCE(sum(m, {1}, false));
+  EXPECT_MATCHES_REFERENCE(min(m, {0}, true));
+  // Positive data: no cancellation, so the bound is tight relative to the result.
+  Array p = random_array(DType::Float32, {1000003}, 13, 0, 1);
+  EXPECT_MATCHES_REFERENCE(sum(p));
+}
+
+TEST_P(Reductions, OverViewsAndExpressions) {
+  Array x = random_array(DType::Float32, {4, 5, 6}, 14);
+  EXPECT_MATCHES_REFERENCE(sum(transpose(x, {2, 0, 1}), {1}, false));
+  EXPECT_MATCHES_REFERENCE(max(reshape(x, {20, 6}), {0}, false));
+  EXPECT_MATCHES_REFERENCE(sum(arrayc::exp(x) * 2.0f - x, {0, 2}, true));
+  EXPECT_MATCHES_REFERENCE(mean(broadcast_to(reshape(x, {4, 1, 5, 6}), {4, 3, 5, 6}), {1, 3}, false));
+  EXPECT_MATCHES_REFERENCE(sum(x, {1}, false) / max(x, {1}, false));  // two reductions in one graph
+  EXPECT_MATCHES_REFERENCE(sum(sum(x, {2}, false) * 2.0f));            // reduction of a reduction
+  EXPECT_MATCHES_REFERENCE(sum(x * x));
+  EXPECT_MATCHES_REFERENCE(x - mean(x, {-1}, true));                    // normalization pattern
+  EXPECT_MATCHES_REFERENCE(sum(x > 0.0f, {0, 1}, false));
+  EXPECT_MATCHES_REFERENCE(sum(x, {-1, 0}, false));
+}
+
+}  // namespace

@@ -1,0 +1,98 @@
+#include "support/data.h"
+
+#include <cmath>
+#include <limits>
+
+namespace arrayc_test {
+
+using arrayc::DType;
+
+namespace {
+uint64_t splitmix64(uint64_t& state) {
+  uint64_t z = (state += 0x9e3779b97f4a7c15ULL);
+  z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+  z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+  return z ^ (z >> 31);
+}
+
+template <typename T> std::vector<T> convert(const std::vector<double>& v) {
+  std::vector<T> out;
+  out.reserve(v.size());
+  for (double x : v) out.push_back(static_cast<T>(x));
+  return out;
+}
+}  // namespace
+
+std::vector<double> random_values(int64_t n, uint64_t seed, double lo, double hi) {
+  std::vector<double> v(static_cast<size_t>(n));
+  uint64_t state = seed * 0x2545F4914F6CDD1DULL + 1;
+  for (double& x : v) x = lo + (hi - lo) * static_cast<double>(splitmix64(state) >> 11) * 0x1.0p-53;
+  return v;
+}
+
+arrayc::Array make_array(DType dtype, const arrayc::Shape& shape, const std::vector<double>& values) {
+  switch (dtype) {
+    case DType::Bool: {
+      std::vector<bool> b;
+      for (double x : values) b.push_back(x != 0);
+      return arrayc::array(b, shape);
+    }
+    case DType::Int32: return arrayc::array(convert<int32_t>(values), shape);
+    case DType::Int64: return arrayc::array(convert<int64_t>(values), shape);
+    case DType::Float32: return arrayc::array(convert<float>(values), shape);
+    case DType::Float64: return arrayc::array(values, shape);
+  }
+  return {};
+}
+
+arrayc::Array random_array(DType dtype, const arrayc::Shape& shape, uint64_t seed, double lo, double hi) {
+  int64_t n = arrayc::shape_numel(shape);
+  std::vector<double> v;
+  if (dtype == DType::Bool) {
+    v = random_values(n, seed, 0, 2);
+    for (double& x : v) x = std::floor(x);
+  } else if (arrayc::is_int(dtype)) {
+    v = random_values(n, seed, lo, hi + 1);
+    for (double& x : v) x = std::floor(x);
+  } else {
+    v = random_values(n, seed, lo, hi);
+  }
+  return make_array(dtype, shape, v);
+}
+
+std::vector<double> float_edge_values(DType dtype) {
+  const double inf = std::numeric_limits<double>::infinity();
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  std::vector<double> v = {0.0, -0.0, 1.0, -1.0, 0.5, -2.5, 3.0, 1e-7, -1e-7, 100.0, -100.0,
+                           1e30, -1e30, inf, -inf, nan, 3.14159265358979, -2.718281828459045,
+                           88.0, -88.0, 89.0, -104.0, 1e-3, 65504.0};
+  if (dtype == DType::Float32) {
+    using L = std::numeric_limits<float>;
+    for (double x : {double(L::denorm_min()), double(L::min()), double(L::max()), double(L::lowest()),
+                     3.4e38, -3.4e38, 1e-40, -1e-40, double(L::epsilon())})
+      v.push_back(x);
+  } else {
+    using L = std::numeric_limits<double>;
+    for (double x : {L::denorm_min(), L::min(), L::max(), L::lowest(), 1e-310, -1e-310, 709.0,
+                     710.0, -745.0, 1e300, -1e300, L::epsilon(), 3.4e38})
+      v.push_back(x);
+  }
+  return v;
+}
+
+std::vector<double> int_edge_values(DType dtype) {
+  std::vector<double> v = {0, 1, -1, 2, -2, 7, -7, 100, -100, 12345, -12345};
+  if (dtype == DType::Int32) {
+    for (double x : {2147483647.0, -2147483648.0, 2147483646.0, -2147483647.0, 65536.0, 46341.0})
+      v.push_back(x);
+  } else if (dtype == DType::Int64) {
+    // Values exact in double; the extremes of int64 are built in the tests that need them.
+    for (double x : {4294967296.0, -4294967296.0, 3037000500.0, 9007199254740992.0, -9007199254740992.0})
+      v.push_back(x);
+  }
+  return v;
+}
+
+std::string dt(DType t) { return arrayc::dtype_name(t); }
+
+}  // namespace arrayc_test

@@ -1,0 +1,527 @@
+// Accuracy and vectorization of the emitted math functions (lib/codegen/vmath.*). Each function
+// is JIT-compiled inside a loop out[i] = fn(a[i], b[i]) at -O3 for the host CPU, so the vector
+// variants (and the scalar remainder) are what is measured; references are the long double libm
+// functions for f64 and the double ones for f32.
+#include "codegen/vmath.h"
+
+#include <gtest/gtest.h>
+#include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
+#include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
+#include <llvm/ExecutionEngine/Orc/LLJIT.h>
+#include <llvm/IR/Module.h>
+#include <llvm/IR/Verifier.h>
+#include <llvm/Passes/PassBuilder.h>
+#include <llvm/Support/TargetSelect.h>
+#include <llvm/Support/raw_ostream.h>
+#include <llvm/Target/TargetMachine.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <limits>
+#include <map>
+#include <memory>
+#include <random>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <vector>
+
+namespace {
+
+using arrayc::detail::emit_math_call;
+using arrayc::detail::MathFn;
+using arrayc::detail::MathOptions;
+
+using KernelFn = void (*)(const void*, const void*, void*, int64_t);
+
+struct Kernel {
+  std::unique_ptr<llvm::orc::LLJIT> jit;
+  KernelFn fn = nullptr;
+  std::string ir;  // optimized IR of the loop function
+  bool avx512 = false;
+};
+
+// Builds, optimizes (-O3, host CPU) and JIT-compiles
+//   void kernel(const T* a, const T* b, T* out, i64 n) { for i < n: out[i] = fn(a[i], b[i]) }
+std::unique_ptr<Kernel> build_kernel(MathFn fn, bool f64, bool fast) {
+  static bool initialized = [] {
+    llvm::InitializeNativeTarget();
+    llvm::InitializeNativeTargetAsmPrinter();
+    return true;
+  }();
+  (void)initialized;
+  auto jtmb = llvm::cantFail(llvm::orc::JITTargetMachineBuilder::detectHost());
+  jtmb.setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
+  auto tm = llvm::cantFail(jtmb.createTargetMachine());
+
+  auto ctx = std::make_unique<llvm::LLVMContext>();
+  auto mod = std::make_unique<llvm::Module>("vmath_test", *ctx);
+  mod->setDataLayout(tm->createDataLayout());
+  mod->setTargetTriple(tm->getTargetTriple().str());
+  llvm::IRBuilder<> b(*ctx);
+  llvm::Type* t = f64 ? b.getDoubleTy() : b.getFloatTy();
+  llvm::Type* ptr = b.getPtrTy();
+  auto* fty = llvm::FunctionType::get(b.getVoidTy(), {ptr, ptr, ptr, b.getInt64Ty()}, false);
+  auto* f = llvm::Function::Create(fty, llvm::Function::ExternalLinkage, "kernel", *mod);
+  auto k = std::make_unique<Kernel>();
+  std::string features = tm->getTargetFeatureString().str();
+  k->avx512 = features.find("+avx512f") != std::string::npos;
+  f->addFnAttr("target-cpu", tm->getTargetCPU());
+  f->addFnAttr("target-features", features);
+  if (k->avx512) f->addFnAttr("prefer-vector-width", "512");
+  for (unsigned i = 0; i < 3; ++i) f->addParamAttr(i, llvm::Attribute::NoAlias);
+
+  auto* entry = llvm::BasicBlock::Create(*ctx, "entry", f);
+  auto* loop = llvm::BasicBlock::Create(*ctx, "loop", f);
+  auto* exit = llvm::BasicBlock::Create(*ctx, "exit", f);
+  b.SetInsertPoint(entry);
+  llvm::Value* n = f->getArg(3);
+  b.CreateCondBr(b.CreateICmpSGT(n, b.getInt64(0)), loop, exit);
+  b.SetInsertPoint(loop);
+  auto* i = b.CreatePHI(b.getInt64Ty(), 2);
+  i->addIncoming(b.getInt64(0), entry);
+  std::vector<llvm::Value*> args;
+  args.push_back(b.CreateLoad(t, b.CreateInBoundsGEP(t, f->getArg(0), i)));
+  if (fn == MathFn::Pow) args.push_back(b.CreateLoad(t, b.CreateInBoundsGEP(t, f->getArg(1), i)));
+  llvm::Value* r = emit_math_call(b, fn, args, MathOptions{fast});
+  b.CreateStore(r, b.CreateInBoundsGEP(t, f->getArg(2), i));
+  llvm::Value* next = b.CreateAdd(i, b.getInt64(1));
+  i->addIncoming(next, loop);
+  b.CreateCondBr(b.CreateICmpSLT(next, n), loop, exit);
+  b.SetInsertPoint(exit);
+  b.CreateRetVoid();
+  EXPECT_FALSE(llvm::verifyModule(*mod, &llvm::errs()));
+
+  llvm::LoopAnalysisManager lam;
+  llvm::FunctionAnalysisManager fam;
+  llvm::CGSCCAnalysisManager cgam;
+  llvm::ModuleAnalysisManager mam;
+  llvm::PassBuilder pb(tm.get());
+  pb.registerModuleAnalyses(mam);
+  pb.registerCGSCCAnalyses(cgam);
+  pb.registerFunctionAnalyses(fam);
+  pb.registerLoopAnalyses(lam);
+  pb.crossRegisterProxies(lam, fam, cgam, mam);
+  pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3).run(*mod, mam);
+  llvm::raw_string_ostream os(k->ir);
+  mod->getFunction("kernel")->print(os);
+
+  k->jit = llvm::cantFail(llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(jtmb).create());
+  char prefix = k->jit->getDataLayout().getGlobalPrefix();
+  k->jit->getMainJITDylib().addGenerator(llvm::cantFail(
+      llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(prefix)));
+  llvm::cantFail(k->jit->addIRModule(llvm::orc::ThreadSafeModule(std::move(mod), std::move(ctx))));
+  k->fn = llvm::cantFail(k->jit->lookup("kernel")).toPtr<KernelFn>();
+  return k;
+}
+
+const Kernel& kernel(MathFn fn, bool f64, bool fast = false) {
+  static std::map<std::tuple<MathFn, bool, bool>, std::unique_ptr<Kernel>> cache;
+  auto& slot = cache[{fn, f64, fast}];
+  if (!slot) slot = build_kernel(fn, f64, fast);
+  return *slot;
+}
+
+template <class T>
+std::vector<T> run(MathFn fn, const std::vector<T>& a, const std::vector<T>& b = {},
+                   bool fast = false) {
+  std::vector<T> out(a.size());
+  kernel(fn, std::is_same_v<T, double>, fast).fn(a.data(), b.empty() ? a.data() : b.data(),
+                                                 out.data(), static_cast<int64_t>(a.size()));
+  return out;
+}
+
+template <class T>
+T run1(MathFn fn, T x, T y = 0) {
+  return run<T>(fn, {x}, {y})[0];
+}
+
+// The reference: double libm for f32 results, long double libm for f64 results.
+template <class T>
+long double reference(MathFn fn, T x, T y) {
+  if constexpr (std::is_same_v<T, float>) {
+    double a = x, b = y;
+    switch (fn) {
+      case MathFn::Exp: return std::exp(a);
+      case MathFn::Log: return std::log(a);
+      case MathFn::Sin: return std::sin(a);
+      case MathFn::Cos: return std::cos(a);
+      case MathFn::Tanh: return std::tanh(a);
+      case MathFn::Pow: return std::pow(a, b);
+      case MathFn::Sqrt: return std::sqrt(a);
+    }
+  } else {
+    long double a = x, b = y;
+    switch (fn) {
+      case MathFn::Exp: return expl(a);
+      case MathFn::Log: return logl(a);
+      case MathFn::Sin: return sinl(a);
+      case MathFn::Cos: return cosl(a);
+      case MathFn::Tanh: return tanhl(a);
+      case MathFn::Pow: return powl(a, b);
+      case MathFn::Sqrt: return sqrtl(a);
+    }
+  }
+  return 0;
+}
+
+// |got - ref| in units of the last place of T at ref (subnormal spacing below the normal range);
+// inf counts as 2^max_exponent so that results rounding to overflow compare equal.
+template <class T>
+double ulp_error(T got, long double ref) {
+  if (std::isnan(ref) || std::isnan(got))
+    return std::isnan(ref) && std::isnan(got) ? 0 : std::numeric_limits<double>::infinity();
+  using lim = std::numeric_limits<T>;
+  long double top = std::ldexp(1.0L, lim::max_exponent);
+  long double r = std::fabs(ref) >= top ? std::copysign(top, ref) : ref;
+  long double g = std::isinf(got) ? std::copysign(top, static_cast<long double>(got)) : got;
+  int e = lim::min_exponent;
+  if (r != 0) std::frexp(r, &e);
+  int ulp_exp = std::max(e, lim::min_exponent) - lim::digits;
+  return static_cast<double>(std::fabs(g - r) / std::ldexp(1.0L, ulp_exp));
+}
+
+template <class T>
+using UInt = std::conditional_t<sizeof(T) == 4, uint32_t, uint64_t>;
+
+template <class T>
+T from_bits(UInt<T> u) {
+  T v;
+  std::memcpy(&v, &u, sizeof v);
+  return v;
+}
+
+// Random bit patterns: every sign, exponent and mantissa, NaNs and infinities included.
+template <class T>
+void add_random_bits(std::vector<T>& v, size_t n, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  for (size_t i = 0; i < n; ++i) v.push_back(from_bits<T>(static_cast<UInt<T>>(rng())));
+}
+
+template <class T>
+void add_uniform(std::vector<T>& v, double lo, double hi, size_t n, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> d(lo, hi);
+  for (size_t i = 0; i < n; ++i) v.push_back(static_cast<T>(d(rng)));
+}
+
+// Log-uniform magnitudes of both signs between 2^lo and 2^hi.
+template <class T>
+void add_log_uniform(std::vector<T>& v, double lo, double hi, size_t n, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> d(lo, hi);
+  for (size_t i = 0; i < n; ++i) {
+    T x = static_cast<T>(std::exp2(d(rng)));
+    v.push_back(i % 2 ? -x : x);
+  }
+}
+
+template <class T>
+void add_edges(std::vector<T>& v) {
+  using lim = std::numeric_limits<T>;
+  for (T x : {T(0), lim::denorm_min(), lim::min(), lim::epsilon(), T(0.5), T(1), T(2), T(10),
+              lim::max(), lim::infinity(), lim::quiet_NaN()}) {
+    v.push_back(x);
+    v.push_back(-x);
+    v.push_back(std::nextafter(x, T(0)));
+    v.push_back(std::nextafter(x, lim::infinity()));
+  }
+}
+
+struct Worst {
+  double ulp = 0;
+  long double x = 0, y = 0, got = 0, ref = 0;
+};
+
+template <class T>
+Worst measure(MathFn fn, const std::vector<T>& a, const std::vector<T>& b = {},
+              bool fast = false) {
+  std::vector<T> out = run(fn, a, b, fast);
+  Worst w;
+  for (size_t i = 0; i < a.size(); ++i) {
+    T y = b.empty() ? T(0) : b[i];
+    long double ref = reference<T>(fn, a[i], y);
+    double err = ulp_error(out[i], ref);
+    if (!(err <= w.ulp)) w = {err, a[i], y, out[i], ref};
+  }
+  return w;
+}
+
+const char* name(MathFn fn) {
+  switch (fn) {
+    case MathFn::Exp: return "exp";
+    case MathFn::Log: return "log";
+    case MathFn::Sin: return "sin";
+    case MathFn::Cos: return "cos";
+    case MathFn::Tanh: return "tanh";
+    case MathFn::Pow: return "pow";
+    case MathFn::Sqrt: return "sqrt";
+  }
+  return "";
+}
+
+template <class T>
+void expect_ulp(MathFn fn, const std::vector<T>& a, const std::vector<T>& b, double bound,
+                bool fast = false) {
+  Worst w = measure(fn, a, b, fast);
+  std::printf("  %s%s %s: max %.3f ulp over %zu inputs (x=%.17Lg y=%.17Lg got=%.17Lg ref=%.17Lg)\n",
+              name(fn), fast ? " fast" : "", sizeof(T) == 4 ? "f32" : "f64", w.ulp, a.size(), w.x,
+              w.y, w.got, w.ref);
+  EXPECT_LE(w.ulp, bound) << name(fn) << " x=" << static_cast<double>(w.x)
+                          << " y=" << static_cast<double>(w.y);
+}
+
+constexpr double kBound = 4;
+constexpr size_t kN32 = 1 << 20;  // samples per f32 test
+constexpr size_t kN64 = 1 << 18;  // per f64 test (long double references are slow)
+
+template <class T>
+std::vector<T> exp_inputs(size_t n) {
+  std::vector<T> v;
+  bool f64 = sizeof(T) == 8;
+  add_random_bits(v, n / 4, 1);
+  add_uniform(v, f64 ? -750 : -110, f64 ? 715 : 95, n / 2, 2);
+  add_uniform(v, -1, 1, n / 8, 3);
+  add_log_uniform(v, -80, 3, n / 8, 4);
+  add_edges(v);
+  for (double x : {88.7, 88.72, 88.73, -87.3, -103.2, -103.3, -103.9, -104.0, 709.78, 709.79,
+                   -708.39, -744.4, -745.13, -745.14, -746.0})
+    v.push_back(static_cast<T>(x));
+  return v;
+}
+
+template <class T>
+std::vector<T> log_inputs(size_t n) {
+  std::vector<T> v;
+  add_random_bits(v, n / 2, 5);
+  for (T& x : v) x = std::fabs(x);
+  add_uniform(v, 0.5, 2, n / 4, 6);
+  add_uniform(v, 1 - 1e-3, 1 + 1e-3, n / 8, 7);
+  add_log_uniform(v, -1100, 1024, n / 8, 8);
+  for (T& x : v) x = std::fabs(x);
+  add_edges(v);
+  return v;
+}
+
+template <class T>
+std::vector<T> trig_inputs(size_t n) {
+  std::vector<T> v;
+  add_random_bits(v, n / 4, 9);
+  add_uniform(v, -10, 10, n / 4, 10);
+  add_uniform(v, -1e6, 1e6, n / 8, 11);
+  add_log_uniform(v, -30, 1024, n / 4, 12);
+  // Around the switch to the exact reduction, and near multiples of pi/2.
+  add_uniform(v, 0x1p30 * 0.99, 0x1p30 * 1.01, n / 32, 13);
+  add_uniform(v, 0x1p40 * 0.99, 0x1p40 * 1.01, n / 32, 14);
+  for (int k = -2000; k <= 2000; ++k) {
+    T x = static_cast<T>(k * 1.5707963267948966192L);
+    v.push_back(x);
+    v.push_back(std::nextafter(x, T(0)));
+  }
+  add_edges(v);
+  return v;
+}
+
+template <class T>
+std::vector<T> tanh_inputs(size_t n) {
+  std::vector<T> v;
+  add_random_bits(v, n / 4, 15);
+  add_uniform(v, -25, 25, n / 4, 16);
+  add_uniform(v, -1, 1, n / 4, 17);
+  add_log_uniform(v, -60, 5, n / 4, 18);
+  add_edges(v);
+  return v;
+}
+
+// pow: pairs (x, y) covering random bit patterns, moderate values, bases near 1 with large
+// exponents, negative bases with integer exponents, and results near overflow/underflow.
+template <class T>
+void pow_inputs(size_t n, std::vector<T>& x, std::vector<T>& y) {
+  bool f64 = sizeof(T) == 8;
+  std::mt19937_64 rng(19);
+  std::uniform_real_distribution<double> u(0, 1);
+  auto bits = [&] { return from_bits<T>(static_cast<UInt<T>>(rng())); };
+  double max_log = f64 ? 709.0 : 88.0;
+  for (size_t i = 0; i < n; ++i) {
+    T a, b;
+    switch (i % 6) {
+      case 0: a = bits(); b = bits(); break;
+      case 1: a = static_cast<T>(u(rng) * 10); b = static_cast<T>(u(rng) * 40 - 20); break;
+      case 2:  // x near 1, |y log x| up to the overflow threshold
+        a = static_cast<T>(1 + (u(rng) - 0.5) * 1e-2);
+        b = static_cast<T>((u(rng) * 2 - 1) * max_log / std::fabs(std::log(double(a))));
+        break;
+      case 3:  // negative base, integer exponent
+        a = static_cast<T>(-(u(rng) * 4)); b = static_cast<T>(std::floor(u(rng) * 120 - 60)); break;
+      case 4: {  // result magnitude anywhere in the range, subnormal included
+        a = std::fabs(bits());
+        double la = std::log(double(a));
+        if (!std::isfinite(la) || la == 0) la = 1;
+        b = static_cast<T>((u(rng) * 2.2 - 1.1) * max_log * (f64 ? 1.05 : 1.18) / la);
+        break;
+      }
+      default: a = std::fabs(bits()); b = static_cast<T>(u(rng) * 4 - 2); break;
+    }
+    x.push_back(a);
+    y.push_back(b);
+  }
+}
+
+template <class T>
+void check_exp() {
+  expect_ulp<T>(MathFn::Exp, exp_inputs<T>(sizeof(T) == 4 ? kN32 : kN64), {}, kBound);
+}
+template <class T>
+void check_log() {
+  expect_ulp<T>(MathFn::Log, log_inputs<T>(sizeof(T) == 4 ? kN32 : kN64), {}, kBound);
+}
+template <class T>
+void check_trig(MathFn fn) {
+  expect_ulp<T>(fn, trig_inputs<T>(sizeof(T) == 4 ? kN32 : kN64), {}, kBound);
+}
+template <class T>
+void check_tanh() {
+  expect_ulp<T>(MathFn::Tanh, tanh_inputs<T>(sizeof(T) == 4 ? kN32 : kN64), {}, kBound);
+}
+template <class T>
+void check_pow() {
+  std::vector<T> x, y;
+  pow_inputs<T>(sizeof(T) == 4 ? kN32 : kN64, x, y);
+  expect_ulp<T>(MathFn::Pow, x, y, kBound);
+}
+
+TEST(VMath, ExpF32UlpBound) { check_exp<float>(); }
+TEST(VMath, ExpF64UlpBound) { check_exp<double>(); }
+TEST(VMath, LogF32UlpBound) { check_log<float>(); }
+TEST(VMath, LogF64UlpBound) { check_log<double>(); }
+TEST(VMath, SinF32UlpBound) { check_trig<float>(MathFn::Sin); }
+TEST(VMath, SinF64UlpBound) { check_trig<double>(MathFn::Sin); }
+TEST(VMath, CosF32UlpBound) { check_trig<float>(MathFn::Cos); }
+TEST(VMath, CosF64UlpBound) { check_trig<double>(MathFn::Cos); }
+TEST(VMath, TanhF32UlpBound) { check_tanh<float>(); }
+TEST(VMath, TanhF64UlpBound) { check_tanh<double>(); }
+TEST(VMath, PowF32UlpBound) { check_pow<float>(); }
+TEST(VMath, PowF64UlpBound) { check_pow<double>(); }
+
+TEST(VMath, SqrtIsCorrectlyRounded) {
+  std::vector<float> a;
+  add_random_bits(a, 1 << 16, 20);
+  std::vector<float> out = run(MathFn::Sqrt, a);
+  for (size_t i = 0; i < a.size(); ++i) {
+    float want = std::sqrt(a[i]);
+    EXPECT_TRUE(out[i] == want || (std::isnan(out[i]) && std::isnan(want))) << a[i];
+  }
+  EXPECT_TRUE(std::signbit(run1<double>(MathFn::Sqrt, -0.0)));
+}
+
+template <class T>
+void check_special_values() {
+  using lim = std::numeric_limits<T>;
+  const T inf = lim::infinity(), nan = lim::quiet_NaN();
+  EXPECT_EQ(run1<T>(MathFn::Exp, -inf), T(0));
+  EXPECT_EQ(run1<T>(MathFn::Exp, inf), inf);
+  EXPECT_TRUE(std::isnan(run1<T>(MathFn::Exp, nan)));
+  EXPECT_EQ(run1<T>(MathFn::Exp, T(0)), T(1));
+  EXPECT_EQ(run1<T>(MathFn::Exp, lim::max()), inf);
+  EXPECT_EQ(run1<T>(MathFn::Exp, -lim::max()), T(0));
+  EXPECT_EQ(run1<T>(MathFn::Log, T(0)), -inf);
+  EXPECT_EQ(run1<T>(MathFn::Log, T(-0.0)), -inf);
+  EXPECT_TRUE(std::isnan(run1<T>(MathFn::Log, T(-1))));
+  EXPECT_TRUE(std::isnan(run1<T>(MathFn::Log, -inf)));
+  EXPECT_TRUE(std::isnan(run1<T>(MathFn::Log, nan)));
+  EXPECT_EQ(run1<T>(MathFn::Log, inf), inf);
+  EXPECT_EQ(run1<T>(MathFn::Log, T(1)), T(0));
+  for (MathFn fn : {MathFn::Sin, MathFn::Cos, MathFn::Tanh}) {
+    EXPECT_TRUE(std::isnan(run1<T>(fn, nan))) << name(fn);
+  }
+  for (MathFn fn : {MathFn::Sin, MathFn::Cos}) {
+    EXPECT_TRUE(std::isnan(run1<T>(fn, inf))) << name(fn);
+    EXPECT_TRUE(std::isnan(run1<T>(fn, -inf))) << name(fn);
+  }
+  for (MathFn fn : {MathFn::Sin, MathFn::Tanh}) {
+    T z = run1<T>(fn, T(-0.0));
+    EXPECT_TRUE(z == 0 && std::signbit(z)) << name(fn);
+    EXPECT_EQ(run1<T>(fn, lim::denorm_min()), lim::denorm_min()) << name(fn);
+    EXPECT_EQ(run1<T>(fn, -lim::min()), -lim::min()) << name(fn);
+  }
+  EXPECT_EQ(run1<T>(MathFn::Cos, T(0)), T(1));
+  EXPECT_EQ(run1<T>(MathFn::Tanh, inf), T(1));
+  EXPECT_EQ(run1<T>(MathFn::Tanh, -inf), T(-1));
+  EXPECT_EQ(run1<T>(MathFn::Tanh, T(30)), T(1));
+}
+
+TEST(VMath, SpecialValuesF32) { check_special_values<float>(); }
+TEST(VMath, SpecialValuesF64) { check_special_values<double>(); }
+
+// pow over all pairs of special operands against C's pow (glibc follows C99 Annex F): exact
+// where C's result is 0, +-1, +-inf or NaN, within the ULP bound otherwise.
+template <class T>
+void check_pow_special_cases() {
+  using lim = std::numeric_limits<T>;
+  std::vector<T> vals = {T(0), T(0.5), T(1), T(1.5), T(2), T(3), T(-3), T(0.25), T(2.5), T(1e-3),
+                         lim::denorm_min(), lim::min(), lim::max(), lim::infinity(),
+                         T(53), T(1) / 3};
+  size_t count = vals.size();
+  for (size_t i = 0; i < count; ++i) vals.push_back(-vals[i]);
+  vals.push_back(lim::quiet_NaN());
+  std::vector<T> a, b;
+  for (T x : vals)
+    for (T y : vals) {
+      a.push_back(x);
+      b.push_back(y);
+    }
+  std::vector<T> out = run(MathFn::Pow, a, b);
+  for (size_t i = 0; i < a.size(); ++i) {
+    T want = std::pow(a[i], b[i]);
+    bool special = std::isnan(want) || std::isinf(want) || want == 0 || std::fabs(want) == 1;
+    if (special) {
+      bool same = std::isnan(want) ? std::isnan(out[i])
+                                   : out[i] == want && std::signbit(out[i]) == std::signbit(want);
+      EXPECT_TRUE(same) << "pow(" << a[i] << ", " << b[i] << ") = " << out[i] << ", want " << want;
+    } else {
+      EXPECT_LE(ulp_error(out[i], reference<T>(MathFn::Pow, a[i], b[i])), kBound)
+          << "pow(" << a[i] << ", " << b[i] << ")";
+    }
+  }
+}
+
+TEST(VMath, PowSpecialCasesF32) { check_pow_special_cases<float>(); }
+TEST(VMath, PowSpecialCasesF64) { check_pow_special_cases<double>(); }
+
+// The point of the library: the loops vectorize at full AVX-512 width.
+TEST(VMath, LoopsVectorize) {
+  for (MathFn fn : {MathFn::Exp, MathFn::Log, MathFn::Sin, MathFn::Cos, MathFn::Tanh, MathFn::Pow,
+                    MathFn::Sqrt}) {
+    for (bool f64 : {false, true}) {
+      for (bool fast : {false, true}) {
+        const Kernel& k = kernel(fn, f64, fast);
+        if (!k.avx512) GTEST_SKIP() << "host has no AVX-512";
+        const char* want = f64 ? "<8 x double>" : "<16 x float>";
+        EXPECT_NE(k.ir.find(want), std::string::npos)
+            << name(fn) << (f64 ? " f64" : " f32") << (fast ? " fast" : "") << "\n"
+            << k.ir;
+      }
+    }
+  }
+}
+
+// Fast mode: sin/cos accurate below 2^30 (no exact reduction beyond), pow f64 error growing
+// with |y log x| (documented in docs/math_accuracy.md).
+TEST(VMath, FastMode) {
+  std::vector<float> xf;
+  add_uniform(xf, -1e6, 1e6, 1 << 16, 21);
+  add_log_uniform(xf, -30, 29.9, 1 << 16, 22);
+  std::vector<double> xd(xf.begin(), xf.end());
+  add_log_uniform(xd, -30, 29.9, 1 << 16, 23);
+  for (MathFn fn : {MathFn::Sin, MathFn::Cos}) {
+    expect_ulp<float>(fn, xf, {}, kBound, true);
+    expect_ulp<double>(fn, xd, {}, kBound, true);
+  }
+  std::vector<double> px, py;
+  pow_inputs<double>(1 << 16, px, py);
+  expect_ulp<double>(MathFn::Pow, px, py, 1024, true);
+}
+
+}  // namespace

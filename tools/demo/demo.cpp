@@ -1,0 +1,219 @@
+// arrayc-demo: the reference workloads W1 and W2 (see benchmarks/ and docs/) through
+// arrayc::jit, once with fusion and once without, showing for each
+//   - a check of the result against what it must be,
+//   - the first call (trace + compile + run) and the median of later calls,
+//   - what the engine did (arrayc::stats()) on the first call, on the later calls, and on a call
+//     with a different length (which must reuse the compiled kernels).
+// Exits with status 1 when a result is wrong.
+#include <arrayc/arrayc.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <exception>
+#include <string>
+#include <vector>
+
+namespace {
+
+using arrayc::Array;
+using arrayc::DType;
+using Clock = std::chrono::steady_clock;
+
+double ms_since(Clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+arrayc::Stats operator-(const arrayc::Stats& a, const arrayc::Stats& b) {
+  arrayc::Stats d;
+  d.traces = a.traces - b.traces;
+  d.compiles = a.compiles - b.compiles;
+  d.cache_hits = a.cache_hits - b.cache_hits;
+  d.kernel_launches = a.kernel_launches - b.kernel_launches;
+  d.compile_ms = a.compile_ms - b.compile_ms;
+  return d;
+}
+
+// One row of the per-workload table.
+void print_row(const char* mode, const std::string& what, double ms, const char* ms_note,
+               const arrayc::Stats& s) {
+  std::printf("  %-8s %-22s %10.3f ms %-7s %7lld %9lld %11lld %9lld %11.1f\n", mode, what.c_str(),
+              ms, ms_note, static_cast<long long>(s.traces), static_cast<long long>(s.compiles),
+              static_cast<long long>(s.cache_hits), static_cast<long long>(s.kernel_launches),
+              s.compile_ms);
+}
+
+void print_header() {
+  std::printf("  %-8s %-22s %13s %-7s %7s %9s %11s %9s %11s\n", "mode", "calls", "time", "",
+              "traces", "compiles", "cache hits", "launches", "compile ms");
+}
+
+struct Outcome {
+  Array result;           // of the first call, on the full-size input
+  double later_ms = 0;    // median of the later calls
+  int64_t launches_per_call = 0;
+};
+
+// Runs a fresh jit of f with fusion on or off: the first call, `repeats` later calls, and one call
+// on `half` (the same signature with another length). Prints one table row for each.
+template <typename F>
+Outcome run_mode(bool fused, F f, const Array& x, const Array& half, int repeats) {
+  arrayc::set_fusion(fused);
+  const char* mode = fused ? "fused" : "unfused";
+  auto g = arrayc::jit(f);  // a fresh jit object: nothing traced yet
+  Outcome out;
+
+  arrayc::Stats s0 = arrayc::stats();
+  auto t0 = Clock::now();
+  out.result = g(x);
+  out.result.eval();
+  double first_ms = ms_since(t0);
+  arrayc::Stats s1 = arrayc::stats();
+  print_row(mode, "first call", first_ms, "", s1 - s0);
+
+  std::vector<double> times;
+  for (int i = 0; i < repeats; ++i) {
+    auto t = Clock::now();
+    Array y = g(x);
+    y.eval();
+    times.push_back(ms_since(t));
+  }
+  arrayc::Stats s2 = arrayc::stats();
+  out.later_ms = median(times);
+  out.launches_per_call = (s2 - s1).kernel_launches / repeats;
+  print_row("", "next " + std::to_string(repeats) + " calls", out.later_ms, "median", s2 - s1);
+
+  auto t1 = Clock::now();
+  Array y = g(half);
+  y.eval();
+  double half_ms = ms_since(t1);
+  print_row("", "n/2 = " + std::to_string(half.size()) + " (1 call)", half_ms, "",
+            arrayc::stats() - s2);
+  return out;
+}
+
+void print_summary(const Outcome& fused, const Outcome& unfused) {
+  std::printf("  kernels per call: fused %lld, unfused %lld;  later calls: fused %.3f ms, unfused "
+              "%.3f ms (%.2fx)\n",
+              static_cast<long long>(fused.launches_per_call),
+              static_cast<long long>(unfused.launches_per_call), fused.later_ms, unfused.later_ms,
+              fused.later_ms > 0 ? unfused.later_ms / fused.later_ms : 0.0);
+}
+
+// W1: cos(x)^2 + sin(x)^2 on x = arange(n). Every element must be 1.
+bool workload_w1(DType dtype, int64_t n, int repeats) {
+  std::printf("\nW1 %s: cos(x)*cos(x) + sin(x)*sin(x),  x = arange(%lld)\n",
+              arrayc::dtype_name(dtype), static_cast<long long>(n));
+  std::printf("   transcendental-heavy elementwise chain; large x stresses argument reduction\n\n");
+  Array x = arrayc::arange(0.0, static_cast<double>(n), 1.0, dtype);
+  Array half = arrayc::arange(0.0, static_cast<double>(n / 2), 1.0, dtype);
+  arrayc::eval({x, half});  // inputs ready before timing
+
+  auto f = [](const Array& a) {
+    Array c = arrayc::cos(a);
+    Array s = arrayc::sin(a);
+    return c * c + s * s;
+  };
+  print_header();
+  Outcome fused = run_mode(true, f, x, half, repeats);
+  Outcome unfused = run_mode(false, f, x, half, repeats);
+  arrayc::set_fusion(true);
+  print_summary(fused, unfused);
+
+  const double tol = dtype == DType::Float32 ? 1e-5 : 1e-12;
+  bool ok = true;
+  for (const auto& [name, out] : {std::pair<const char*, const Outcome*>{"fused", &fused},
+                                  std::pair<const char*, const Outcome*>{"unfused", &unfused}}) {
+    std::vector<double> v = out->result.to_vector<double>();
+    double sum = 0, max_err = 0;
+    for (double e : v) {
+      sum += e;
+      max_err = std::max(max_err, std::fabs(e - 1.0));  // NaN fails the test below
+    }
+    double mean = v.empty() ? 0 : sum / static_cast<double>(v.size());
+    bool good = static_cast<int64_t>(v.size()) == n && max_err <= tol && std::fabs(mean - 1) <= tol;
+    std::printf("  check %-8s mean = %.9f  max |y - 1| = %.3g  (tolerance %.0e)  %s\n", name,
+                mean, max_err, tol, good ? "ok" : "WRONG");
+    ok = ok && good;
+  }
+  return ok;
+}
+
+double selu_reference(double x) { return 1.05 * (x > 0 ? x : 1.67 * std::exp(x) - 1.67); }
+
+// W2: SELU on n float32 samples of normal(0, 1), checked against a host evaluation in double.
+bool workload_w2(int64_t n, int repeats) {
+  std::printf("\nW2 float32: SELU  1.05 * where(x > 0, x, 1.67*exp(x) - 1.67),  x ~ normal(0, 1), "
+              "n = %lld\n",
+              static_cast<long long>(n));
+  std::printf("   short fused chain: compile latency and cached-call overhead\n\n");
+  Array x = arrayc::normal({n}, /*seed=*/42);
+  Array half = arrayc::normal({n / 2}, /*seed=*/7);
+  arrayc::eval({x, half});
+
+  auto f = [](const Array& a) {
+    return 1.05 * arrayc::where(a > 0.0, a, 1.67 * arrayc::exp(a) - 1.67);
+  };
+  print_header();
+  Outcome fused = run_mode(true, f, x, half, repeats);
+  Outcome unfused = run_mode(false, f, x, half, repeats);
+  arrayc::set_fusion(true);
+  print_summary(fused, unfused);
+
+  std::vector<double> xv = x.to_vector<double>();
+  bool ok = true;
+  for (const auto& [name, out] : {std::pair<const char*, const Outcome*>{"fused", &fused},
+                                  std::pair<const char*, const Outcome*>{"unfused", &unfused}}) {
+    std::vector<double> v = out->result.to_vector<double>();
+    bool good = v.size() == xv.size();
+    double sum = 0, max_err = 0;
+    for (size_t i = 0; good && i < v.size(); ++i) {
+      sum += v[i];
+      double ref = selu_reference(static_cast<float>(xv[i]));
+      double err = std::fabs(v[i] - ref) / std::max(1.0, std::fabs(ref));
+      if (!(err <= 1e-5)) good = false;  // also catches NaN
+      max_err = std::max(max_err, err);
+    }
+    std::printf("  check %-8s sum = %.4f  max rel. error vs host reference = %.3g  %s\n", name,
+                sum, max_err, good ? "ok" : "WRONG");
+    ok = ok && good;
+  }
+  std::printf("  first values:");
+  std::vector<double> y = fused.result.to_vector<double>();
+  for (size_t i = 0; i < 4 && i < y.size(); ++i) std::printf("  selu(%.4f) = %.4f", xv[i], y[i]);
+  std::printf("\n");
+  return ok;
+}
+
+}  // namespace
+
+int main() {
+  try {
+    std::printf("arrayc demo: numpy-style expressions, traced and JIT-compiled by arrayc::jit\n");
+    std::printf("device: %s;  fused = elementwise chains compiled into one kernel, unfused = one "
+                "kernel per op\n",
+                arrayc::default_device().str().c_str());
+    std::printf("columns: time of the calls, then what arrayc::stats() counted during them\n");
+
+    bool ok = true;
+    ok = workload_w1(DType::Float32, 10'000'000, 10) && ok;
+    ok = workload_w1(DType::Float64, 10'000'000, 10) && ok;
+    ok = workload_w2(1'000'000, 20) && ok;
+
+    std::printf("\n%s\n", ok ? "all results checked: ok" : "SOME RESULTS ARE WRONG (see above)");
+    return ok ? 0 : 1;
+  } catch (const arrayc::Error& e) {
+    std::fprintf(stderr, "arrayc error: %s\n", e.what());
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+  }
+  return 1;
+}

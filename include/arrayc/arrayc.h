@@ -4,5 +4,6 @@
 #include "arrayc/device.h"
 #include "arrayc/dtype.h"
 #include "arrayc/error.h"
+#include "arrayc/inspect.h"
 #include "arrayc/jit.h"
 #include "arrayc/ops.h"

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "arrayc/array.h"
+#include "arrayc/inspect.h"
 
 namespace arrayc {
 
@@ -40,6 +41,8 @@ class JitFunction {
   explicit JitFunction(Fn fn);
   ~JitFunction();
   std::vector<Array> call(const std::vector<Array>& inputs);
+  // Traces the function for these inputs' signature and returns every stage (runs nothing).
+  Stages inspect(const std::vector<Array>& inputs, bool fuse);
   int64_t num_traces() const;
 
  private:
@@ -80,17 +83,26 @@ template <typename F> class Jitted {
 
   template <typename... A> auto operator()(const A&... args) {
     using R = std::decay_t<std::invoke_result_t<F&, const A&...>>;
-    if (!core_) {
-      core_ = std::make_shared<detail::JitFunction>([f = f_](const std::vector<Array>& in) mutable {
-        return call_with(f, in, std::index_sequence_for<A...>{});
-      });
-    }
+    ensure_core<A...>();
     return detail::from_array_list<R>(core_->call({Array(args)...}));
   }
 
   int64_t num_traces() const { return core_ ? core_->num_traces() : 0; }
 
+  // Every compiler stage of this function for arguments like these (see inspect.h).
+  template <typename... A> Stages inspect(const A&... args) {
+    ensure_core<A...>();
+    return core_->inspect({Array(args)...}, fusion_enabled());
+  }
+
  private:
+  template <typename... A> void ensure_core() {
+    if (!core_) {
+      core_ = std::make_shared<detail::JitFunction>([f = f_](const std::vector<Array>& in) mutable {
+        return call_with(f, in, std::index_sequence_for<A...>{});
+      });
+    }
+  }
   template <typename G, size_t... I>
   static std::vector<Array> call_with(G& f, const std::vector<Array>& in, std::index_sequence<I...>) {
     return detail::to_array_list(f(in.at(I)...));

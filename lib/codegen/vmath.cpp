@@ -69,11 +69,19 @@ struct Ctx {
   Value* inf() const { return c(INFINITY); }
   Value* nan() const { return c(NAN); }
 
-  // c[0] + x*(c[1] + x*(c[2] + ...)).
-  Value* horner(Value* x, const std::vector<double>& coef) const {
-    Value* acc = c(coef.back());
-    for (size_t i = coef.size() - 1; i-- > 0;) acc = fma(acc, x, c(coef[i]));
-    return acc;
+  // c[0] + c[1]*x + c[2]*x^2 + ... by Estrin's scheme: pairs c[i] + c[i+1]*x, then pairs of
+  // those with x^2, x^4, ...; a shorter dependency chain than Horner's rule.
+  Value* poly(Value* x, const std::vector<double>& coef) const {
+    std::vector<Value*> terms;
+    for (double k : coef) terms.push_back(c(k));
+    for (Value* p = x; terms.size() > 1; p = mul(p, p)) {
+      std::vector<Value*> next;
+      for (size_t i = 0; i + 1 < terms.size(); i += 2)
+        next.push_back(fma(terms[i + 1], p, terms[i]));
+      if (terms.size() % 2) next.push_back(terms.back());
+      terms = std::move(next);
+    }
+    return terms[0];
   }
   // 2^n for an integer n in the normal exponent range.
   Value* pow2i(Value* n) const {
@@ -89,10 +97,11 @@ struct Ctx {
   }
 };
 
-// Taylor coefficients sign * 1/k! for k = first, first+step, ...
-std::vector<double> inv_factorials(int first, int last, int step, bool alternate) {
+// Taylor coefficients sign * 1/k! for k = first, first+step, ..., last; the sign alternates
+// when asked.
+std::vector<double> inv_factorials(int first, int last, int step, bool alternate,
+                                   double sign = 1) {
   std::vector<double> out;
-  double sign = 1;
   for (int k = first; k <= last; k += step) {
     long double f = 1;
     for (int i = 2; i <= k; ++i) f *= i;
@@ -119,7 +128,7 @@ constexpr double kLog2e = 0x1.71547652b82fep+0;
 // exp(r) - 1 for |r| <= ln2/2, as r + r^2*Q(r).
 Value* expm1_poly(const Ctx& e, Value* r) {
   auto q = inv_factorials(2, e.f64 ? 13 : 7, 1, false);
-  return e.fma(e.mul(r, r), e.horner(r, q), r);
+  return e.fma(e.mul(r, r), e.poly(r, q), r);
 }
 
 // exp(x + xlo) where xlo (optional) is a small correction. exp(x) = 2^n * exp(r),
@@ -178,7 +187,7 @@ Value* log_core(const Ctx& e, Value* x) {
   Value* z = e.mul(s, s);
   std::vector<double> coef;
   for (int j = 3; j <= (e.f64 ? 21 : 9); j += 2) coef.push_back(2.0 / j);
-  Value* rr = e.mul(z, e.horner(z, coef));
+  Value* rr = e.mul(z, e.poly(z, coef));
   Value* hfsq = e.mul(e.c(0.5), e.mul(f, f));
   Value* lo = e.fma(s, e.add(hfsq, rr), e.mul(kd, e.c(ln2_lo(e))));
   return e.fma(kd, e.c(ln2_hi(e)), e.sub(f, e.sub(hfsq, lo)));
@@ -186,7 +195,7 @@ Value* log_core(const Ctx& e, Value* x) {
 
 Value* log_fn(const Ctx& e, Value* x) {
   Value* res = log_core(e, x);
-  res = e.sel(e.b.CreateFCmpUGE(x, e.c(0)), res, e.nan());  // negative or NaN
+  res = e.sel(e.b.CreateFCmpOGE(x, e.c(0)), res, e.nan());  // negative or NaN
   res = e.sel(e.eq(x, e.c(0)), e.neg(e.inf()), res);
   return e.sel(e.eq(x, e.inf()), e.inf(), res);
 }
@@ -213,7 +222,7 @@ void log_dd(const Ctx& e, Value* x, Value*& hi, Value*& lo) {
   m_lo = e.fma(e.mul(e.c(2), z_hi), s_lo, m_lo);  // 3 * (2/3) * s^2 * s_lo
   std::vector<double> coef;
   for (int j = 5; j <= 23; j += 2) coef.push_back(2.0 / j);
-  Value* tail = e.mul(e.mul(c_hi, z_hi), e.horner(z_hi, coef));
+  Value* tail = e.mul(e.mul(c_hi, z_hi), e.poly(z_hi, coef));
   Value* two_s = e.mul(e.c(2), s_hi);
   Value* h = e.add(two_s, m_hi);
   Value* l = e.add(e.sub(two_s, h), m_hi);
@@ -224,12 +233,18 @@ void log_dd(const Ctx& e, Value* x, Value*& hi, Value*& lo) {
 }
 
 // tanh(x) = sign(x) * em/(em + 2), em = expm1(2|x|); |x| is clamped where tanh rounds to 1.
+// The rounding errors of em + 2 and of the division are corrected once, leaving em's error.
 Value* tanh_fn(const Ctx& e, Value* x) {
   double sat = e.f64 ? 20 : 10;
   Value* a = e.fabs(x);
   a = e.sel(e.gt(a, e.c(sat)), e.c(sat), a);
   Value* em = expm1_nonneg(e, e.add(a, a));
-  return e.copysign(e.div(em, e.add(em, e.c(2))), x);
+  Value* d = e.add(em, e.c(2));
+  Value* em_part = e.sub(d, e.c(2));  // two-sum: d + d_lo = em + 2 exactly
+  Value* d_lo = e.add(e.sub(em, em_part), e.sub(e.c(2), e.sub(d, em_part)));
+  Value* q = e.div(em, d);
+  Value* resid = e.fma(e.neg(q), d_lo, e.fma(e.neg(q), d, em));  // em - q*(d + d_lo)
+  return e.copysign(e.add(q, e.div(resid, d)), x);
 }
 
 // sin or cos of r + q*pi/2 for |r| <= ~pi/4 (d is a double context; q its integer type).
@@ -237,10 +252,10 @@ Value* tanh_fn(const Ctx& e, Value* x) {
 Value* trig_eval(const Ctx& d, Value* r, Value* q, Value* cos_offset, bool short_poly) {
   int smax = short_poly ? 9 : 17, cmax = short_poly ? 10 : 16;
   Value* z = d.mul(r, r);
-  Value* sinp = d.fma(d.mul(r, z), d.horner(z, inv_factorials(3, smax, 2, true)), r);
+  Value* sinp = d.fma(d.mul(r, z), d.poly(z, inv_factorials(3, smax, 2, true, -1)), r);
   Value* hz = d.mul(d.c(0.5), z);
   Value* w = d.sub(d.c(1), hz);
-  Value* cos_tail = d.mul(d.mul(z, z), d.horner(z, inv_factorials(4, cmax, 2, true)));
+  Value* cos_tail = d.mul(d.mul(z, z), d.poly(z, inv_factorials(4, cmax, 2, true)));
   Value* cosp = d.add(w, d.add(d.sub(d.sub(d.c(1), w), hz), cos_tail));
   Value* qq = d.b.CreateAdd(q, cos_offset);
   Value* use_cos = d.b.CreateICmpNE(d.b.CreateAnd(qq, d.ci(1)), d.ci(0));
@@ -540,8 +555,8 @@ llvm::Value* emit_math_call(llvm::IRBuilder<>& b, MathFn fn, llvm::ArrayRef<llvm
   llvm::Function* scalar = mod.getFunction(base);
   std::string variants;
   std::string params(fn == MathFn::Pow ? 2 : 1, 'v');
-  for (unsigned vf : f64 ? std::initializer_list<unsigned>{2, 4, 8}
-                         : std::initializer_list<unsigned>{4, 8, 16}) {
+  for (unsigned vf : {2u, 4u, 8u}) {
+    if (!f64) vf *= 2;
     std::string vname = base + "_v" + std::to_string(vf);
     if (!scalar) {
       // A template function carrying the caller's target attributes only.

@@ -439,7 +439,12 @@ class Interpreter {
     out.f[k] = round_to(t, r);  // a no-op: computed in the dtype already
     if (track_) {
       if (std::isnan(e)) e = kInf;
-      out.err[k] = e + own_error(n, out.f[k]);
+      // IEEE arithmetic and sqrt of exact operands give an exact zero on every implementation
+      // (the ULP of slack, for FMA contraction, must not turn 0 into "0 or a denormal").
+      bool exact_zero = out.f[k] == 0 && ea == 0 && eb == 0 &&
+                        (n.op == Op::Add || n.op == Op::Sub || n.op == Op::Mul || n.op == Op::Div ||
+                         n.op == Op::Sqrt);
+      out.err[k] = e + (exact_zero ? 0 : own_error(n, out.f[k]));
     }
   }
 
@@ -530,7 +535,7 @@ class Interpreter {
     }
     bool fl = is_float(a.dtype);
     // Accumulators: floats in double with Neumaier's compensation; integers wrap in uint64.
-    std::vector<double> acc(m), comp(m, 0.0), abs_sum(m, 0.0), err_sum(m, 0.0);
+    std::vector<double> acc(m), comp(m, 0.0), sq_sum(m, 0.0), err_sum(m, 0.0);
     std::vector<uint64_t> iacc(m);
     std::vector<bool> bad(m, false);  // Prod bound undecidable
     double init = n.op == Op::Prod ? 1.0 : (n.op == Op::Max ? -kInf : n.op == Op::Min ? kInf : 0.0);
@@ -552,7 +557,7 @@ class Interpreter {
             else
               comp[o] += (x - s) + acc[o];
             acc[o] = s;
-            abs_sum[o] += std::fabs(x);
+            sq_sum[o] += x * x;
             err_sum[o] += e;
             break;
           }
@@ -610,13 +615,16 @@ class Interpreter {
       if (!track_) continue;
       double e = 0;
       double own = k_ulps * ulp_of(r, n.dtype);
+      // Rounding error of a sum in another order: a random walk over the partial sums, whose
+      // size is about sqrt(sum x^2) (zero-mean terms) or the total (same-sign terms).
+      double walk = k_ulps * eps * std::sqrt(static_cast<double>(count)) *
+                    (std::sqrt(sq_sum[o]) + std::fabs(acc[o]));
       switch (n.op) {
         case Op::Sum:
-          e = err_sum[o] + k_ulps * eps * std::sqrt(static_cast<double>(count)) * abs_sum[o] + own;
+          e = err_sum[o] + walk + own;
           break;
         case Op::Mean:
-          e = (err_sum[o] + k_ulps * eps * std::sqrt(static_cast<double>(count)) * abs_sum[o]) /
-                  static_cast<double>(std::max<int64_t>(count, 1)) + own;
+          e = (err_sum[o] + walk) / static_cast<double>(std::max<int64_t>(count, 1)) + own;
           break;
         case Op::Prod:
           e = bad[o] ? kInf
@@ -624,6 +632,8 @@ class Interpreter {
           break;
         default: e = err_sum[o]; break;
       }
+      // An infinite or NaN result does not depend on the order: it must match exactly.
+      if (!std::isfinite(r)) e = err_sum[o] == 0 ? 0 : kInf;
       out.err[o] = std::isnan(e) ? kInf : e;
     }
     return out;
@@ -650,7 +660,7 @@ class Interpreter {
         for (int64_t j = 0; j < nn; ++j) {
           int64_t o = (bi * m + i) * nn + j;
           float accf = 0;
-          double accd = 0, abs_sum = 0, err = 0;
+          double accd = 0, sq_sum = 0, exact = 0, err = 0;
           uint64_t acci = 0;
           for (int64_t p = 0; p < kk; ++p) {
             int64_t ka = (bi * m + i) * kk + p, kb = (bi * kk + p) * nn + j;
@@ -666,7 +676,9 @@ class Interpreter {
             if (track_) {
               double ea = err_of(a, ka), eb = err_of(b, kb);
               if (is_float(t)) {
-                abs_sum += std::fabs(a.f[ka] * b.f[kb]);
+                double ab = a.f[ka] * b.f[kb];
+                sq_sum += ab * ab;
+                exact += ab;
                 err += mulabs(a.f[ka], eb) + mulabs(b.f[kb], ea) + ea * eb;
               } else {
                 err += ea + eb;
@@ -680,8 +692,9 @@ class Interpreter {
           }
           if (track_) {
             if (is_float(t)) {
-              double e = err + k_ulps * (eps * std::sqrt(static_cast<double>(kk)) * abs_sum +
-                                          ulp_of(out.f[o], t));
+              double walk = eps * std::sqrt(static_cast<double>(kk)) * (std::sqrt(sq_sum) + std::fabs(exact));
+              double e = err + k_ulps * (walk + ulp_of(out.f[o], t));
+              if (!std::isfinite(out.f[o])) e = err == 0 ? 0 : kInf;
               out.err[o] = std::isnan(e) ? kInf : e;
             } else {
               out.err[o] = err != 0 ? kInf : 0;

@@ -18,7 +18,9 @@
 //
 // Optionally it also computes, for every element, a bound on how far a correct implementation
 // may be from the interpreted value (forward error analysis: each op adds the ULPs it is allowed
-// and passes on the error of its inputs, scaled by the op's sensitivity). The tests use it as
+// and passes on the error of its inputs, scaled by the op's sensitivity; a sum or dot of n terms
+// t adds ulps * eps * sqrt(n) * (sqrt(sum t^2) + |sum t|), the typical rounding error of any
+// summation order). The tests use it as
 // their tolerance, so expressions with cancellation or ill-conditioned ops are judged fairly.
 // An infinite bound means "undecidable" (e.g. a comparison of two values closer than their
 // errors): such elements are not checked.

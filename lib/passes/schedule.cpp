@@ -54,20 +54,23 @@ class Lowering {
   }
 
   // The memory behind a node whose values are already in a buffer, and its layout there.
-  std::pair<Source, StridedView> memory_of(const NodeRef& n) const {
+  // `stored`: where n's own values live even if this schedule also materializes n (the kernel
+  // that does the materializing reads them there).
+  std::pair<Source, StridedView> memory_of(const NodeRef& n, bool stored = false) const {
     Source src;
+    if (plan_.is_root(n.get()) && !stored) {  // materialized by a kernel of this schedule: contiguous
+      src.kind = Source::Kind::Slot;
+      src.index = slot_of(n.get());
+      return {src, StridedView::contiguous(n->shape)};
+    }
     if (n->op == Op::Buffer) {
       src.kind = Source::Kind::Storage;
       src.storage = n->storage;
       return {src, StridedView{n->buffer_offset(), n->shape, n->buffer_strides()}};
     }
-    if (n->op == Op::Param) {
-      src.kind = Source::Kind::Param;
-      src.index = static_cast<int>(n->ints[0]);
-    } else {
-      src.kind = Source::Kind::Slot;
-      src.index = slot_of(n.get());
-    }
+    ARRAYC_INTERNAL_CHECK(n->op == Op::Param, "reading a node that is not in memory");
+    src.kind = Source::Kind::Param;
+    src.index = static_cast<int>(n->ints[0]);
     return {src, StridedView::contiguous(n->shape)};
   }
 
@@ -189,7 +192,7 @@ class KernelBuilder {
         if (n->op != Op::Iota) lf.seed = static_cast<uint64_t>(n->ints[0]);
         key = std::string(op_name(n->op)) + std::to_string(lf.seed) + dtype_name(n->dtype);
       } else {
-        std::tie(src, base) = low_.memory_of(n);
+        std::tie(src, base) = low_.memory_of(n, generate_here);
         lf.op = Op::Buffer;
         key = "m" + source_key(src) + dtype_name(n->dtype);
       }

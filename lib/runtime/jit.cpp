@@ -9,6 +9,7 @@
 #include <map>
 #include <mutex>
 
+#include "arrayc/inspect.h"
 #include "arrayc/jit.h"
 #include "ir/build.h"
 #include "passes/pipeline.h"
@@ -57,6 +58,19 @@ ParamBinding bind(const Array& a) {
 
 }  // namespace
 
+// Placeholders standing for the inputs while the function is traced.
+std::vector<Array> placeholders_for(const std::vector<Array>& inputs) {
+  std::vector<Array> p;
+  for (size_t i = 0; i < inputs.size(); ++i)
+    p.emplace_back(make_param(static_cast<int64_t>(i), inputs[i].dtype(), inputs[i].shape(), inputs[i].device()));
+  return p;
+}
+
+Stages JitFunction::inspect(const std::vector<Array>& inputs, bool fuse) {
+  std::vector<Array> outs = state_->fn(placeholders_for(inputs));
+  return arrayc::inspect(outs, fuse);
+}
+
 std::vector<Array> JitFunction::call(const std::vector<Array>& inputs) {
   State& s = *state_;
   std::vector<ParamBinding> params;
@@ -70,10 +84,7 @@ std::vector<Array> JitFunction::call(const std::vector<Array>& inputs) {
     if (auto it = s.programs.find(key); it != s.programs.end()) program = it->second;
   }
   if (!program) {
-    std::vector<Array> placeholders;
-    for (size_t i = 0; i < inputs.size(); ++i)
-      placeholders.emplace_back(make_param(static_cast<int64_t>(i), inputs[i].dtype(), inputs[i].shape(), inputs[i].device()));
-    std::vector<Array> outs = s.fn(placeholders);
+    std::vector<Array> outs = s.fn(placeholders_for(inputs));
     counters().traces++;
     Graph g;
     for (const Array& o : outs) g.outputs.push_back(o.node());

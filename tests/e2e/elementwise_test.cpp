@@ -117,6 +117,10 @@ TEST_P(Elementwise, WhereEveryDtype) {
         Array cond = random_array(c, {53}, 9, -1, 1);
         EXPECT_MATCHES_REFERENCE(where(cond, random_array(a, {53}, 10), random_array(b, {53}, 11)));
       }
+  // A float condition is x != 0: NaN is true, -0.0 false.
+  std::vector<double> e = float_edge_values(DType::Float64);
+  Array fc = make_array(DType::Float64, {static_cast<int64_t>(e.size())}, e);
+  EXPECT_MATCHES_REFERENCE(where(fc, arange(static_cast<int64_t>(e.size())), -1));
   Array x = random_array(DType::Float32, {4, 5}, 12);
   EXPECT_MATCHES_REFERENCE(where(x > 0, x, 0));
   EXPECT_MATCHES_REFERENCE(where(x > 0, 1.5, x));

@@ -51,7 +51,7 @@ TEST_P(Products, TransposedOperands) {
     Array b = random_array(t, {3, 7}, 12);  // b^T is [7, 3]
     EXPECT_MATCHES_REFERENCE(dot(transpose(a), transpose(b)));
     EXPECT_MATCHES_REFERENCE(dot(transpose(a), random_array(t, {7, 4}, 13)));
-    EXPECT_MATCHES_REFERENCE(dot(random_array(t, {2, 3}, 14), transpose(b)));
+    EXPECT_MATCHES_REFERENCE(dot(random_array(t, {2, 7}, 14), transpose(b)));
     Array ae = a.eval();
     EXPECT_MATCHES_REFERENCE(matmul(transpose(ae), transpose(b)));
   }

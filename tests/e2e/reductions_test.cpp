@@ -140,6 +140,9 @@ TEST_P(Reductions, LargeAndOddSizes) {
   EXPECT_MATCHES_REFERENCE(sum(m, {0}, false));
   EXPECT_MATCHES_REFERENCE(sum(m, {1}, false));
   EXPECT_MATCHES_REFERENCE(min(m, {0}, true));
+  // Summation order matters: 4e6 copies of 0.1f summed one by one in float drift by ~1%.
+  EXPECT_MATCHES_REFERENCE(sum(full({4000000}, 0.1, DType::Float32)));
+  EXPECT_MATCHES_REFERENCE(mean(ones({1000, 1000}, DType::Float32), {0}, false));
   // Positive data: no cancellation, so the bound is tight relative to the result.
   Array p = random_array(DType::Float32, {1000003}, 13, 0, 1);
   EXPECT_MATCHES_REFERENCE(sum(p));

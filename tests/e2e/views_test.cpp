@@ -95,9 +95,32 @@ TEST_P(Views, ViewsOfEvaluatedArrays) {
   }
   Array y = (random_array(DType::Float64, {6, 7}, 18) * 2.0).eval();
   Array t = transpose(y).eval();  // evaluated transposed view
-  EXPECT_MATCHES_REFERENCE(reshape(t, {42}));
   EXPECT_MATCHES_REFERENCE(t * y.shape()[0]);
   EXPECT_MATCHES_REFERENCE(transpose(t) - y);
+  EXPECT_MATCHES_REFERENCE(sum(t, {0}, false));
+  EXPECT_MATCHES_REFERENCE(broadcast_to(expand_dims(t, 0), {2, 7, 6}) + 1.0);
+  EXPECT_EQ(t.to_vector<double>().size(), 42u);
+}
+
+// A reshape that the strides of an evaluated transposed view cannot express: needs a copy.
+TEST_P(Views, ReshapeOfAnEvaluatedTransposedView) {
+  Array y = (random_array(DType::Float64, {6, 7}, 18) * 2.0).eval();
+  Array t = transpose(y).eval();
+  EXPECT_MATCHES_REFERENCE(reshape(t, {42}));
+  EXPECT_MATCHES_REFERENCE(reshape(t, {2, 21}) * 2.0);
+  EXPECT_MATCHES_REFERENCE(sum(reshape(t, {3, 14}), {1}, false));
+}
+
+// Leaves that compute their values from their index (iota, random, constants) under views:
+// the index must be the leaf's own, not the consumer's.
+TEST_P(Views, IndexedLeavesUnderViews) {
+  EXPECT_MATCHES_REFERENCE(transpose(reshape(arange(12, DType::Int32), {3, 4})) * 1);
+  EXPECT_MATCHES_REFERENCE(transpose(uniform({3, 5}, 7)) + 0.5f);
+  EXPECT_MATCHES_REFERENCE(reshape(transpose(normal({4, 6}, 8, 0, 1, DType::Float64)), {3, 8}) * 2.0);
+  EXPECT_MATCHES_REFERENCE(broadcast_to(reshape(uniform({3}, 9), {3, 1}), {3, 4}) * 3.0f);
+  EXPECT_MATCHES_REFERENCE(transpose(broadcast_to(arange(0.0, 5.0, 1.0), {2, 5})) + arange(2, DType::Float64));
+  EXPECT_MATCHES_REFERENCE(sum(transpose(reshape(uniform({24}, 10), {2, 3, 4}), {2, 0, 1}), {0}, false));
+  EXPECT_MATCHES_REFERENCE(transpose(full({3, 2}, 1.5)) * arange(3, DType::Float32));
 }
 
 TEST_P(Views, BroadcastToAndExpandDims) {

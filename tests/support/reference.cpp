@@ -20,7 +20,7 @@ double op_ulps(Op op, DType dtype) {
     case Op::Exp: case Op::Log: case Op::Sin: case Op::Cos: case Op::Tanh: case Op::Pow: return 4;
     // sqrt(-2 log u1) * cos(2 pi u2): three library calls.
     case Op::RandNormal: return 16;
-    // Factor of eps * sqrt(n) * sum(|terms|), plus these ULPs of the result.
+    // Factor of eps * sqrt(n) * (sqrt(sum t^2) + |sum t|), plus these ULPs of the result.
     case Op::Sum: case Op::Mean: case Op::Prod: case Op::Dot: return 2;
     // Exact: Neg, Abs, Maximum, Minimum, Where, Cast, comparisons, logic, Max, Min, leaves.
     default: return 0;

@@ -5,9 +5,10 @@
 //  - bool and integer dtypes exactly;
 //  - floats within an error bound that the interpreter derives per element from a table of
 //    ULPs per op (op_ulps below) and the sensitivity of each op to its inputs' errors, so one op
-//    is held to its ULPs and a long expression or a reduction gets what it has earned: a sum is
-//    allowed ~ulps * eps * sqrt(n) * sum(|x|), a subtraction that cancels passes on its inputs'
-//    absolute error;
+//    is held to its ULPs and a long expression or a reduction gets what it has earned: a sum of n
+//    terms is allowed ulps * eps * sqrt(n) * (sqrt(sum x^2) + |sum x|) (the typical rounding
+//    error of any summation order, a random walk over the partial sums), a subtraction that
+//    cancels passes on its inputs' absolute error;
 //  - NaN must match NaN, infinities must match exactly with their sign; -0.0 and 0.0 count as
 //    equal unless CompareOptions::signed_zero;
 //  - elements whose bound is infinite (a comparison of two values closer than their errors, a
@@ -36,7 +37,8 @@ struct CompareOptions {
 };
 
 // The ULPs an implementation may be off by for one application of `op` giving `dtype` (beyond
-// the error of its inputs). Reductions and Dot: the factor of eps * sqrt(count) * sum(|terms|).
+// the error of its inputs). Reductions and Dot: the factor of eps * sqrt(n) * (sqrt(sum t^2) +
+// |sum t|) over their n terms t.
 double op_ulps(arrayc::detail::Op op, arrayc::DType dtype);
 
 // The interpreted value of a graph, with error bounds.

@@ -521,7 +521,7 @@ TEST(VMath, FastMode) {
   }
   std::vector<double> px, py;
   pow_inputs<double>(1 << 16, px, py);
-  expect_ulp<double>(MathFn::Pow, px, py, 1024, true);
+  expect_ulp<double>(MathFn::Pow, px, py, 4096, true);
 }
 
 }  // namespace

@@ -1,0 +1,147 @@
+#include "baseline.h"
+
+#include <cblas.h>
+
+#include <algorithm>
+#include <cmath>
+#include <condition_variable>
+#include <functional>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+namespace bench::baseline {
+namespace {
+
+// A persistent pool: the caller runs chunk 0, workers the others; workers sleep between jobs
+// (no spinning, so they take no time from the other variants).
+class Pool {
+ public:
+  Pool() : n_(static_cast<int>(std::max(1u, std::thread::hardware_concurrency()))) {
+    for (int t = 1; t < n_; ++t) workers_.emplace_back([this, t] { work(t); });
+  }
+  ~Pool() {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      stop_ = true;
+      ++generation_;
+    }
+    start_.notify_all();
+    for (auto& w : workers_) w.join();
+  }
+  int size() const { return n_; }
+
+  // Runs f(begin, end) over [0, n) in one contiguous chunk per thread.
+  void run(int64_t n, const std::function<void(int64_t, int64_t)>& f) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      job_ = &f;
+      total_ = n;
+      pending_ = n_ - 1;
+      ++generation_;
+    }
+    start_.notify_all();
+    chunk(0, f, n);
+    std::unique_lock<std::mutex> lock(mu_);
+    done_.wait(lock, [this] { return pending_ == 0; });
+  }
+
+ private:
+  void chunk(int t, const std::function<void(int64_t, int64_t)>& f, int64_t n) {
+    int64_t per = (n + n_ - 1) / n_;
+    per = (per + 63) / 64 * 64;  // whole cache lines per thread
+    int64_t b = std::min<int64_t>(n, per * t), e = std::min<int64_t>(n, b + per);
+    if (b < e) f(b, e);
+  }
+  void work(int t) {
+    uint64_t seen = 0;
+    for (;;) {
+      const std::function<void(int64_t, int64_t)>* job;
+      int64_t n;
+      {
+        std::unique_lock<std::mutex> lock(mu_);
+        start_.wait(lock, [&] { return generation_ != seen; });
+        seen = generation_;
+        if (stop_) return;
+        job = job_;
+        n = total_;
+      }
+      chunk(t, *job, n);
+      std::lock_guard<std::mutex> lock(mu_);
+      if (--pending_ == 0) done_.notify_one();
+    }
+  }
+
+  int n_;
+  std::vector<std::thread> workers_;
+  std::mutex mu_;
+  std::condition_variable start_, done_;
+  const std::function<void(int64_t, int64_t)>* job_ = nullptr;
+  int64_t total_ = 0;
+  int pending_ = 0;
+  uint64_t generation_ = 0;
+  bool stop_ = false;
+};
+
+Pool& pool() {
+  static Pool p;
+  return p;
+}
+
+template <typename T> void w1_impl(const T* x, T* y, int64_t n) {
+  pool().run(n, [=](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) {
+      T c = std::cos(x[i]), s = std::sin(x[i]);
+      y[i] = c * c + s * s;
+    }
+  });
+}
+
+}  // namespace
+
+int num_threads() { return pool().size(); }
+
+void w1(const float* x, float* y, int64_t n) { w1_impl(x, y, n); }
+void w1(const double* x, double* y, int64_t n) { w1_impl(x, y, n); }
+
+void w2(const float* x, float* y, int64_t n) {
+  pool().run(n, [=](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) {
+      float v = x[i];
+      y[i] = 1.05f * (v > 0 ? v : 1.67f * std::exp(v) - 1.67f);
+    }
+  });
+}
+
+void w8(const float* x, float* y, int64_t n) {
+  pool().run(n, [=](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) {
+      float v = x[i];
+      float w = v > 0 ? v * 1.5f + 0.25f : std::exp(v) - 1.0f;
+      y[i] = w * std::cos(v) + std::sin(v) * 0.5f;
+    }
+  });
+}
+
+void gemm(const float* a, const float* b, float* c, int64_t m, int64_t n, int64_t k, bool trans_b) {
+  cblas_sgemm(CblasRowMajor, CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans, static_cast<int>(m),
+              static_cast<int>(n), static_cast<int>(k), 1.0f, a, static_cast<int>(k), b,
+              static_cast<int>(trans_b ? k : n), 0.0f, c, static_cast<int>(n));
+}
+
+void gemm(const double* a, const double* b, double* c, int64_t m, int64_t n, int64_t k, bool trans_b) {
+  cblas_dgemm(CblasRowMajor, CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans, static_cast<int>(m),
+              static_cast<int>(n), static_cast<int>(k), 1.0, a, static_cast<int>(k), b,
+              static_cast<int>(trans_b ? k : n), 0.0, c, static_cast<int>(n));
+}
+
+void w7(const float* a, float* m, float* log, int64_t n, int iters) {
+  for (int it = 0; it < iters; ++it) {
+    gemm(a, a, m, n, n, n, false);
+    double s = 0;  // accumulated in double, rounded once, like the reference
+    for (int64_t i = 0; i < n * n; ++i) s += static_cast<double>(m[i] * m[i]);
+    log[it] = static_cast<float>(s);
+  }
+}
+
+}  // namespace bench::baseline

@@ -1,0 +1,141 @@
+// arrayc-bench: the benchmark harness. Shared declarations of its parts:
+//   workloads.cpp  the reference workloads W1-W8 (WORKLOADS.md) as Cases: inputs, the arrayc
+//                  function, the hand-written baseline, bytes/flops moved, the reference check
+//   baseline.cpp   the hand-written C++ loops and direct OpenBLAS calls (-O3 -march=native)
+//   ceiling.cpp    the STREAM-like copy/triad bandwidth measurement (std::thread on all cores)
+//   check.cpp      comparison with the reference interpreter and fused-vs-unfused (NaN-aware)
+//   report.cpp     the table on stdout, the JSON file, the machine description, peer parsing
+//   main.cpp       command line, the child processes (cold runs, measurements), orchestration
+// docs/benchmarks.md describes what is measured and the JSON schema.
+#pragma once
+#include <arrayc/arrayc.h>
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace bench {
+
+using arrayc::Array;
+using arrayc::DType;
+
+// ---- Results --------------------------------------------------------------------------------
+
+// One row of the results: a (case, device, variant) measurement, a failure, or a peer's figure.
+// Optional numbers are null in the JSON when absent.
+struct Row {
+  std::string workload;  // "W1"
+  std::string case_id;   // "W1-f32-1e7": workload, dtype and size, unique
+  std::string device;    // "cpu", "gpu:0"
+  std::string variant;   // "fused" | "unfused" | "baseline" | "peer"
+  std::string impl;      // who computed it: "arrayc", "C++ loop -O3 -march=native", "OpenBLAS", "numpy"
+  std::string size;      // "1e7", "10000x784 . 784x10"
+  std::string dtype;     // "float32"
+  std::string status = "ok";  // "ok", or "FAILED: reason"
+  int reps = 0;
+  std::optional<double> median_ms, min_ms, max_ms;
+  std::optional<double> first_call_ms;    // cold: first call in a fresh process, empty cache
+  std::optional<double> compile_ms;       // cold: stats().compile_ms after that first call
+  std::optional<int64_t> cold_compiles;   // cold: kernels compiled by that first call
+  std::optional<double> second_call_ms;   // second call of the same jit object (cache hit)
+  std::optional<int64_t> kernels_per_call;  // stats().kernel_launches of one steady-state call
+  std::optional<double> bytes, flops;     // what the workload must move / compute per call
+  std::optional<double> gbps, gflops;     // achieved, from median_ms
+  std::optional<double> fraction_of_peak; // gbps / copy ceiling, or gflops / OpenBLAS gflops
+  std::string ceiling;                    // which ceiling fraction_of_peak refers to
+  std::string check;                      // what the correctness check compared, and its result
+};
+
+// A flat key=value form of Row, one line, for the child processes to hand rows to the parent.
+std::string row_to_line(const Row& r);
+Row row_from_line(const std::string& line);
+
+// ---- Cases ----------------------------------------------------------------------------------
+
+enum class Bound { Memory, Compute };  // what fraction_of_peak is measured against
+
+// The output of one call of a variant, as host values for the checks.
+struct Values {
+  std::vector<double> v;
+  arrayc::Shape shape;
+};
+
+// One prepared case: inputs allocated and filled on the device, ready to run.
+struct Instance {
+  virtual ~Instance() = default;
+  // A fresh runner of the arrayc version (a new arrayc::jit object); every call of the returned
+  // function computes the workload once and returns its (evaluated) result. Fusion is whatever
+  // arrayc::set_fusion says when the jit object first traces.
+  virtual std::function<Array()> make_arrayc() = 0;
+  // The hand-written baseline; nullptr where there is none (e.g. on a GPU). Its output is kept
+  // inside and returned by baseline_values().
+  virtual std::function<void()> make_baseline() = 0;
+  virtual Values baseline_values() = 0;
+  // The values a correct implementation must produce: the reference interpreter on the whole
+  // expression, or on a sample (see `reference_note`), with a per-element error bound.
+  struct Reference {
+    std::vector<int64_t> index;    // flat indices into the output that the reference covers
+    std::vector<double> want, bound;
+    std::string note;              // "interpreter, all 10000000 elements" / "interpreter, 65536 sampled ..."
+  };
+  virtual Reference reference() = 0;
+};
+
+struct Case {
+  std::string workload;     // "W1"
+  std::string id;           // "W1-f32-1e7"
+  std::string expr;         // what is computed
+  std::string size;         // "1e7"
+  DType dtype;
+  Bound bound;
+  double bytes = 0;         // inputs read + outputs written, per call
+  double flops = 0;         // for Compute-bound cases
+  double fvu_ulps = 0;      // fused-vs-unfused tolerance, see check.h
+  bool in_quick = true;     // run under --quick
+  bool in_full = true;      // run without --quick
+  std::string baseline_impl;
+  std::function<std::unique_ptr<Instance>(arrayc::Device)> prepare;
+};
+
+// Every case of W1-W8, in order.
+const std::vector<Case>& all_cases();
+const Case* find_case(const std::string& id);
+
+// ARRAYC_BENCH_BREAK=W2 (or a case id) perturbs one element of the fused output of that workload
+// before the checks: the self-test that a wrong result makes the harness fail.
+bool break_requested(const Case& c);
+
+// ---- Ceiling ----------------------------------------------------------------------------------
+
+struct Ceiling {
+  double copy_gbps = 0, triad_gbps = 0;  // bytes read + written / time, best of `best_of`
+  int threads = 0;
+  double array_mb = 0;
+  int best_of = 0;
+};
+Ceiling measure_ceiling(bool quick);
+
+// ---- Machine and peers ------------------------------------------------------------------------
+
+std::map<std::string, std::string> machine_description();  // values already JSON-encoded
+std::string default_json_name();                            // "cpu-<model>-<n>cores"
+// Runs `/usr/bin/python3 script` and turns its lines into peer rows; a failure gives one
+// FAILED row naming the reason.
+std::vector<Row> run_peers(const std::string& script);
+
+// ---- Output -----------------------------------------------------------------------------------
+
+std::string format_table(const std::vector<Row>& rows, const Ceiling& ceiling,
+                         const std::vector<std::string>& notes);
+void write_json(const std::string& path, const std::vector<Row>& rows, const Ceiling& ceiling,
+                const std::map<std::string, std::string>& machine,
+                const std::vector<std::string>& notes, const std::string& command, bool quick,
+                int reps);
+
+std::string fmt(const char* f, ...) __attribute__((format(printf, 1, 2)));
+
+}  // namespace bench

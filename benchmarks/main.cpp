@@ -1,0 +1,606 @@
+// arrayc-bench: fused against unfused against a hand-written baseline (and peers) on the reference
+// workloads, with cold compile times, correctness checks and a ceiling measured in the same run.
+// Usage and the meaning of every number: docs/benchmarks.md.
+//
+// Process structure: the parent measures the bandwidth ceiling and orchestrates; for every case
+// it starts
+//   `arrayc-bench --cold CASE VARIANT DEVICE`  (fused, unfused): one first call in a fresh
+//        process with an empty kernel cache; prints a COLD line;
+//   `arrayc-bench --measure CASE DEVICE ...`: checks, then times every variant; prints ROW lines.
+// A crash of the library therefore costs one case (a FAILED row), not the whole run.
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+#include "baseline.h"
+#include "bench.h"
+#include "check.h"
+
+namespace bench {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double ms_since(Clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
+}
+
+struct Options {
+  bool quick = false;
+  int reps = 0;  // 0: the default (10, or 5 under --quick)
+  std::vector<std::string> workloads;  // workload ids or case ids; empty: all
+  std::vector<std::string> devices{"cpu", "gpu"};
+  std::vector<std::string> variants{"baseline", "fused", "unfused"};
+  std::string json;  // "" default path; "-" none
+  std::string peers_script;
+  bool cold = true;
+  bool list = false;
+  // Child modes.
+  std::string child_cold_case, child_cold_variant, child_measure_case, child_device;
+};
+
+std::vector<std::string> split(const std::string& s) {
+  std::vector<std::string> v;
+  std::stringstream ss(s);
+  for (std::string t; std::getline(ss, t, ',');)
+    if (!t.empty()) v.push_back(t);
+  return v;
+}
+
+bool contains(const std::vector<std::string>& v, const std::string& x) {
+  return std::find(v.begin(), v.end(), x) != v.end();
+}
+
+const char* kUsage =
+    "usage: arrayc-bench [--quick] [--workload W1,W2|CASE,...] [--device cpu,gpu] [--reps N]\n"
+    "                    [--variant baseline,fused,unfused] [--json PATH | --no-json]\n"
+    "                    [--peers-script PATH] [--no-cold] [--list]\n"
+    "Runs the reference workloads W1-W8 fused, unfused and as a hand-written baseline; prints a\n"
+    "table on stdout, progress on stderr, and writes JSON (default docs/bench/<machine>.json).\n"
+    "Exit status 1 when any result is wrong or any case fails. See docs/benchmarks.md.\n";
+
+Options parse(int argc, char** argv) {
+  Options o;
+  auto need = [&](int& i) -> std::string {
+    if (i + 1 >= argc) {
+      std::fprintf(stderr, "arrayc-bench: %s needs a value\n%s", argv[i], kUsage);
+      std::exit(2);
+    }
+    return argv[++i];
+  };
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--quick") o.quick = true;
+    else if (a == "--reps") o.reps = std::max(1, std::atoi(need(i).c_str()));
+    else if (a == "--workload" || a == "--workloads") o.workloads = split(need(i));
+    else if (a == "--device") o.devices = split(need(i));
+    else if (a == "--variant") o.variants = split(need(i));
+    else if (a == "--json") o.json = need(i);
+    else if (a == "--no-json") o.json = "-";
+    else if (a == "--peers-script") o.peers_script = need(i);
+    else if (a == "--no-cold") o.cold = false;
+    else if (a == "--list") o.list = true;
+    else if (a == "--cold") {  // hidden: --cold CASE VARIANT DEVICE
+      o.child_cold_case = need(i);
+      o.child_cold_variant = need(i);
+      o.child_device = need(i);
+    } else if (a == "--measure") {  // hidden: --measure CASE DEVICE
+      o.child_measure_case = need(i);
+      o.child_device = need(i);
+    } else if (a == "-h" || a == "--help") {
+      std::fputs(kUsage, stdout);
+      std::exit(0);
+    } else {
+      std::fprintf(stderr, "arrayc-bench: unknown argument '%s'\n%s", a.c_str(), kUsage);
+      std::exit(2);
+    }
+  }
+  for (const std::string& v : o.variants)
+    if (v != "baseline" && v != "fused" && v != "unfused") {
+      std::fprintf(stderr, "arrayc-bench: unknown variant '%s'\n", v.c_str());
+      std::exit(2);
+    }
+  if (o.reps == 0) o.reps = o.quick ? 5 : 10;
+  return o;
+}
+
+arrayc::Device device_of(const std::string& name) {
+  if (name == "cpu") return arrayc::cpu();
+  if (name == "gpu" || name == "gpu:0") return arrayc::gpu(0);
+  if (name.rfind("gpu:", 0) == 0) return arrayc::gpu(std::atoi(name.c_str() + 4));
+  throw arrayc::Error("unknown device '" + name + "' (cpu, gpu, gpu:N)");
+}
+
+Values values_of(const Array& a) { return {a.to_vector<double>(), a.shape()}; }
+
+// ---- Child: cold first call ---------------------------------------------------------------------
+
+int child_cold(const Options& o) {
+  const Case* c = find_case(o.child_cold_case);
+  if (!c) {
+    std::fprintf(stderr, "no case %s\n", o.child_cold_case.c_str());
+    return 2;
+  }
+  // The inputs are made (and evaluated) first; the kernels that fill them are not the
+  // workload's, so the workload's kernels all compile in the timed call.
+  std::unique_ptr<Instance> inst = c->prepare(device_of(o.child_device));
+  arrayc::set_fusion(o.child_cold_variant == "fused");
+  std::function<Array()> run = inst->make_arrayc();
+  arrayc::reset_stats();
+  auto t0 = Clock::now();
+  Array y = run();
+  double first = ms_since(t0);
+  arrayc::Stats s = arrayc::stats();
+  std::printf("COLD\tfirst_call_ms=%.17g\tcompile_ms=%.17g\tcompiles=%lld\n", first, s.compile_ms,
+              static_cast<long long>(s.compiles));
+  return 0;
+}
+
+// ---- Child: checks and timing of one case on one device ----------------------------------------
+
+// Tells the parent (on stdout) what the child is doing, so a crash can be attributed.
+void phase(const Case& c, const std::string& what) {
+  std::printf("PHASE\t%s\n", what.c_str());
+  std::fflush(stdout);
+  std::fprintf(stderr, "    %s: %s\n", c.id.c_str(), what.c_str());
+}
+
+struct Variant {
+  std::string name;
+  Row row;
+  std::function<Array()> arrayc;     // fused / unfused
+  std::function<void()> baseline;    // baseline
+  Values values;
+  bool ok = false;
+};
+
+void fail(Variant& v, const std::string& why) {
+  v.row.status = "FAILED: " + why;
+  v.ok = false;
+  v.values = {};
+}
+
+int child_measure(const Options& o) {
+  const Case* c = find_case(o.child_measure_case);
+  if (!c) {
+    std::fprintf(stderr, "no case %s\n", o.child_measure_case.c_str());
+    return 2;
+  }
+  const int warmup = o.quick ? 1 : 2;
+  std::vector<Variant> vs;
+  for (const char* name : {"baseline", "fused", "unfused"}) {
+    if (!contains(o.variants, name)) continue;
+    Variant v;
+    v.name = name;
+    v.row.workload = c->workload;
+    v.row.case_id = c->id;
+    v.row.device = o.child_device;
+    v.row.variant = name;
+    v.row.impl = v.name == "baseline" ? c->baseline_impl : "arrayc";
+    v.row.size = c->size;
+    v.row.dtype = arrayc::dtype_name(c->dtype);
+    vs.push_back(std::move(v));
+  }
+  auto emit_all = [&] {
+    for (const Variant& v : vs) std::printf("%s\n", row_to_line(v.row).c_str());
+    std::fflush(stdout);
+  };
+
+  std::unique_ptr<Instance> inst;
+  Instance::Reference ref;
+  try {
+    phase(*c, "preparing inputs");
+    inst = c->prepare(device_of(o.child_device));
+    phase(*c, "reference interpreter");
+    auto t0 = Clock::now();
+    ref = inst->reference();
+    std::fprintf(stderr, "    %s: reference: %s (%.1f s)\n", c->id.c_str(), ref.note.c_str(), ms_since(t0) / 1e3);
+  } catch (const std::exception& e) {
+    for (Variant& v : vs) fail(v, std::string("preparing the case: ") + e.what());
+    emit_all();
+    return 0;
+  }
+
+  // Phase 1: first and second calls, and the checks. Nothing is timed for a variant that fails.
+  for (Variant& v : vs) {
+    try {
+      if (v.name == "baseline") {
+        v.baseline = inst->make_baseline();
+        if (!v.baseline) {
+          v.row.status = "skipped: no baseline on " + o.child_device;
+          continue;
+        }
+        phase(*c, "baseline: first call");
+        v.baseline();
+        v.values = inst->baseline_values();
+      } else {
+        arrayc::set_fusion(v.name == "fused");
+        v.arrayc = inst->make_arrayc();
+        phase(*c, v.name + ": first call");
+        Array y = v.arrayc();
+        phase(*c, v.name + ": second call");
+        auto t0 = Clock::now();
+        y = v.arrayc();
+        v.row.second_call_ms = ms_since(t0);
+        v.values = values_of(y);
+      }
+      if (v.name == "fused" && break_requested(*c) && !ref.index.empty()) {
+        int64_t at = ref.index[ref.index.size() / 2];
+        double& x = v.values.v[static_cast<size_t>(at)];
+        std::fprintf(stderr, "    %s: ARRAYC_BENCH_BREAK: perturbing fused element %lld (%g)\n", c->id.c_str(),
+                     static_cast<long long>(at), x);
+        x += std::max(1.0, std::fabs(x)) * 1e-2;
+      }
+      phase(*c, v.name + ": checking against the reference");
+      std::string bad = check_reference(v.values, ref, c->dtype);
+      if (!bad.empty()) {
+        fail(v, "wrong result: " + bad);
+        continue;
+      }
+      v.ok = true;
+      v.row.check = "reference: " + ref.note + ": ok";
+    } catch (const std::exception& e) {
+      fail(v, e.what());
+    }
+  }
+  // Fused against unfused on every element.
+  auto find = [&](const char* n) -> Variant* {
+    for (Variant& v : vs)
+      if (v.name == n) return &v;
+    return nullptr;
+  };
+  Variant *fu = find("fused"), *un = find("unfused");
+  if (fu && un && fu->ok && un->ok) {
+    phase(*c, "checking fused against unfused");
+    std::string bad = check_pair(fu->values, un->values, c->dtype, c->fvu_ulps, "fused", "unfused");
+    if (!bad.empty()) {
+      fail(*fu, "wrong result: " + bad);
+      fail(*un, "wrong result: " + bad);
+    } else {
+      std::string note = fmt("; fused vs unfused: all %zu elements within %g ulp: ok", un->values.v.size(), c->fvu_ulps);
+      fu->row.check += note;
+      un->row.check += note;
+    }
+  }
+  for (Variant& v : vs) {
+    if (v.row.status.rfind("FAILED", 0) == 0) {
+      std::fprintf(stderr, "\n*** %s %s %s %s\n\n", c->id.c_str(), o.child_device.c_str(), v.name.c_str(),
+                   v.row.status.c_str());
+    }
+    v.values = {};
+  }
+
+  // Phase 2: steady state.
+  for (Variant& v : vs) {
+    if (!v.ok) continue;
+    try {
+      if (v.name != "baseline") arrayc::set_fusion(v.name == "fused");
+      auto call = [&] {
+        if (v.baseline) v.baseline();
+        else v.arrayc();
+      };
+      phase(*c, fmt("%s: %d warm-up + %d timed calls", v.name.c_str(), warmup, o.reps));
+      for (int i = 0; i < warmup; ++i) call();
+      std::vector<double> t;
+      arrayc::Stats s0 = arrayc::stats();
+      for (int i = 0; i < o.reps; ++i) {
+        auto t0 = Clock::now();
+        call();
+        t.push_back(ms_since(t0));
+      }
+      arrayc::Stats s1 = arrayc::stats();
+      std::sort(t.begin(), t.end());
+      size_t n = t.size();
+      v.row.reps = static_cast<int>(n);
+      v.row.median_ms = n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
+      v.row.min_ms = t.front();
+      v.row.max_ms = t.back();
+      if (v.name != "baseline") v.row.kernels_per_call = (s1.kernel_launches - s0.kernel_launches) / o.reps;
+      std::fprintf(stderr, "    %s: %s median %.3f ms (min %.3f, max %.3f)\n", c->id.c_str(), v.name.c_str(),
+                   *v.row.median_ms, t.front(), t.back());
+    } catch (const std::exception& e) {
+      fail(v, e.what());
+    }
+  }
+  emit_all();
+  return 0;
+}
+
+// ---- Parent ----------------------------------------------------------------------------------------
+
+std::string self_exe() {
+  return std::filesystem::read_symlink("/proc/self/exe").string();
+}
+
+std::string quote(const std::string& s) {
+  std::string o = "'";
+  for (char ch : s) o += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
+  return o + "'";
+}
+
+std::string describe_status(int status) {
+  if (WIFEXITED(status)) return fmt("exited with status %d", WEXITSTATUS(status));
+  if (WIFSIGNALED(status)) return fmt("killed by signal %d (%s)", WTERMSIG(status), strsignal(WTERMSIG(status)));
+  return "ended abnormally";
+}
+
+// Runs a child; returns its stdout lines, and its exit status in `status`.
+std::vector<std::string> run_child(const std::string& cmd, int& status) {
+  std::vector<std::string> lines;
+  std::fflush(stderr);
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) {
+    status = -1;
+    return lines;
+  }
+  char buf[65536];
+  std::string cur;
+  while (std::fgets(buf, sizeof buf, p)) {
+    cur += buf;
+    if (!cur.empty() && cur.back() == '\n') {
+      cur.pop_back();
+      lines.push_back(cur);
+      cur.clear();
+    }
+  }
+  if (!cur.empty()) lines.push_back(cur);
+  status = pclose(p);
+  return lines;
+}
+
+struct Cold {
+  std::optional<double> first_ms, compile_ms;
+  std::optional<int64_t> compiles;
+  std::string error;
+};
+
+Cold run_cold(const Case& c, const std::string& variant, const std::string& device) {
+  Cold r;
+  char dir_tmpl[] = "/tmp/arrayc-bench-cache-XXXXXX";
+  const char* dir = mkdtemp(dir_tmpl);
+  std::string err_file = fmt("/tmp/arrayc-bench-cold-%d.err", static_cast<int>(getpid()));
+  std::string cmd = (dir ? "ARRAYC_CACHE_DIR=" + quote(dir) + " " : std::string()) + quote(self_exe()) +
+                    " --cold " + quote(c.id) + " " + variant + " " + quote(device) + " 2>" + quote(err_file);
+  int status = 0;
+  std::vector<std::string> lines = run_child(cmd, status);
+  if (dir) std::filesystem::remove_all(dir);
+  for (const std::string& l : lines) {
+    if (l.rfind("COLD\t", 0) != 0) continue;
+    std::stringstream ss(l);
+    for (std::string item; std::getline(ss, item, '\t');) {
+      size_t eq = item.find('=');
+      if (eq == std::string::npos) continue;
+      std::string k = item.substr(0, eq), v = item.substr(eq + 1);
+      if (k == "first_call_ms") r.first_ms = std::strtod(v.c_str(), nullptr);
+      if (k == "compile_ms") r.compile_ms = std::strtod(v.c_str(), nullptr);
+      if (k == "compiles") r.compiles = std::strtoll(v.c_str(), nullptr, 10);
+    }
+  }
+  if (!(WIFEXITED(status) && WEXITSTATUS(status) == 0) || !r.first_ms) {
+    std::ifstream f(err_file);
+    std::string last, l;
+    while (std::getline(f, l))
+      if (!l.empty()) last = l;
+    r.error = "cold run " + describe_status(status) + (last.empty() ? "" : ": " + last);
+  }
+  std::remove(err_file.c_str());
+  return r;
+}
+
+// Rates and fractions of the ceiling for every row of a case (baseline gflops is the ceiling of
+// products, so it is computed over the case's rows together).
+void derive(std::vector<Row>& rows, const Ceiling& ceiling) {
+  for (Row& r : rows) {
+    const Case* c = find_case(r.case_id);
+    if (!c || !r.median_ms || *r.median_ms <= 0) continue;
+    double s = *r.median_ms / 1e3;
+    r.bytes = c->bytes;
+    if (c->bound == Bound::Compute) {
+      r.flops = c->flops;
+      r.gflops = c->flops / s / 1e9;
+    } else {
+      r.gbps = c->bytes / s / 1e9;
+      r.fraction_of_peak = *r.gbps / ceiling.copy_gbps;
+      r.ceiling = fmt("copy bandwidth %.1f GB/s", ceiling.copy_gbps);
+    }
+  }
+  for (Row& r : rows) {
+    if (!r.gflops) continue;
+    for (const Row& b : rows) {
+      if (b.case_id == r.case_id && b.device == r.device && b.variant == "baseline" && b.gflops) {
+        r.fraction_of_peak = *r.gflops / *b.gflops;
+        r.ceiling = fmt("OpenBLAS baseline %.2f GFLOP/s", *b.gflops);
+      }
+    }
+  }
+}
+
+int parent(const Options& o, const std::string& command) {
+  auto start = Clock::now();
+  std::vector<std::string> notes;
+  std::vector<const Case*> cases;
+  for (const Case& c : all_cases()) {
+    if (o.quick ? !c.in_quick : !c.in_full) continue;
+    if (!o.workloads.empty() && !contains(o.workloads, c.workload) && !contains(o.workloads, c.id)) continue;
+    cases.push_back(&c);
+  }
+  if (o.list) {
+    for (const Case& c : all_cases())
+      std::printf("%-12s %-5s %-7s %s  [%s]\n", c.id.c_str(), arrayc::dtype_name(c.dtype), c.size.c_str(),
+                  c.expr.c_str(), c.in_full && c.in_quick ? "full, quick" : c.in_full ? "full" : "quick");
+    return 0;
+  }
+  if (cases.empty()) {
+    std::fprintf(stderr, "arrayc-bench: no case matches --workload\n");
+    return 2;
+  }
+  std::vector<std::string> devices;
+  for (const std::string& d : o.devices) {
+    if (d == "cpu") {
+      devices.push_back(d);
+      continue;
+    }
+    if (d.rfind("gpu", 0) == 0) {
+      int n = arrayc::gpu_count();
+      if (n == 0) {
+        notes.push_back(d + ": skipped, no GPU available (arrayc::gpu_count() == 0); GPU rows are not measured");
+        continue;
+      }
+      devices.push_back(d == "gpu" ? "gpu:0" : d);
+      continue;
+    }
+    std::fprintf(stderr, "arrayc-bench: unknown device '%s'\n", d.c_str());
+    return 2;
+  }
+  for (const std::string& n : notes) std::fprintf(stderr, "arrayc-bench: %s\n", n.c_str());
+
+  std::fprintf(stderr, "arrayc-bench: measuring the memory-bandwidth ceiling (copy, triad)...\n");
+  Ceiling ceiling = measure_ceiling(o.quick);
+  std::fprintf(stderr, "arrayc-bench: copy %.1f GB/s, triad %.1f GB/s (%d threads)\n", ceiling.copy_gbps,
+               ceiling.triad_gbps, ceiling.threads);
+
+  std::vector<Row> rows;
+  int total = static_cast<int>(cases.size() * devices.size()), done = 0;
+  for (const std::string& dev : devices) {
+    for (const Case* c : cases) {
+      ++done;
+      std::fprintf(stderr, "[%d/%d %5.0f s] %s on %s: %s\n", done, total, ms_since(start) / 1e3, c->id.c_str(),
+                   dev.c_str(), c->expr.c_str());
+      std::map<std::string, Cold> cold;
+      if (o.cold) {
+        for (const char* v : {"fused", "unfused"}) {
+          if (!contains(o.variants, v)) continue;
+          std::fprintf(stderr, "    %s: %s: cold first call in a fresh process\n", c->id.c_str(), v);
+          cold[v] = run_cold(*c, v, dev);
+          const Cold& k = cold[v];
+          if (k.error.empty())
+            std::fprintf(stderr, "    %s: %s: cold first call %.1f ms, LLVM %.1f ms, %lld kernels compiled\n",
+                         c->id.c_str(), v, *k.first_ms, k.compile_ms.value_or(0),
+                         static_cast<long long>(k.compiles.value_or(0)));
+          else
+            std::fprintf(stderr, "    %s: %s: %s\n", c->id.c_str(), v, k.error.c_str());
+        }
+      }
+      std::string cmd = quote(self_exe()) + " --measure " + quote(c->id) + " " + quote(dev) + " --reps " +
+                        std::to_string(o.reps) + " --variant ";
+      for (size_t i = 0; i < o.variants.size(); ++i) cmd += (i ? "," : "") + o.variants[i];
+      if (o.quick) cmd += " --quick";
+      int status = 0;
+      std::vector<std::string> lines = run_child(cmd, status);
+      std::vector<Row> got;
+      std::string last_phase = "start-up";
+      for (const std::string& l : lines) {
+        if (l.rfind("ROW\t", 0) == 0) got.push_back(row_from_line(l));
+        if (l.rfind("PHASE\t", 0) == 0) last_phase = l.substr(6);
+      }
+      bool died = !(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+      for (const std::string& v : {std::string("baseline"), std::string("fused"), std::string("unfused")}) {
+        if (!contains(o.variants, v)) continue;
+        auto it = std::find_if(got.begin(), got.end(), [&](const Row& r) { return r.variant == v; });
+        Row r;
+        if (it != got.end()) {
+          r = *it;
+        } else {
+          r.workload = c->workload;
+          r.case_id = c->id;
+          r.device = dev;
+          r.variant = v;
+          r.impl = v == "baseline" ? c->baseline_impl : "arrayc";
+          r.size = c->size;
+          r.dtype = arrayc::dtype_name(c->dtype);
+          r.status = "FAILED: measuring process " + describe_status(status) + " during '" + last_phase + "'";
+        }
+        if (cold.count(v)) {
+          const Cold& k = cold[v];
+          r.first_call_ms = k.first_ms;
+          r.compile_ms = k.compile_ms;
+          r.cold_compiles = k.compiles;
+          if (!k.error.empty() && r.status == "ok") {
+            r.status = "FAILED: " + k.error;
+            r.median_ms = r.min_ms = r.max_ms = std::nullopt;
+          }
+        }
+        if (r.status.rfind("FAILED", 0) == 0) {
+          r.median_ms = r.min_ms = r.max_ms = r.second_call_ms = std::nullopt;
+          std::fprintf(stderr, "    %s: %s: %s\n", c->id.c_str(), v.c_str(), r.status.c_str());
+        }
+        rows.push_back(r);
+      }
+      if (died) std::fprintf(stderr, "    %s: the measuring process %s\n", c->id.c_str(), describe_status(status).c_str());
+    }
+  }
+  if (!o.peers_script.empty()) {
+    if (contains(devices, "cpu")) {
+      std::fprintf(stderr, "[peers %5.0f s] running /usr/bin/python3 %s\n", ms_since(start) / 1e3,
+                   o.peers_script.c_str());
+      std::vector<Row> peers = run_peers(o.peers_script);
+      if (peers.size() == 1 && peers[0].status.rfind("FAILED", 0) == 0) {
+        notes.push_back("peers not measured: " + peers[0].status.substr(8));
+        std::fprintf(stderr, "arrayc-bench: %s\n", notes.back().c_str());
+      } else {
+        // Keep only peers of the cases of this run, next to their case's rows.
+        for (const Row& p : peers) {
+          auto last = std::find_if(rows.rbegin(), rows.rend(),
+                                   [&](const Row& r) { return r.case_id == p.case_id && r.device == "cpu"; });
+          if (last != rows.rend()) rows.insert(last.base(), p);
+        }
+        notes.push_back("peer rows: " + o.peers_script + " (numpy/numexpr/numba medians, run after arrayc in the "
+                        "same session); peers' first_call_ms is numba's first call");
+      }
+    }
+  } else {
+    notes.push_back("no peers measured (pass --peers-script PATH)");
+  }
+  derive(rows, ceiling);
+
+  std::map<std::string, std::string> machine = machine_description();
+  std::string table = format_table(rows, ceiling, notes);
+  std::printf("arrayc-bench on %s (%s logical CPUs)%s\n", machine["cpu_model"].c_str(), machine["logical_cpus"].c_str(),
+              o.quick ? ", --quick" : "");
+  std::fputs(table.c_str(), stdout);
+  std::fflush(stdout);
+  if (o.json != "-") {
+    std::string path = o.json.empty() ? "docs/bench/" + default_json_name() + (o.quick ? "-quick" : "") + ".json" : o.json;
+    write_json(path, rows, ceiling, machine, notes, command, o.quick, o.reps);
+    std::fprintf(stderr, "arrayc-bench: wrote %s\n", path.c_str());
+  }
+  int failed = 0;
+  for (const Row& r : rows)
+    if (r.status.rfind("FAILED", 0) == 0) ++failed;
+  std::fprintf(stderr, "arrayc-bench: done in %.0f s; %d failed row(s)\n", ms_since(start) / 1e3, failed);
+  if (failed) {
+    std::fprintf(stderr, "arrayc-bench: FAILED:\n");
+    for (const Row& r : rows)
+      if (r.status.rfind("FAILED", 0) == 0)
+        std::fprintf(stderr, "  %s %s %s: %s\n", r.case_id.c_str(), r.device.c_str(), r.variant.c_str(),
+                     r.status.c_str());
+  }
+  return failed ? 1 : 0;
+}
+
+}  // namespace
+}  // namespace bench
+
+int main(int argc, char** argv) {
+  bench::Options o = bench::parse(argc, argv);
+  try {
+    if (!o.child_cold_case.empty()) return bench::child_cold(o);
+    if (!o.child_measure_case.empty()) return bench::child_measure(o);
+    std::string command;
+    for (int i = 0; i < argc; ++i) command += (i ? " " : "") + std::string(i ? argv[i] : "arrayc-bench");
+    return bench::parent(o, command);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "arrayc-bench: error: %s\n", e.what());
+    return 1;
+  }
+}

@@ -1,0 +1,447 @@
+// Rows in and out: the child-to-parent line form, the table, the JSON file, the machine
+// description and the peers' output.
+#include <cblas.h>
+#include <sys/utsname.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdarg>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <regex>
+#include <sstream>
+#include <thread>
+
+#include "bench.h"
+
+extern "C" char* openblas_get_config(void);
+
+namespace bench {
+
+std::string fmt(const char* f, ...) {
+  va_list ap;
+  va_start(ap, f);
+  char buf[1024];
+  int n = std::vsnprintf(buf, sizeof buf, f, ap);
+  va_end(ap);
+  if (n < static_cast<int>(sizeof buf)) return std::string(buf, n > 0 ? static_cast<size_t>(n) : 0);
+  std::string s(static_cast<size_t>(n) + 1, '\0');
+  va_start(ap, f);
+  std::vsnprintf(s.data(), s.size(), f, ap);
+  va_end(ap);
+  s.resize(static_cast<size_t>(n));
+  return s;
+}
+
+// ---- Line form: TAB-separated key=value, with \t \n \\ escaped -------------------------------
+
+namespace {
+
+std::string escape(const std::string& s) {
+  std::string o;
+  for (char c : s) {
+    if (c == '\\') o += "\\\\";
+    else if (c == '\t') o += "\\t";
+    else if (c == '\n') o += "\\n";
+    else o += c;
+  }
+  return o;
+}
+
+std::string unescape(const std::string& s) {
+  std::string o;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == '\\' && i + 1 < s.size()) {
+      char c = s[++i];
+      o += c == 't' ? '\t' : c == 'n' ? '\n' : c;
+    } else {
+      o += s[i];
+    }
+  }
+  return o;
+}
+
+// Visits every field of a Row with its name; F is called as f(name, member).
+template <typename R, typename F> void fields(R& r, F&& f) {
+  f("workload", r.workload);
+  f("case", r.case_id);
+  f("device", r.device);
+  f("variant", r.variant);
+  f("impl", r.impl);
+  f("size", r.size);
+  f("dtype", r.dtype);
+  f("status", r.status);
+  f("reps", r.reps);
+  f("median_ms", r.median_ms);
+  f("min_ms", r.min_ms);
+  f("max_ms", r.max_ms);
+  f("first_call_ms", r.first_call_ms);
+  f("compile_ms", r.compile_ms);
+  f("cold_compiles", r.cold_compiles);
+  f("second_call_ms", r.second_call_ms);
+  f("kernels_per_call", r.kernels_per_call);
+  f("bytes", r.bytes);
+  f("flops", r.flops);
+  f("gbps", r.gbps);
+  f("gflops", r.gflops);
+  f("fraction_of_peak", r.fraction_of_peak);
+  f("ceiling", r.ceiling);
+  f("check", r.check);
+}
+
+struct ToText {
+  std::string operator()(const std::string& s) const { return s; }
+  std::string operator()(int v) const { return std::to_string(v); }
+  std::string operator()(const std::optional<double>& v) const { return v ? fmt("%.17g", *v) : ""; }
+  std::string operator()(const std::optional<int64_t>& v) const { return v ? std::to_string(*v) : ""; }
+};
+
+struct FromText {
+  void operator()(const std::string& t, std::string& s) const { s = t; }
+  void operator()(const std::string& t, int& v) const { v = std::atoi(t.c_str()); }
+  void operator()(const std::string& t, std::optional<double>& v) const {
+    if (!t.empty()) v = std::strtod(t.c_str(), nullptr);
+  }
+  void operator()(const std::string& t, std::optional<int64_t>& v) const {
+    if (!t.empty()) v = std::strtoll(t.c_str(), nullptr, 10);
+  }
+};
+
+std::string json_string(const std::string& s) {
+  std::string o = "\"";
+  for (unsigned char c : s) {
+    if (c == '"') o += "\\\"";
+    else if (c == '\\') o += "\\\\";
+    else if (c == '\n') o += "\\n";
+    else if (c == '\t') o += "\\t";
+    else if (c < 0x20) o += fmt("\\u%04x", c);
+    else o += static_cast<char>(c);
+  }
+  return o + "\"";
+}
+
+std::string json_number(double v) {
+  if (!std::isfinite(v)) return "null";
+  return fmt("%.6g", v);
+}
+
+struct ToJson {
+  std::string operator()(const std::string& s) const { return json_string(s); }
+  std::string operator()(int v) const { return std::to_string(v); }
+  std::string operator()(const std::optional<double>& v) const { return v ? json_number(*v) : "null"; }
+  std::string operator()(const std::optional<int64_t>& v) const { return v ? std::to_string(*v) : "null"; }
+};
+
+}  // namespace
+
+std::string row_to_line(const Row& r) {
+  std::string line = "ROW";
+  fields(r, [&](const char* name, const auto& v) {
+    std::string t = ToText{}(v);
+    if (!t.empty()) line += std::string("\t") + name + "=" + escape(t);
+  });
+  return line;
+}
+
+Row row_from_line(const std::string& line) {
+  std::map<std::string, std::string> kv;
+  std::stringstream ss(line);
+  std::string item;
+  while (std::getline(ss, item, '\t')) {
+    size_t eq = item.find('=');
+    if (eq != std::string::npos) kv[item.substr(0, eq)] = unescape(item.substr(eq + 1));
+  }
+  Row r;
+  fields(r, [&](const char* name, auto& v) {
+    auto it = kv.find(name);
+    if (it != kv.end()) FromText{}(it->second, v);
+  });
+  return r;
+}
+
+// ---- Machine ------------------------------------------------------------------------------------
+
+namespace {
+
+std::string read_file(const char* path) {
+  std::ifstream f(path);
+  std::stringstream ss;
+  ss << f.rdbuf();
+  return ss.str();
+}
+
+std::string cpuinfo_field(const std::string& name) {
+  std::stringstream ss(read_file("/proc/cpuinfo"));
+  std::string line;
+  while (std::getline(ss, line)) {
+    if (line.rfind(name, 0) == 0) {
+      size_t colon = line.find(':');
+      if (colon != std::string::npos) {
+        std::string v = line.substr(colon + 1);
+        v.erase(0, v.find_first_not_of(" \t"));
+        return v;
+      }
+    }
+  }
+  return "";
+}
+
+std::string cpu_model() {
+  std::string m = cpuinfo_field("model name");
+  return m.empty() ? "unknown CPU" : m;
+}
+
+}  // namespace
+
+std::map<std::string, std::string> machine_description() {
+  std::map<std::string, std::string> m;
+  m["cpu_model"] = json_string(cpu_model());
+  std::string vendor = cpuinfo_field("vendor_id");
+  m["cpu_vendor"] = json_string(vendor);
+  m["cpu_family_model_stepping"] = json_string(cpuinfo_field("cpu family") + "/" + cpuinfo_field("model\t") +
+                                               "/" + cpuinfo_field("stepping"));
+  m["logical_cpus"] = std::to_string(std::thread::hardware_concurrency());
+  std::string cores = cpuinfo_field("cpu cores");
+  m["cores_per_socket"] = cores.empty() ? "null" : cores;
+  std::string flags = " " + cpuinfo_field("flags") + " ";
+  std::string simd;
+  for (const char* f : {"sse4_2", "avx", "avx2", "fma", "avx512f", "avx512dq", "avx512bw", "avx512vl",
+                        "avx512_vnni", "avx512_bf16", "hypervisor"})
+    if (flags.find(std::string(" ") + f + " ") != std::string::npos) simd += (simd.empty() ? "" : " ") + std::string(f);
+  m["cpu_flags"] = json_string(simd);
+  long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGE_SIZE);
+  m["memory_gib"] = fmt("%.1f", static_cast<double>(pages) * static_cast<double>(page) / (1 << 30));
+  utsname u{};
+  uname(&u);
+  m["kernel"] = json_string(std::string(u.sysname) + " " + u.release);
+  std::string os;
+  std::stringstream ss(read_file("/etc/os-release"));
+  for (std::string line; std::getline(ss, line);)
+    if (line.rfind("PRETTY_NAME=", 0) == 0) os = line.substr(12);
+  os.erase(std::remove(os.begin(), os.end(), '"'), os.end());
+  m["os"] = json_string(os);
+  m["compiler"] = json_string(std::string("g++ ") + __VERSION__);
+  m["openblas"] = json_string(openblas_get_config());
+  const char* threads = std::getenv("ARRAYC_NUM_THREADS");
+  m["arrayc_num_threads"] = json_string(threads ? threads : "(default: all cores)");
+  std::string load = read_file("/proc/loadavg");
+  while (!load.empty() && (load.back() == '\n' || load.back() == ' ')) load.pop_back();
+  m["loadavg"] = json_string(load);
+  return m;
+}
+
+std::string default_json_name() {
+  std::string model = cpu_model(), s;
+  std::string low;
+  for (char c : model) low += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (const char* junk : {"(r)", "(tm)", " processor", " cpu"}) {
+    for (size_t p; (p = low.find(junk)) != std::string::npos;) low.erase(p, std::strlen(junk));
+  }
+  for (char c : low) {
+    if (std::isalnum(static_cast<unsigned char>(c))) s += c;
+    else if (!s.empty() && s.back() != '-') s += '-';
+  }
+  while (!s.empty() && s.back() == '-') s.pop_back();
+  return fmt("cpu-%s-%ucores", s.c_str(), std::thread::hardware_concurrency());
+}
+
+// ---- Peers ----------------------------------------------------------------------------------------
+
+std::vector<Row> run_peers(const std::string& script) {
+  std::vector<Row> rows;
+  auto fail = [&](const std::string& why) {
+    Row r;
+    r.workload = "peers";
+    r.case_id = "peers";
+    r.device = "cpu";
+    r.variant = "peer";
+    r.impl = script;
+    r.status = "FAILED: " + why;
+    rows.assign(1, r);
+    return rows;
+  };
+  if (!std::filesystem::exists(script)) return fail("no such script: " + script);
+  std::string err_file = fmt("/tmp/arrayc-bench-peers-%d.err", static_cast<int>(getpid()));
+  std::string cmd = "/usr/bin/python3 '" + script + "' 2>'" + err_file + "'";
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) return fail("cannot run /usr/bin/python3");
+  // The script prints "<workload tag, 28 wide> <peer, 22 wide> <ms, 10 wide> ms".
+  std::regex line_re(R"(^(.{28}) (.{22}) +([0-9.eE+-]+) ms\s*$)");
+  std::map<std::pair<std::string, std::string>, double> first_calls;
+  char buf[512];
+  while (std::fgets(buf, sizeof buf, p)) {
+    std::string line(buf);
+    std::fprintf(stderr, "  peers: %s", line.c_str());
+    std::smatch m;
+    if (!std::regex_match(line, m, line_re)) continue;
+    auto trim = [](std::string s) {
+      s.erase(0, s.find_first_not_of(' '));
+      s.erase(s.find_last_not_of(' ') + 1);
+      return s;
+    };
+    std::string tag = trim(m[1]), peer = trim(m[2]);
+    double ms = std::strtod(m[3].str().c_str(), nullptr);
+    // Which case: the workload id, the dtype and the size named in the tag.
+    std::stringstream ts(tag);
+    std::string w, tok, dtype, size;
+    ts >> w;
+    while (ts >> tok) {
+      if (tok == "float64" || tok == "f64") dtype = "float64";
+      if (tok == "float32" || tok == "f32") dtype = "float32";
+      if (std::regex_match(tok, std::regex(R"(1e[0-9]+)"))) size = tok;
+    }
+    const Case* match = nullptr;
+    for (const Case& c : all_cases()) {
+      if (c.workload != w) continue;
+      if (!dtype.empty() && dtype != arrayc::dtype_name(c.dtype)) continue;
+      if (!size.empty() && c.bound == Bound::Memory && c.size != size) continue;
+      match = &c;
+      break;
+    }
+    if (!match) continue;
+    const std::string suffix = " first call";
+    if (peer.size() > suffix.size() && peer.compare(peer.size() - suffix.size(), suffix.size(), suffix) == 0) {
+      first_calls[{match->id, peer.substr(0, peer.size() - suffix.size())}] = ms;
+      continue;
+    }
+    Row r;
+    r.workload = match->workload;
+    r.case_id = match->id;
+    r.device = "cpu";
+    r.variant = "peer";
+    r.impl = peer;
+    r.size = match->size;
+    r.dtype = arrayc::dtype_name(match->dtype);
+    r.median_ms = ms;
+    r.check = "not checked by the harness (peers_cpu.py's own result)";
+    rows.push_back(r);
+  }
+  int status = pclose(p);
+  std::string err = read_file(err_file.c_str());
+  std::remove(err_file.c_str());
+  if (!(WIFEXITED(status) && WEXITSTATUS(status) == 0)) {
+    std::string last;
+    std::stringstream es(err);
+    for (std::string l; std::getline(es, l);)
+      if (!l.empty()) last = l;
+    return fail(fmt("%s exited with status %d: %s", script.c_str(),
+                    WIFEXITED(status) ? WEXITSTATUS(status) : -1, last.c_str()));
+  }
+  for (auto& [key, ms] : first_calls) {
+    auto it = std::find_if(rows.begin(), rows.end(),
+                           [&](const Row& r) { return r.case_id == key.first && r.impl == key.second; });
+    if (it != rows.end()) it->first_call_ms = ms;
+  }
+  return rows;
+}
+
+// ---- Table ------------------------------------------------------------------------------------------
+
+namespace {
+
+std::string num_or_dash(const std::optional<double>& v, const char* f = "%.3f") {
+  return v ? fmt(f, *v) : "-";
+}
+
+}  // namespace
+
+std::string format_table(const std::vector<Row>& rows, const Ceiling& ceiling,
+                         const std::vector<std::string>& notes) {
+  std::string out;
+  out += fmt("ceiling: copy %.1f GB/s, triad %.1f GB/s (STREAM-like, %d threads, %.0f MiB arrays, best of %d)\n",
+             ceiling.copy_gbps, ceiling.triad_gbps, ceiling.threads, ceiling.array_mb, ceiling.best_of);
+  out += "times in ms; cold = first call in a fresh process (trace + compile + run), compile = LLVM time of it;\n"
+         "2nd = second call (cache hit); rate from the median; %peak: of copy bandwidth (memory-bound) or of "
+         "OpenBLAS (products)\n\n";
+  const char* hdr = "%-11s %-4s %-8s %-26s %10s %10s %10s %10s %9s %9s %4s %15s %6s  %s\n";
+  out += fmt(hdr, "case", "dev", "variant", "impl", "median", "min", "max", "cold 1st", "compile", "2nd", "kern",
+             "rate", "%peak", "status");
+  std::string last_case;
+  for (const Row& r : rows) {
+    if (r.case_id != last_case && !last_case.empty()) out += "\n";
+    last_case = r.case_id;
+    std::string rate = r.gflops ? fmt("%.2f GFLOP/s", *r.gflops) : r.gbps ? fmt("%.2f GB/s", *r.gbps) : "-";
+    std::string impl = r.impl.size() > 26 ? r.impl.substr(0, 26) : r.impl;
+    std::string status = r.status.substr(0, r.status.find('\n'));  // details under "failures"
+    if (status.size() > 90) status = status.substr(0, 87) + "...";
+    out += fmt(hdr, r.case_id.c_str(), r.device.c_str(), r.variant.c_str(), impl.c_str(),
+               num_or_dash(r.median_ms).c_str(), num_or_dash(r.min_ms).c_str(), num_or_dash(r.max_ms).c_str(),
+               num_or_dash(r.first_call_ms, "%.1f").c_str(), num_or_dash(r.compile_ms, "%.1f").c_str(),
+               num_or_dash(r.second_call_ms).c_str(),
+               r.kernels_per_call ? std::to_string(*r.kernels_per_call).c_str() : "-", rate.c_str(),
+               r.fraction_of_peak ? fmt("%.1f%%", 100 * *r.fraction_of_peak).c_str() : "-", status.c_str());
+  }
+  // The checks, once per case (from its first arrayc row that passed them), then the failures.
+  out += "\nchecks:\n";
+  std::vector<std::string> seen;
+  for (const Row& r : rows) {
+    if (r.variant == "peer" || r.variant == "baseline" || r.check.empty()) continue;
+    if (std::find(seen.begin(), seen.end(), r.case_id + r.device) != seen.end()) continue;
+    seen.push_back(r.case_id + r.device);
+    out += fmt("  %-11s %-4s %s\n", r.case_id.c_str(), r.device.c_str(), r.check.c_str());
+  }
+  std::string failures;
+  for (const Row& r : rows)
+    if (r.status.rfind("FAILED", 0) == 0)
+      failures += fmt("  %s %s %s (%s): %s\n", r.case_id.c_str(), r.device.c_str(), r.variant.c_str(),
+                      r.impl.c_str(), r.status.c_str());
+  if (!failures.empty()) out += "\nfailures:\n" + failures;
+  if (!notes.empty()) {
+    out += "\nnotes:\n";
+    for (const std::string& n : notes) out += "  " + n + "\n";
+  }
+  return out;
+}
+
+// ---- JSON ---------------------------------------------------------------------------------------------
+
+void write_json(const std::string& path, const std::vector<Row>& rows, const Ceiling& ceiling,
+                const std::map<std::string, std::string>& machine, const std::vector<std::string>& notes,
+                const std::string& command, bool quick, int reps) {
+  std::filesystem::path p(path);
+  if (p.has_parent_path()) std::filesystem::create_directories(p.parent_path());
+  std::ofstream f(path);
+  if (!f) throw std::runtime_error("cannot write " + path);
+  std::time_t now = std::time(nullptr);
+  char when[64];
+  std::strftime(when, sizeof when, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&now));
+  f << "{\n  \"schema\": \"arrayc-bench/1\",\n";
+  f << "  \"generated\": " << json_string(when) << ",\n";
+  f << "  \"command\": " << json_string(command) << ",\n";
+  f << "  \"quick\": " << (quick ? "true" : "false") << ",\n";
+  f << "  \"reps\": " << reps << ",\n";
+  f << "  \"machine\": {";
+  bool first = true;
+  for (const auto& [k, v] : machine) {
+    f << (first ? "\n" : ",\n") << "    " << json_string(k) << ": " << v;
+    first = false;
+  }
+  f << "\n  },\n";
+  f << "  \"ceiling\": {\"copy_gbps\": " << json_number(ceiling.copy_gbps)
+    << ", \"triad_gbps\": " << json_number(ceiling.triad_gbps) << ", \"threads\": " << ceiling.threads
+    << ", \"array_mib\": " << json_number(ceiling.array_mb) << ", \"best_of\": " << ceiling.best_of
+    << ", \"method\": \"STREAM-like copy c=a and triad a=b+3c over doubles, std::thread on all cores, "
+       "bytes read + written\"},\n";
+  f << "  \"notes\": [";
+  for (size_t i = 0; i < notes.size(); ++i) f << (i ? ", " : "") << json_string(notes[i]);
+  f << "],\n  \"results\": [";
+  for (size_t i = 0; i < rows.size(); ++i) {
+    f << (i ? ",\n    {" : "\n    {");
+    bool first_field = true;
+    fields(rows[i], [&](const char* name, const auto& v) {
+      f << (first_field ? "" : ", ") << json_string(name) << ": " << ToJson{}(v);
+      first_field = false;
+    });
+    f << "}";
+  }
+  f << "\n  ]\n}\n";
+}
+
+}  // namespace bench

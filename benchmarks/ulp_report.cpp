@@ -1,0 +1,301 @@
+// Accuracy and throughput report for the emitted math functions (lib/codegen/vmath.*), run by
+// hand; the numbers go into docs/math_accuracy.md. It is not part of the CMake build:
+//
+//   g++ -std=c++20 -O2 -Ilib -I/usr/lib/llvm-19/include lib/codegen/vmath.cpp
+//     benchmarks/ulp_report.cpp $(/usr/lib/llvm-19/bin/llvm-config --ldflags --libs orcjit
+//     native passes --system-libs) -o /tmp/ulp_report
+//   /tmp/ulp_report [--stride N] [--samples64 N] [--no-accuracy] [--no-throughput]
+//
+// Accuracy: every f32 bit pattern (or every N-th) through exp/log/sin/cos/tanh, random f64
+// inputs (and random pow pairs), against double / long double libm. Throughput: a JIT-compiled
+// loop of 1e7 elements out[i] = fn(in[i]) against the same loop calling glibc's scalar function.
+#include "codegen/vmath.h"
+
+#include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
+#include <llvm/ExecutionEngine/Orc/LLJIT.h>
+#include <llvm/IR/Module.h>
+#include <llvm/Passes/PassBuilder.h>
+#include <llvm/Support/TargetSelect.h>
+#include <llvm/Target/TargetMachine.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <cstring>
+#include <limits>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+namespace {
+
+using arrayc::detail::MathFn;
+using KernelFn = void (*)(const void*, const void*, void*, int64_t);
+
+struct Jitted {
+  std::unique_ptr<llvm::orc::LLJIT> jit;
+  KernelFn fn;
+};
+
+// void kernel(const T* a, const T* b, T* out, i64 n) { for i < n: out[i] = fn(a[i], b[i]) },
+// optimized at -O3 for the host (512-bit vectors preferred where AVX-512 exists).
+Jitted compile(MathFn fn, bool f64, bool fast) {
+  auto jtmb = llvm::cantFail(llvm::orc::JITTargetMachineBuilder::detectHost());
+  jtmb.setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
+  auto tm = llvm::cantFail(jtmb.createTargetMachine());
+  auto ctx = std::make_unique<llvm::LLVMContext>();
+  auto mod = std::make_unique<llvm::Module>("ulp_report", *ctx);
+  mod->setDataLayout(tm->createDataLayout());
+  mod->setTargetTriple(tm->getTargetTriple().str());
+  llvm::IRBuilder<> b(*ctx);
+  llvm::Type* t = f64 ? b.getDoubleTy() : b.getFloatTy();
+  llvm::Type* ptr = b.getPtrTy();
+  auto* f = llvm::Function::Create(
+      llvm::FunctionType::get(b.getVoidTy(), {ptr, ptr, ptr, b.getInt64Ty()}, false),
+      llvm::Function::ExternalLinkage, "kernel", *mod);
+  std::string features = tm->getTargetFeatureString().str();
+  f->addFnAttr("target-cpu", tm->getTargetCPU());
+  f->addFnAttr("target-features", features);
+  if (features.find("+avx512f") != std::string::npos) f->addFnAttr("prefer-vector-width", "512");
+  for (unsigned i = 0; i < 3; ++i) f->addParamAttr(i, llvm::Attribute::NoAlias);
+  auto* entry = llvm::BasicBlock::Create(*ctx, "entry", f);
+  auto* loop = llvm::BasicBlock::Create(*ctx, "loop", f);
+  auto* exit = llvm::BasicBlock::Create(*ctx, "exit", f);
+  b.SetInsertPoint(entry);
+  b.CreateCondBr(b.CreateICmpSGT(f->getArg(3), b.getInt64(0)), loop, exit);
+  b.SetInsertPoint(loop);
+  auto* i = b.CreatePHI(b.getInt64Ty(), 2);
+  i->addIncoming(b.getInt64(0), entry);
+  std::vector<llvm::Value*> args{b.CreateLoad(t, b.CreateInBoundsGEP(t, f->getArg(0), i))};
+  if (fn == MathFn::Pow) args.push_back(b.CreateLoad(t, b.CreateInBoundsGEP(t, f->getArg(1), i)));
+  llvm::Value* r = arrayc::detail::emit_math_call(b, fn, args, {fast});
+  b.CreateStore(r, b.CreateInBoundsGEP(t, f->getArg(2), i));
+  llvm::Value* next = b.CreateAdd(i, b.getInt64(1));
+  i->addIncoming(next, loop);
+  b.CreateCondBr(b.CreateICmpSLT(next, f->getArg(3)), loop, exit);
+  b.SetInsertPoint(exit);
+  b.CreateRetVoid();
+
+  llvm::LoopAnalysisManager lam;
+  llvm::FunctionAnalysisManager fam;
+  llvm::CGSCCAnalysisManager cgam;
+  llvm::ModuleAnalysisManager mam;
+  llvm::PassBuilder pb(tm.get());
+  pb.registerModuleAnalyses(mam);
+  pb.registerCGSCCAnalyses(cgam);
+  pb.registerFunctionAnalyses(fam);
+  pb.registerLoopAnalyses(lam);
+  pb.crossRegisterProxies(lam, fam, cgam, mam);
+  pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3).run(*mod, mam);
+
+  Jitted j;
+  j.jit = llvm::cantFail(llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(jtmb).create());
+  llvm::cantFail(j.jit->addIRModule(llvm::orc::ThreadSafeModule(std::move(mod), std::move(ctx))));
+  j.fn = llvm::cantFail(j.jit->lookup("kernel")).toPtr<KernelFn>();
+  return j;
+}
+
+const char* name(MathFn fn) {
+  switch (fn) {
+    case MathFn::Exp: return "exp";
+    case MathFn::Log: return "log";
+    case MathFn::Sin: return "sin";
+    case MathFn::Cos: return "cos";
+    case MathFn::Tanh: return "tanh";
+    case MathFn::Pow: return "pow";
+    case MathFn::Sqrt: return "sqrt";
+  }
+  return "";
+}
+
+long double ref32(MathFn fn, float x, float y) {
+  switch (fn) {
+    case MathFn::Exp: return std::exp(double(x));
+    case MathFn::Log: return std::log(double(x));
+    case MathFn::Sin: return std::sin(double(x));
+    case MathFn::Cos: return std::cos(double(x));
+    case MathFn::Tanh: return std::tanh(double(x));
+    case MathFn::Pow: return std::pow(double(x), double(y));
+    case MathFn::Sqrt: return std::sqrt(double(x));
+  }
+  return 0;
+}
+
+long double ref64(MathFn fn, double x, double y) {
+  switch (fn) {
+    case MathFn::Exp: return expl(x);
+    case MathFn::Log: return logl(x);
+    case MathFn::Sin: return sinl(x);
+    case MathFn::Cos: return cosl(x);
+    case MathFn::Tanh: return tanhl(x);
+    case MathFn::Pow: return powl(x, y);
+    case MathFn::Sqrt: return sqrtl(x);
+  }
+  return 0;
+}
+
+// Same measure as tests/unit/vmath_test.cpp.
+template <class T>
+double ulp_error(T got, long double ref) {
+  if (std::isnan(ref) || std::isnan(got))
+    return std::isnan(ref) && std::isnan(got) ? 0 : std::numeric_limits<double>::infinity();
+  using lim = std::numeric_limits<T>;
+  long double top = std::ldexp(1.0L, lim::max_exponent);
+  long double r = std::fabs(ref) >= top ? std::copysign(top, ref) : ref;
+  long double g = std::isinf(got) ? std::copysign(top, static_cast<long double>(got)) : got;
+  int e = lim::min_exponent;
+  if (r != 0) std::frexp(r, &e);
+  return static_cast<double>(std::fabs(g - r) /
+                             std::ldexp(1.0L, std::max(e, lim::min_exponent) - lim::digits));
+}
+
+void report_f32(MathFn fn, bool fast, uint64_t stride) {
+  Jitted j = compile(fn, false, fast);
+  constexpr size_t kChunk = 1 << 20;
+  std::vector<float> in, out(kChunk);
+  double worst = 0;
+  float worst_x = 0;
+  uint64_t count = 0;
+  for (uint64_t u = 0; u <= 0xffffffffull; u += stride) {
+    uint32_t bits = static_cast<uint32_t>(u);
+    float x;
+    std::memcpy(&x, &bits, 4);
+    in.push_back(x);
+    if (in.size() == kChunk || u + stride > 0xffffffffull) {
+      j.fn(in.data(), in.data(), out.data(), static_cast<int64_t>(in.size()));
+      for (size_t i = 0; i < in.size(); ++i) {
+        double err = ulp_error(out[i], ref32(fn, in[i], 0));
+        if (!(err <= worst)) worst = err, worst_x = in[i];
+      }
+      count += in.size();
+      in.clear();
+    }
+  }
+  std::printf("%-5s f32%s  every %llu. bit pattern (%llu inputs)  max %.3f ulp at x=%a\n",
+              name(fn), fast ? " fast" : "", static_cast<unsigned long long>(stride),
+              static_cast<unsigned long long>(count), worst, worst_x);
+  std::fflush(stdout);
+}
+
+void report_f64(MathFn fn, bool fast, size_t samples) {
+  Jitted j = compile(fn, true, fast);
+  std::mt19937_64 rng(42);
+  std::uniform_real_distribution<double> u(0, 1);
+  std::vector<double> a(samples), b(samples), out(samples);
+  for (size_t i = 0; i < samples; ++i) {
+    uint64_t bits = rng();
+    std::memcpy(&a[i], &bits, 8);
+    if (i % 2) a[i] = (u(rng) - 0.5) * 40;  // half random bits, half moderate values
+    if (fn == MathFn::Log) a[i] = std::fabs(a[i]);
+    b[i] = (u(rng) - 0.5) * 200;
+    if (fn == MathFn::Pow) {  // |y log x| up to 700: results over the whole range
+      a[i] = std::fabs(a[i]);
+      b[i] = (u(rng) - 0.5) * 1400 / std::fabs(std::log(a[i]));
+    }
+  }
+  j.fn(a.data(), b.data(), out.data(), static_cast<int64_t>(samples));
+  double worst = 0;
+  for (size_t i = 0; i < samples; ++i)
+    worst = std::max(worst, ulp_error(out[i], ref64(fn, a[i], b[i])));
+  std::printf("%-5s f64%s  %zu random inputs  max %.3f ulp\n", name(fn), fast ? " fast" : "",
+              samples, worst);
+  std::fflush(stdout);
+}
+
+template <class T>
+T libm(MathFn fn, T x, T y) {
+  switch (fn) {
+    case MathFn::Exp: return std::exp(x);
+    case MathFn::Log: return std::log(x);
+    case MathFn::Sin: return std::sin(x);
+    case MathFn::Cos: return std::cos(x);
+    case MathFn::Tanh: return std::tanh(x);
+    case MathFn::Pow: return std::pow(x, y);
+    case MathFn::Sqrt: return std::sqrt(x);
+  }
+  return 0;
+}
+
+// Elements per ns, best of 5 runs, for the JIT loop and the same loop calling glibc: over 1e7
+// elements (what the array engine sees; partly memory bound) and over 4096 elements repeated
+// (in cache: the compute cost alone).
+template <class T>
+void throughput(MathFn fn, bool fast) {
+  constexpr size_t n = 10'000'000, small = 4096;
+  std::vector<T> a(n), b(n), out(n);
+  std::mt19937_64 rng(7);
+  std::uniform_real_distribution<double> u(0, 1);
+  for (size_t i = 0; i < n; ++i) {
+    bool positive = fn == MathFn::Log || fn == MathFn::Pow;
+    a[i] = static_cast<T>(positive ? u(rng) * 100 : (u(rng) - 0.5) * 20);
+    b[i] = static_cast<T>((u(rng) - 0.5) * 8);
+  }
+  auto rate = [&](size_t len, auto&& body) {
+    size_t reps = n / len;
+    double t = 1e30;
+    for (int rep = 0; rep < 5; ++rep) {
+      auto t0 = std::chrono::steady_clock::now();
+      for (size_t r = 0; r < reps; ++r) body(len);
+      auto t1 = std::chrono::steady_clock::now();
+      t = std::min(t, std::chrono::duration<double, std::nano>(t1 - t0).count());
+    }
+    return static_cast<double>(len * reps) / t;
+  };
+  Jitted j = compile(fn, sizeof(T) == 8, fast);
+  auto ours = [&](size_t len) { j.fn(a.data(), b.data(), out.data(), static_cast<int64_t>(len)); };
+  auto glibc = [&](size_t len) {
+    for (size_t i = 0; i < len; ++i) out[i] = libm<T>(fn, a[i], b[i]);
+  };
+  double big = rate(n, ours), big_ref = rate(n, glibc);
+  double hot = rate(small, ours), hot_ref = rate(small, glibc);
+  std::printf("%-5s %s%-5s  1e7: arrayc %6.3f glibc %6.3f el/ns (x%4.1f)   in cache: arrayc %6.3f "
+              "glibc %6.3f el/ns (x%4.1f)\n",
+              name(fn), sizeof(T) == 8 ? "f64" : "f32", fast ? " fast" : "", big, big_ref,
+              big / big_ref, hot, hot_ref, hot / hot_ref);
+  std::fflush(stdout);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  uint64_t stride = 1;
+  size_t samples64 = 1 << 22;
+  bool accuracy = true, speed = true;
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg == "--stride" && i + 1 < argc) stride = std::stoull(argv[++i]);
+    else if (arg == "--samples64" && i + 1 < argc) samples64 = std::stoull(argv[++i]);
+    else if (arg == "--no-accuracy") accuracy = false;
+    else if (arg == "--no-throughput") speed = false;
+    else {
+      std::fprintf(stderr, "usage: %s [--stride N] [--samples64 N] [--no-accuracy]"
+                   " [--no-throughput]\n", argv[0]);
+      return 2;
+    }
+  }
+  llvm::InitializeNativeTarget();
+  llvm::InitializeNativeTargetAsmPrinter();
+  const MathFn unary[] = {MathFn::Exp, MathFn::Log, MathFn::Sin, MathFn::Cos, MathFn::Tanh};
+  if (accuracy) {
+    for (MathFn fn : unary) report_f32(fn, false, stride);
+    for (MathFn fn : unary) report_f64(fn, false, samples64);
+    report_f64(MathFn::Pow, false, samples64);
+    report_f64(MathFn::Pow, true, samples64);
+  }
+  if (speed) {
+    for (MathFn fn : unary) {
+      throughput<float>(fn, false);
+      throughput<double>(fn, false);
+    }
+    throughput<float>(MathFn::Pow, false);
+    throughput<double>(MathFn::Pow, false);
+    for (MathFn fn : {MathFn::Sin, MathFn::Cos}) {
+      throughput<float>(fn, true);
+      throughput<double>(fn, true);
+    }
+    throughput<double>(MathFn::Pow, true);
+  }
+}

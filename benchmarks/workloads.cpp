@@ -1,0 +1,360 @@
+// The reference workloads W1-W8 of WORKLOADS.md as Cases. Each prepares its inputs on a device,
+// gives a fresh arrayc::jit runner, the hand-written baseline, and the reference values.
+#include <cmath>
+#include <cstdlib>
+#include <string>
+
+#include "baseline.h"
+#include "bench.h"
+#include "check.h"
+
+namespace bench {
+namespace {
+
+// Elementwise cases at most this long are interpreted in full; longer ones on a sample.
+constexpr int64_t kFullReferenceLimit = 10'000'000;
+constexpr int64_t kSampleCount = 1 << 16;
+
+template <typename T> std::vector<double> to_double(const std::vector<T>& v) {
+  return std::vector<double>(v.begin(), v.end());
+}
+
+// A fresh jit object of f, called on `args` by each call of the returned function.
+template <typename F, typename... A> std::function<Array()> jit_runner(F f, A... args) {
+  auto j = std::make_shared<arrayc::Jitted<F>>(arrayc::jit(std::move(f)));
+  return [j, args...]() {
+    Array y = (*j)(args...);
+    y.eval();
+    return y;
+  };
+}
+
+// ---- Elementwise: y = f(x), one input, one output of the same shape -----------------------
+
+using Unary = Array (*)(const Array&);
+template <typename T> using UnaryBaseline = void (*)(const T*, T*, int64_t);
+
+template <typename T> class Elementwise : public Instance {
+ public:
+  Elementwise(Array x, Unary f, UnaryBaseline<T> base, bool cpu)
+      : x_(std::move(x)), f_(f), base_(base), cpu_(cpu) {
+    x_.eval();
+    if (cpu_) {
+      xh_ = x_.to_vector<T>();
+      yh_.assign(xh_.size(), T(0));
+    }
+  }
+  std::function<Array()> make_arrayc() override { return jit_runner(f_, x_); }
+  std::function<void()> make_baseline() override {
+    if (!cpu_) return nullptr;
+    return [this] { base_(xh_.data(), yh_.data(), static_cast<int64_t>(xh_.size())); };
+  }
+  Values baseline_values() override { return {to_double(yh_), x_.shape()}; }
+  Reference reference() override {
+    int64_t n = x_.size();
+    if (n <= kFullReferenceLimit)
+      return reference_from(interpret_with_bounds(f_(x_)), {},
+                            fmt("interpreter on all %lld elements", static_cast<long long>(n)));
+    std::vector<T> all = cpu_ ? std::vector<T>() : x_.to_vector<T>();
+    const std::vector<T>& src = cpu_ ? xh_ : all;
+    std::vector<int64_t> idx = sample_indices(n, kSampleCount);
+    std::vector<T> xs;
+    xs.reserve(idx.size());
+    for (int64_t i : idx) xs.push_back(src[i]);
+    Array sample = arrayc::array(xs, arrayc::Shape{static_cast<int64_t>(xs.size())}, arrayc::cpu());
+    return reference_from(interpret_with_bounds(f_(sample)), std::move(idx),
+                          fmt("interpreter on %zu sampled elements (first and last 1024, the rest "
+                              "spread by a fixed hash)", xs.size()));
+  }
+
+ private:
+  Array x_;
+  Unary f_;
+  UnaryBaseline<T> base_;
+  bool cpu_;
+  std::vector<T> xh_, yh_;
+};
+
+Array w1_expr(const Array& x) { return arrayc::cos(x) * arrayc::cos(x) + arrayc::sin(x) * arrayc::sin(x); }
+Array w2_expr(const Array& x) {
+  return 1.05 * arrayc::where(x > 0.0, x, 1.67 * arrayc::exp(x) - 1.67);
+}
+Array w8_expr(const Array& x) {
+  return arrayc::where(x > 0.0, x * 1.5 + 0.25, arrayc::exp(x) - 1.0) * arrayc::cos(x) +
+         arrayc::sin(x) * 0.5;
+}
+
+// ---- Matrix products: C = A . op(B) ----------------------------------------------------------
+
+template <typename T> class Product : public Instance {
+ public:
+  // a: [m, k]; b: [k, n], or [n, k] used transposed; `rows`: how many rows of C the reference
+  // interprets (all when >= m).
+  Product(Array a, Array b, bool trans_b, bool same, int64_t rows, bool cpu)
+      : a_(std::move(a)), b_(std::move(b)), trans_b_(trans_b), same_(same), rows_(rows), cpu_(cpu) {
+    arrayc::eval({a_, b_});
+    m_ = a_.shape()[0];
+    k_ = a_.shape()[1];
+    n_ = trans_b_ ? b_.shape()[0] : b_.shape()[1];
+    if (cpu_) {
+      ah_ = a_.to_vector<T>();
+      bh_ = b_.to_vector<T>();
+      ch_.assign(static_cast<size_t>(m_ * n_), T(0));
+    }
+  }
+  std::function<Array()> make_arrayc() override {
+    if (same_) return jit_runner([](const Array& x) { return arrayc::dot(x, arrayc::transpose(x)); }, a_);
+    if (trans_b_)
+      return jit_runner([](const Array& v, const Array& m) { return arrayc::matmul(v, arrayc::transpose(m)); },
+                        a_, b_);
+    return jit_runner([](const Array& a, const Array& b) { return arrayc::dot(a, b); }, a_, b_);
+  }
+  std::function<void()> make_baseline() override {
+    if (!cpu_) return nullptr;
+    return [this] { baseline::gemm(ah_.data(), bh_.data(), ch_.data(), m_, n_, k_, trans_b_); };
+  }
+  Values baseline_values() override { return {to_double(ch_), {m_, n_}}; }
+  Reference reference() override {
+    Array b = trans_b_ ? arrayc::transpose(b_) : b_;
+    if (rows_ >= m_)
+      return reference_from(interpret_with_bounds(arrayc::dot(a_, b)), {},
+                            fmt("interpreter on all %lld x %lld elements", static_cast<long long>(m_),
+                                static_cast<long long>(n_)));
+    std::vector<T> all = cpu_ ? std::vector<T>() : a_.to_vector<T>();
+    const std::vector<T>& src = cpu_ ? ah_ : all;
+    std::vector<int64_t> rows = sample_indices(m_, rows_), idx;
+    std::vector<T> sub;
+    for (int64_t r : rows) {
+      sub.insert(sub.end(), src.begin() + r * k_, src.begin() + (r + 1) * k_);
+      for (int64_t j = 0; j < n_; ++j) idx.push_back(r * n_ + j);
+    }
+    Array as = arrayc::array(sub, {static_cast<int64_t>(rows.size()), k_}, a_.device());
+    return reference_from(interpret_with_bounds(arrayc::dot(as, b)), std::move(idx),
+                          fmt("interpreter on %zu sampled rows of %lld (all %lld columns)", rows.size(),
+                              static_cast<long long>(m_), static_cast<long long>(n_)));
+  }
+
+ private:
+  Array a_, b_;
+  bool trans_b_, same_;
+  int64_t rows_;
+  bool cpu_;
+  int64_t m_ = 0, n_ = 0, k_ = 0;
+  std::vector<T> ah_, bh_, ch_;
+};
+
+// ---- W7: 1000 times M = A.A, read back sum(M*M) ----------------------------------------------
+
+constexpr int kW7Iters = 1000;
+
+Array w7_expr(const Array& a) {
+  Array m = arrayc::dot(a, a);
+  return arrayc::sum(m * m);
+}
+
+class W7 : public Instance {
+ public:
+  W7(Array a, bool cpu) : a_(std::move(a)), cpu_(cpu) {
+    a_.eval();
+    n_ = a_.shape()[0];
+    if (cpu_) {
+      ah_ = a_.to_vector<float>();
+      mh_.assign(static_cast<size_t>(n_ * n_), 0.0f);
+    }
+    log_.assign(kW7Iters, 0.0f);
+  }
+  // Every iteration calls the jitted function and reads its value back to the host (item()).
+  std::function<Array()> make_arrayc() override {
+    auto j = std::make_shared<arrayc::Jitted<Unary>>(arrayc::jit(&w7_expr));
+    Array a = a_;
+    return [j, a] {
+      std::vector<float> log(kW7Iters);
+      for (int i = 0; i < kW7Iters; ++i) log[i] = (*j)(a).item<float>();
+      return arrayc::array(log, {kW7Iters}, arrayc::cpu());
+    };
+  }
+  std::function<void()> make_baseline() override {
+    if (!cpu_) return nullptr;
+    return [this] { baseline::w7(ah_.data(), mh_.data(), log_.data(), n_, kW7Iters); };
+  }
+  Values baseline_values() override { return {to_double(log_), {kW7Iters}}; }
+  Reference reference() override {
+    arrayc::detail::HostArray h = interpret_with_bounds(w7_expr(a_));
+    Reference r = reference_from(h, {0}, "");
+    r.index.resize(kW7Iters);
+    for (int i = 0; i < kW7Iters; ++i) r.index[i] = i;
+    r.want.assign(kW7Iters, r.want[0]);
+    r.bound.assign(kW7Iters, r.bound[0]);
+    r.note = "interpreter on sum(dot(A,A)^2), the same for all 1000 logged values";
+    return r;
+  }
+
+ private:
+  Array a_;
+  bool cpu_;
+  int64_t n_ = 0;
+  std::vector<float> ah_, mh_, log_;
+};
+
+// ---- The table ---------------------------------------------------------------------------------
+
+bool is_cpu(arrayc::Device d) { return d.kind == arrayc::Device::Kind::CPU; }
+
+enum class Mode { Both, FullOnly, QuickOnly };
+
+struct CaseDef {
+  Case c;
+  Mode mode;
+};
+
+Array arange_input(int64_t n, DType t, arrayc::Device d) {
+  return arrayc::arange(0.0, static_cast<double>(n), 1.0, t, d);
+}
+Array normal_input_w2(int64_t n, DType t, arrayc::Device d) { return arrayc::normal({n}, 42, 0.0, 1.0, t, d); }
+Array normal_input_w8(int64_t n, DType t, arrayc::Device d) { return arrayc::normal({n}, 8, 0.0, 1.0, t, d); }
+
+template <typename T>
+Case elementwise(const char* w, const char* expr, int64_t n, const char* size, double fvu_ulps, Unary f,
+                 UnaryBaseline<T> base, Array (*input)(int64_t, DType, arrayc::Device)) {
+  constexpr DType t = arrayc::dtype_of<T>();
+  Case c;
+  c.workload = w;
+  c.id = fmt("%s-%s-%s", w, t == DType::Float32 ? "f32" : "f64", size);
+  c.expr = expr;
+  c.size = size;
+  c.dtype = t;
+  c.bound = Bound::Memory;
+  c.bytes = 2.0 * static_cast<double>(n) * sizeof(T);  // x read, y written
+  c.fvu_ulps = fvu_ulps;
+  c.baseline_impl = "C++ loop -O3 -march=native";
+  c.prepare = [=](arrayc::Device d) -> std::unique_ptr<Instance> {
+    return std::make_unique<Elementwise<T>>(input(n, t, d), f, base, is_cpu(d));
+  };
+  return c;
+}
+
+Case product_case(const char* w, const char* id_size, const char* expr, DType t, double flops,
+                  double bytes, double fvu_ulps, std::function<std::unique_ptr<Instance>(arrayc::Device)> prep) {
+  Case c;
+  c.workload = w;
+  c.id = fmt("%s-%s", w, t == DType::Float32 ? "f32" : "f64");
+  c.expr = expr;
+  c.size = id_size;
+  c.dtype = t;
+  c.bound = Bound::Compute;
+  c.flops = flops;
+  c.bytes = bytes;
+  c.fvu_ulps = fvu_ulps;
+  c.baseline_impl = "OpenBLAS";
+  c.prepare = std::move(prep);
+  return c;
+}
+
+std::vector<CaseDef> make_cases() {
+  using arrayc::Device;
+  const char* w1 = "cos(x)*cos(x) + sin(x)*sin(x), x = arange(n)";
+  const char* w2 = "1.05 * where(x > 0, x, 1.67*exp(x) - 1.67), x ~ normal(0,1)";
+  const char* w8 = "where(x > 0, x*1.5 + 0.25, exp(x) - 1) * cos(x) + sin(x)*0.5, x ~ normal(0,1)";
+  auto w1b32 = static_cast<UnaryBaseline<float>>(&baseline::w1);
+  auto w1b64 = static_cast<UnaryBaseline<double>>(&baseline::w1);
+  std::vector<CaseDef> v;
+  v.push_back({elementwise<float>("W1", w1, 10'000'000, "1e7", 32, &w1_expr, w1b32, &arange_input), Mode::Both});
+  v.push_back({elementwise<double>("W1", w1, 10'000'000, "1e7", 32, &w1_expr, w1b64, &arange_input), Mode::Both});
+  v.push_back({elementwise<float>("W1", w1, 100'000'000, "1e8", 32, &w1_expr, w1b32, &arange_input), Mode::FullOnly});
+  v.push_back({elementwise<double>("W1", w1, 100'000'000, "1e8", 32, &w1_expr, w1b64, &arange_input), Mode::FullOnly});
+  v.push_back({elementwise<float>("W2", w2, 1'000'000, "1e6", 16, &w2_expr, &baseline::w2, &normal_input_w2), Mode::Both});
+
+  // W3: (10000x784) . (784x10) f32
+  v.push_back({product_case("W3", "10000x784 . 784x10", "dot(a, w), a ~ uniform(0,1), w ~ normal(0,1)",
+                            DType::Float32, 2.0 * 10000 * 784 * 10, 4.0 * (10000 * 784 + 784 * 10 + 10000 * 10),
+                            4 * 28, [](Device d) -> std::unique_ptr<Instance> {
+                              return std::make_unique<Product<float>>(
+                                  arrayc::uniform({10000, 784}, 3, 0.0, 1.0, DType::Float32, d),
+                                  arrayc::normal({784, 10}, 4, 0.0, 1.0, DType::Float32, d), false, false,
+                                  1 << 30, is_cpu(d));
+                            }),
+               Mode::Both});
+  // W4: 1000^3 f64
+  v.push_back({product_case("W4", "1000x1000 . 1000x1000", "dot(a, b), a, b ~ uniform(0,1)", DType::Float64,
+                            2.0 * 1000 * 1000 * 1000, 8.0 * 3 * 1000 * 1000, 4 * 32,
+                            [](Device d) -> std::unique_ptr<Instance> {
+                              return std::make_unique<Product<double>>(
+                                  arrayc::uniform({1000, 1000}, 5, 0.0, 1.0, DType::Float64, d),
+                                  arrayc::uniform({1000, 1000}, 6, 0.0, 1.0, DType::Float64, d), false, false,
+                                  64, is_cpu(d));
+                            }),
+               Mode::Both});
+  // W5: dot(x, transpose(x)) 3000^2 f32
+  v.push_back({product_case("W5", "3000x3000 . transpose", "dot(x, transpose(x)), x ~ normal(0,1)",
+                            DType::Float32, 2.0 * 3000 * 3000 * 3000, 4.0 * 2 * 3000 * 3000, 4 * 55,
+                            [](Device d) -> std::unique_ptr<Instance> {
+                              Array x = arrayc::normal({3000, 3000}, 7, 0.0, 1.0, DType::Float32, d);
+                              return std::make_unique<Product<float>>(x, x, true, true, 16, is_cpu(d));
+                            }),
+               Mode::Both});
+  // W6: 10 vectors of 100 times a 150x100 matrix, batched as matmul(V, transpose(M)) -> [10, 150]
+  v.push_back({product_case("W6", "[10,100] . transpose([150,100])",
+                            "matmul(V, transpose(M)): 10 vectors of 100 times M 150x100 in one call",
+                            DType::Float32, 2.0 * 10 * 150 * 100, 4.0 * (10 * 100 + 150 * 100 + 10 * 150), 4 * 10,
+                            [](Device d) -> std::unique_ptr<Instance> {
+                              return std::make_unique<Product<float>>(
+                                  arrayc::normal({10, 100}, 9, 0.0, 1.0, DType::Float32, d),
+                                  arrayc::normal({150, 100}, 10, 0.0, 1.0, DType::Float32, d), true, false,
+                                  1 << 30, is_cpu(d));
+                            }),
+               Mode::Both});
+  // W7: 1000 x (M = A.A; read back sum(M*M)), A 100x100 f32
+  {
+    Case c = product_case("W7", "1000 x 100x100 . 100x100", "1000 times: M = dot(A, A); read back sum(M*M)",
+                          DType::Float32, kW7Iters * (2.0 * 100 * 100 * 100 + 2.0 * 100 * 100),
+                          kW7Iters * 4.0 * (2 * 100 * 100 + 1), 4 * 100,
+                          [](Device d) -> std::unique_ptr<Instance> {
+                            return std::make_unique<W7>(arrayc::normal({100, 100}, 11, 0.0, 1.0, DType::Float32, d),
+                                                        is_cpu(d));
+                          });
+    c.baseline_impl = "OpenBLAS + C++ loop";
+    v.push_back({c, Mode::Both});
+  }
+  v.push_back({elementwise<float>("W8", w8, 100'000'000, "1e8", 64, &w8_expr, &baseline::w8, &normal_input_w8),
+               Mode::FullOnly});
+  v.push_back({elementwise<float>("W8", w8, 10'000'000, "1e7", 64, &w8_expr, &baseline::w8, &normal_input_w8),
+               Mode::QuickOnly});
+  return v;
+}
+
+const std::vector<CaseDef>& case_defs() {
+  static const std::vector<CaseDef> defs = make_cases();
+  return defs;
+}
+
+}  // namespace
+
+const std::vector<Case>& all_cases() {
+  static const std::vector<Case> cases = [] {
+    std::vector<Case> v;
+    for (const CaseDef& d : case_defs()) {
+      Case c = d.c;
+      c.in_quick = d.mode != Mode::FullOnly;
+      c.in_full = d.mode != Mode::QuickOnly;
+      v.push_back(c);
+    }
+    return v;
+  }();
+  return cases;
+}
+
+const Case* find_case(const std::string& id) {
+  for (const Case& c : all_cases())
+    if (c.id == id) return &c;
+  return nullptr;
+}
+
+bool break_requested(const Case& c) {
+  const char* env = std::getenv("ARRAYC_BENCH_BREAK");
+  if (env == nullptr || *env == '\0') return false;
+  std::string list = std::string(",") + env + ",";
+  return list.find("," + c.workload + ",") != std::string::npos ||
+         list.find("," + c.id + ",") != std::string::npos;
+}
+
+}  // namespace bench

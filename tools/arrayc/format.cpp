@@ -1,0 +1,249 @@
+// Numpy-like printing of arrays: numpy's default print options (precision 8, threshold 1000
+// elements with 3 edge items, line width 75, scientific notation when the magnitudes call for
+// it), followed by " : dtype[shape]".
+#include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "session.h"
+
+namespace arrayc::tool {
+
+namespace {
+
+constexpr int64_t kThreshold = 1000;
+constexpr int64_t kEdgeItems = 3;
+constexpr size_t kLineWidth = 75;
+constexpr int kPrecision = 8;
+
+// Shortest text that reads back as the same value (Python's repr of a float).
+template <typename T> std::string shortest(T v) {
+  char buf[64];
+  auto r = std::to_chars(buf, buf + sizeof buf, v);
+  return std::string(buf, r.ptr);
+}
+
+std::string nonfinite(double v) {
+  if (std::isnan(v)) return "nan";
+  return v > 0 ? "inf" : "-inf";
+}
+
+// The digits numpy would show for each element, padded so that they line up.
+struct FloatFormat {
+  bool scientific = false;
+  bool is_f32 = false;
+  int frac = 0;  // digits after the point (fixed) or in the mantissa (scientific)
+};
+
+std::string fixed(double v, int frac) {
+  char buf[512];
+  std::snprintf(buf, sizeof buf, "%.*f", frac, v);
+  return buf;
+}
+
+std::string sci(double v, int frac) {
+  char buf[64];
+  std::snprintf(buf, sizeof buf, "%.*e", frac, v);
+  return buf;
+}
+
+// Digits needed (at most kPrecision) to show v as unique with `frac` digits.
+int needed_fraction(double v, bool scientific, bool is_f32) {
+  for (int f = 0; f < kPrecision; ++f) {
+    std::string s = scientific ? sci(v, f) : fixed(v, f);
+    double back = std::strtod(s.c_str(), nullptr);
+    if (is_f32 ? static_cast<float>(back) == static_cast<float>(v) : back == v) return f;
+  }
+  return kPrecision;
+}
+
+FloatFormat choose_format(const std::vector<double>& vals, bool is_f32) {
+  FloatFormat f;
+  f.is_f32 = is_f32;
+  double max_abs = 0, min_abs = INFINITY;
+  for (double v : vals) {
+    if (!std::isfinite(v) || v == 0) continue;
+    max_abs = std::max(max_abs, std::fabs(v));
+    min_abs = std::min(min_abs, std::fabs(v));
+  }
+  if (max_abs > 0)
+    f.scientific = max_abs >= 1e8 || min_abs < 1e-4 || max_abs / min_abs > 1e3;
+  for (double v : vals)
+    if (std::isfinite(v)) f.frac = std::max(f.frac, needed_fraction(v, f.scientific, is_f32));
+  return f;
+}
+
+std::string format_float(double v, const FloatFormat& f) {
+  if (!std::isfinite(v)) return nonfinite(v);
+  if (f.scientific) {
+    // numpy keeps the mantissa at the common width (zeros) and writes "1.e-06" for no digits.
+    std::string s = sci(v, f.frac);
+    if (f.frac == 0) s.insert(s.find('e'), ".");
+    return s;
+  }
+  // Fixed: every element with the common number of digits, trailing zeros turned into spaces
+  // (numpy's 'maxprec' mode: "1.5 " lines up with "2.25").
+  int own = needed_fraction(v, false, f.is_f32);
+  std::string s = fixed(v, own);
+  if (own == 0) s += '.';
+  return s + std::string(static_cast<size_t>(f.frac - own), ' ');
+}
+
+// The elements of a, row-major, as doubles (with the edges only when the array is elided).
+struct Flat {
+  std::vector<double> vals;
+  DType dtype;
+};
+
+// Index lists of the elements shown per axis.
+std::vector<int64_t> shown_indices(int64_t n, bool elide) {
+  std::vector<int64_t> idx;
+  if (elide && n > 2 * kEdgeItems) {
+    for (int64_t i = 0; i < kEdgeItems; ++i) idx.push_back(i);
+    idx.push_back(-1);  // the "..." marker
+    for (int64_t i = n - kEdgeItems; i < n; ++i) idx.push_back(i);
+  } else {
+    for (int64_t i = 0; i < n; ++i) idx.push_back(i);
+  }
+  return idx;
+}
+
+class Printer {
+ public:
+  Printer(const std::vector<double>& all, const Shape& shape, DType dtype)
+      : all_(all), shape_(shape), dtype_(dtype) {
+    elide_ = static_cast<int64_t>(all.size()) > kThreshold;
+    strides_.assign(shape.size(), 1);
+    for (size_t d = shape.size(); d-- > 1;) strides_[d - 1] = strides_[d] * shape[d];
+    collect(0, 0);
+    if (is_float(dtype_)) fmt_ = choose_format(shown_, dtype_ == DType::Float32);
+    for (double v : shown_) width_ = std::max(width_, element(v).size());
+  }
+
+  std::string str() {
+    std::string out;
+    block(0, 0, out, 0);
+    return out;
+  }
+
+ private:
+  void collect(size_t dim, int64_t offset) {
+    if (dim == shape_.size()) {
+      shown_.push_back(all_[static_cast<size_t>(offset)]);
+      return;
+    }
+    for (int64_t i : shown_indices(shape_[dim], elide_))
+      if (i >= 0) collect(dim + 1, offset + i * strides_[dim]);
+  }
+
+  std::string element(double v) const {
+    switch (dtype_) {
+      case DType::Bool: return v != 0 ? "True" : "False";
+      case DType::Int32:
+      case DType::Int64: return std::to_string(static_cast<long long>(v));
+      default: return format_float(v, fmt_);
+    }
+  }
+
+  std::string padded(double v) const {
+    std::string e = element(v);
+    return std::string(width_ - e.size(), ' ') + e;
+  }
+
+  // Appends the text of the sub-array at `dim`/`offset`; `indent` is the column after '['.
+  void block(size_t dim, int64_t offset, std::string& out, size_t indent) {
+    if (shape_.empty()) {
+      out += element(all_[0]);
+      return;
+    }
+    out += '[';
+    std::vector<int64_t> idx = shown_indices(shape_[dim], elide_);
+    if (dim + 1 == shape_.size()) {
+      size_t col = indent + 1;
+      bool first = true;
+      for (int64_t i : idx) {
+        std::string item = i < 0 ? std::string("...") : padded(all_[static_cast<size_t>(offset + i * strides_[dim])]);
+        if (!first) {
+          if (col + 1 + item.size() + 1 > kLineWidth) {
+            out += '\n' + std::string(indent + 1, ' ');
+            col = indent + 1;
+          } else {
+            out += ' ';
+            ++col;
+          }
+        }
+        out += item;
+        col += item.size();
+        first = false;
+      }
+    } else {
+      bool first = true;
+      for (int64_t i : idx) {
+        if (!first) {
+          out += '\n';
+          out.append(shape_.size() - dim - 2, '\n');
+          out.append(indent + 1, ' ');
+        }
+        if (i < 0) {
+          out += "...";
+        } else {
+          block(dim + 1, offset + i * strides_[dim], out, indent + 1);
+        }
+        first = false;
+      }
+    }
+    out += ']';
+  }
+
+  const std::vector<double>& all_;
+  const Shape& shape_;
+  DType dtype_;
+  bool elide_ = false;
+  std::vector<int64_t> strides_;
+  std::vector<double> shown_;
+  FloatFormat fmt_;
+  size_t width_ = 0;
+};
+
+}  // namespace
+
+std::string format_weak(double v, bool integral) {
+  if (!std::isfinite(v)) return nonfinite(v);
+  if (integral && std::fabs(v) < 9.2e18) return std::to_string(static_cast<long long>(v));
+  std::string s = shortest(v);
+  if (s.find_first_of(".e") == std::string::npos) s += ".0";
+  return s;
+}
+
+std::string format_array(const Array& a) {
+  a.eval();
+  std::string type = std::string(dtype_name(a.dtype())) + shape_str(a.shape());
+  if (a.ndim() == 0) {
+    std::string v;
+    switch (a.dtype()) {
+      case DType::Bool: v = a.item<bool>() ? "True" : "False"; break;
+      case DType::Int32:
+      case DType::Int64: v = std::to_string(a.item<int64_t>()); break;
+      case DType::Float32: {
+        float f = a.item<float>();
+        v = std::isfinite(f) ? shortest(f) : nonfinite(f);
+        break;
+      }
+      case DType::Float64: {
+        double d = a.item<double>();
+        v = std::isfinite(d) ? shortest(d) : nonfinite(d);
+        break;
+      }
+    }
+    return v + " : " + type;
+  }
+  if (a.size() == 0) return "[] : " + type;
+  std::vector<double> vals = a.to_vector<double>();
+  Printer p(vals, a.shape(), a.dtype());
+  return p.str() + " : " + type;
+}
+
+}  // namespace arrayc::tool

@@ -98,7 +98,9 @@ struct Case {
   bool in_quick = true;     // run under --quick
   bool in_full = true;      // run without --quick
   std::string baseline_impl;
-  std::function<std::unique_ptr<Instance>(arrayc::Device)> prepare;
+  // Makes the inputs on a device; with `host_copies`, also the host copies and output buffer of
+  // the baseline (CPU only; the cold runs do without).
+  std::function<std::unique_ptr<Instance>(arrayc::Device, bool host_copies)> prepare;
 };
 
 // Every case of W1-W8, in order.

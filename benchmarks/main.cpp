@@ -45,6 +45,7 @@ struct Options {
   std::string peers_script;
   bool cold = true;
   bool list = false;
+  bool print_json_path = false;
   // Child modes.
   std::string child_cold_case, child_cold_variant, child_measure_case, child_device;
 };
@@ -64,7 +65,7 @@ bool contains(const std::vector<std::string>& v, const std::string& x) {
 const char* kUsage =
     "usage: arrayc-bench [--quick] [--workload W1,W2|CASE,...] [--device cpu,gpu] [--reps N]\n"
     "                    [--variant baseline,fused,unfused] [--json PATH | --no-json]\n"
-    "                    [--peers-script PATH] [--no-cold] [--list]\n"
+    "                    [--peers-script PATH] [--no-cold] [--list] [--print-json-path]\n"
     "Runs the reference workloads W1-W8 fused, unfused and as a hand-written baseline; prints a\n"
     "table on stdout, progress on stderr, and writes JSON (default docs/bench/<machine>.json).\n"
     "Exit status 1 when any result is wrong or any case fails. See docs/benchmarks.md.\n";
@@ -90,6 +91,7 @@ Options parse(int argc, char** argv) {
     else if (a == "--peers-script") o.peers_script = need(i);
     else if (a == "--no-cold") o.cold = false;
     else if (a == "--list") o.list = true;
+    else if (a == "--print-json-path") o.print_json_path = true;
     else if (a == "--cold") {  // hidden: --cold CASE VARIANT DEVICE
       o.child_cold_case = need(i);
       o.child_cold_variant = need(i);
@@ -133,7 +135,7 @@ int child_cold(const Options& o) {
   }
   // The inputs are made (and evaluated) first; the kernels that fill them are not the
   // workload's, so the workload's kernels all compile in the timed call.
-  std::unique_ptr<Instance> inst = c->prepare(device_of(o.child_device));
+  std::unique_ptr<Instance> inst = c->prepare(device_of(o.child_device), false);
   arrayc::set_fusion(o.child_cold_variant == "fused");
   std::function<Array()> run = inst->make_arrayc();
   arrayc::reset_stats();
@@ -200,7 +202,7 @@ int child_measure(const Options& o) {
   Instance::Reference ref;
   try {
     phase(*c, "preparing inputs");
-    inst = c->prepare(device_of(o.child_device));
+    inst = c->prepare(device_of(o.child_device), true);
     phase(*c, "reference interpreter");
     auto t0 = Clock::now();
     ref = inst->reference();
@@ -249,6 +251,7 @@ int child_measure(const Options& o) {
       }
       v.ok = true;
       v.row.check = "reference: " + ref.note + ": ok";
+      if (v.name == "baseline") v.values = {};  // only fused and unfused are compared further
     } catch (const std::exception& e) {
       fail(v, e.what());
     }
@@ -425,7 +428,16 @@ void derive(std::vector<Row>& rows, const Ceiling& ceiling) {
   }
 }
 
+std::string json_path(const Options& o) {
+  if (!o.json.empty()) return o.json;
+  return "docs/bench/" + default_json_name() + (o.quick ? "-quick" : "") + ".json";
+}
+
 int parent(const Options& o, const std::string& command) {
+  if (o.print_json_path) {
+    std::printf("%s\n", json_path(o).c_str());
+    return 0;
+  }
   auto start = Clock::now();
   std::vector<std::string> notes;
   std::vector<const Case*> cases;
@@ -570,7 +582,7 @@ int parent(const Options& o, const std::string& command) {
   std::fputs(table.c_str(), stdout);
   std::fflush(stdout);
   if (o.json != "-") {
-    std::string path = o.json.empty() ? "docs/bench/" + default_json_name() + (o.quick ? "-quick" : "") + ".json" : o.json;
+    std::string path = json_path(o);
     write_json(path, rows, ceiling, machine, notes, command, o.quick, o.reps);
     std::fprintf(stderr, "arrayc-bench: wrote %s\n", path.c_str());
   }

@@ -11,6 +11,8 @@
 namespace bench {
 namespace {
 
+bool is_cpu(arrayc::Device d) { return d.kind == arrayc::Device::Kind::CPU; }
+
 // Elementwise cases at most this long are interpreted in full; longer ones on a sample.
 constexpr int64_t kFullReferenceLimit = 10'000'000;
 constexpr int64_t kSampleCount = 1 << 16;
@@ -36,17 +38,17 @@ template <typename T> using UnaryBaseline = void (*)(const T*, T*, int64_t);
 
 template <typename T> class Elementwise : public Instance {
  public:
-  Elementwise(Array x, Unary f, UnaryBaseline<T> base, bool cpu)
-      : x_(std::move(x)), f_(f), base_(base), cpu_(cpu) {
+  Elementwise(Array x, Unary f, UnaryBaseline<T> base, bool host)
+      : x_(std::move(x)), f_(f), base_(base), host_(host) {
     x_.eval();
-    if (cpu_) {
+    if (host_) {
       xh_ = x_.to_vector<T>();
       yh_.assign(xh_.size(), T(0));
     }
   }
   std::function<Array()> make_arrayc() override { return jit_runner(f_, x_); }
   std::function<void()> make_baseline() override {
-    if (!cpu_) return nullptr;
+    if (!host_) return nullptr;
     return [this] { base_(xh_.data(), yh_.data(), static_cast<int64_t>(xh_.size())); };
   }
   Values baseline_values() override { return {to_double(yh_), x_.shape()}; }
@@ -55,8 +57,8 @@ template <typename T> class Elementwise : public Instance {
     if (n <= kFullReferenceLimit)
       return reference_from(interpret_with_bounds(f_(x_)), {},
                             fmt("interpreter on all %lld elements", static_cast<long long>(n)));
-    std::vector<T> all = cpu_ ? std::vector<T>() : x_.to_vector<T>();
-    const std::vector<T>& src = cpu_ ? xh_ : all;
+    std::vector<T> all = host_ ? std::vector<T>() : x_.to_vector<T>();
+    const std::vector<T>& src = host_ ? xh_ : all;
     std::vector<int64_t> idx = sample_indices(n, kSampleCount);
     std::vector<T> xs;
     xs.reserve(idx.size());
@@ -71,7 +73,7 @@ template <typename T> class Elementwise : public Instance {
   Array x_;
   Unary f_;
   UnaryBaseline<T> base_;
-  bool cpu_;
+  bool host_;
   std::vector<T> xh_, yh_;
 };
 
@@ -90,13 +92,13 @@ template <typename T> class Product : public Instance {
  public:
   // a: [m, k]; b: [k, n], or [n, k] used transposed; `rows`: how many rows of C the reference
   // interprets (all when >= m).
-  Product(Array a, Array b, bool trans_b, bool same, int64_t rows, bool cpu)
-      : a_(std::move(a)), b_(std::move(b)), trans_b_(trans_b), same_(same), rows_(rows), cpu_(cpu) {
+  Product(Array a, Array b, bool trans_b, bool same, int64_t rows, bool host)
+      : a_(std::move(a)), b_(std::move(b)), trans_b_(trans_b), same_(same), rows_(rows), host_(host) {
     arrayc::eval({a_, b_});
     m_ = a_.shape()[0];
     k_ = a_.shape()[1];
     n_ = trans_b_ ? b_.shape()[0] : b_.shape()[1];
-    if (cpu_) {
+    if (host_) {
       ah_ = a_.to_vector<T>();
       bh_ = b_.to_vector<T>();
       ch_.assign(static_cast<size_t>(m_ * n_), T(0));
@@ -110,7 +112,7 @@ template <typename T> class Product : public Instance {
     return jit_runner([](const Array& a, const Array& b) { return arrayc::dot(a, b); }, a_, b_);
   }
   std::function<void()> make_baseline() override {
-    if (!cpu_) return nullptr;
+    if (!host_) return nullptr;
     return [this] { baseline::gemm(ah_.data(), bh_.data(), ch_.data(), m_, n_, k_, trans_b_); };
   }
   Values baseline_values() override { return {to_double(ch_), {m_, n_}}; }
@@ -120,8 +122,8 @@ template <typename T> class Product : public Instance {
       return reference_from(interpret_with_bounds(arrayc::dot(a_, b)), {},
                             fmt("interpreter on all %lld x %lld elements", static_cast<long long>(m_),
                                 static_cast<long long>(n_)));
-    std::vector<T> all = cpu_ ? std::vector<T>() : a_.to_vector<T>();
-    const std::vector<T>& src = cpu_ ? ah_ : all;
+    std::vector<T> all = host_ ? std::vector<T>() : a_.to_vector<T>();
+    const std::vector<T>& src = host_ ? ah_ : all;
     std::vector<int64_t> rows = sample_indices(m_, rows_), idx;
     std::vector<T> sub;
     for (int64_t r : rows) {
@@ -138,7 +140,7 @@ template <typename T> class Product : public Instance {
   Array a_, b_;
   bool trans_b_, same_;
   int64_t rows_;
-  bool cpu_;
+  bool host_;
   int64_t m_ = 0, n_ = 0, k_ = 0;
   std::vector<T> ah_, bh_, ch_;
 };
@@ -154,10 +156,10 @@ Array w7_expr(const Array& a) {
 
 class W7 : public Instance {
  public:
-  W7(Array a, bool cpu) : a_(std::move(a)), cpu_(cpu) {
+  W7(Array a, bool host) : a_(std::move(a)), host_(host) {
     a_.eval();
     n_ = a_.shape()[0];
-    if (cpu_) {
+    if (host_) {
       ah_ = a_.to_vector<float>();
       mh_.assign(static_cast<size_t>(n_ * n_), 0.0f);
     }
@@ -174,7 +176,7 @@ class W7 : public Instance {
     };
   }
   std::function<void()> make_baseline() override {
-    if (!cpu_) return nullptr;
+    if (!host_) return nullptr;
     return [this] { baseline::w7(ah_.data(), mh_.data(), log_.data(), n_, kW7Iters); };
   }
   Values baseline_values() override { return {to_double(log_), {kW7Iters}}; }
@@ -191,14 +193,13 @@ class W7 : public Instance {
 
  private:
   Array a_;
-  bool cpu_;
+  bool host_;
   int64_t n_ = 0;
   std::vector<float> ah_, mh_, log_;
 };
 
 // ---- The table ---------------------------------------------------------------------------------
 
-bool is_cpu(arrayc::Device d) { return d.kind == arrayc::Device::Kind::CPU; }
 
 enum class Mode { Both, FullOnly, QuickOnly };
 
@@ -227,14 +228,14 @@ Case elementwise(const char* w, const char* expr, int64_t n, const char* size, d
   c.bytes = 2.0 * static_cast<double>(n) * sizeof(T);  // x read, y written
   c.fvu_ulps = fvu_ulps;
   c.baseline_impl = "C++ loop -O3 -march=native";
-  c.prepare = [=](arrayc::Device d) -> std::unique_ptr<Instance> {
-    return std::make_unique<Elementwise<T>>(input(n, t, d), f, base, is_cpu(d));
+  c.prepare = [=](arrayc::Device d, bool h) -> std::unique_ptr<Instance> {
+    return std::make_unique<Elementwise<T>>(input(n, t, d), f, base, is_cpu(d) && h);
   };
   return c;
 }
 
 Case product_case(const char* w, const char* id_size, const char* expr, DType t, double flops,
-                  double bytes, double fvu_ulps, std::function<std::unique_ptr<Instance>(arrayc::Device)> prep) {
+                  double bytes, double fvu_ulps, std::function<std::unique_ptr<Instance>(arrayc::Device, bool)> prep) {
   Case c;
   c.workload = w;
   c.id = fmt("%s-%s", w, t == DType::Float32 ? "f32" : "f64");
@@ -267,40 +268,40 @@ std::vector<CaseDef> make_cases() {
   // W3: (10000x784) . (784x10) f32
   v.push_back({product_case("W3", "10000x784 . 784x10", "dot(a, w), a ~ uniform(0,1), w ~ normal(0,1)",
                             DType::Float32, 2.0 * 10000 * 784 * 10, 4.0 * (10000 * 784 + 784 * 10 + 10000 * 10),
-                            4 * 28, [](Device d) -> std::unique_ptr<Instance> {
+                            4 * 28, [](Device d, bool h) -> std::unique_ptr<Instance> {
                               return std::make_unique<Product<float>>(
                                   arrayc::uniform({10000, 784}, 3, 0.0, 1.0, DType::Float32, d),
                                   arrayc::normal({784, 10}, 4, 0.0, 1.0, DType::Float32, d), false, false,
-                                  1 << 30, is_cpu(d));
+                                  1 << 30, is_cpu(d) && h);
                             }),
                Mode::Both});
   // W4: 1000^3 f64
   v.push_back({product_case("W4", "1000x1000 . 1000x1000", "dot(a, b), a, b ~ uniform(0,1)", DType::Float64,
                             2.0 * 1000 * 1000 * 1000, 8.0 * 3 * 1000 * 1000, 4 * 32,
-                            [](Device d) -> std::unique_ptr<Instance> {
+                            [](Device d, bool h) -> std::unique_ptr<Instance> {
                               return std::make_unique<Product<double>>(
                                   arrayc::uniform({1000, 1000}, 5, 0.0, 1.0, DType::Float64, d),
                                   arrayc::uniform({1000, 1000}, 6, 0.0, 1.0, DType::Float64, d), false, false,
-                                  64, is_cpu(d));
+                                  64, is_cpu(d) && h);
                             }),
                Mode::Both});
   // W5: dot(x, transpose(x)) 3000^2 f32
   v.push_back({product_case("W5", "3000x3000 . transpose", "dot(x, transpose(x)), x ~ normal(0,1)",
                             DType::Float32, 2.0 * 3000 * 3000 * 3000, 4.0 * 2 * 3000 * 3000, 4 * 55,
-                            [](Device d) -> std::unique_ptr<Instance> {
+                            [](Device d, bool h) -> std::unique_ptr<Instance> {
                               Array x = arrayc::normal({3000, 3000}, 7, 0.0, 1.0, DType::Float32, d);
-                              return std::make_unique<Product<float>>(x, x, true, true, 16, is_cpu(d));
+                              return std::make_unique<Product<float>>(x, x, true, true, 16, is_cpu(d) && h);
                             }),
                Mode::Both});
   // W6: 10 vectors of 100 times a 150x100 matrix, batched as matmul(V, transpose(M)) -> [10, 150]
   v.push_back({product_case("W6", "[10,100] . transpose([150,100])",
                             "matmul(V, transpose(M)): 10 vectors of 100 times M 150x100 in one call",
                             DType::Float32, 2.0 * 10 * 150 * 100, 4.0 * (10 * 100 + 150 * 100 + 10 * 150), 4 * 10,
-                            [](Device d) -> std::unique_ptr<Instance> {
+                            [](Device d, bool h) -> std::unique_ptr<Instance> {
                               return std::make_unique<Product<float>>(
                                   arrayc::normal({10, 100}, 9, 0.0, 1.0, DType::Float32, d),
                                   arrayc::normal({150, 100}, 10, 0.0, 1.0, DType::Float32, d), true, false,
-                                  1 << 30, is_cpu(d));
+                                  1 << 30, is_cpu(d) && h);
                             }),
                Mode::Both});
   // W7: 1000 x (M = A.A; read back sum(M*M)), A 100x100 f32
@@ -308,9 +309,9 @@ std::vector<CaseDef> make_cases() {
     Case c = product_case("W7", "1000 x 100x100 . 100x100", "1000 times: M = dot(A, A); read back sum(M*M)",
                           DType::Float32, kW7Iters * (2.0 * 100 * 100 * 100 + 2.0 * 100 * 100),
                           kW7Iters * 4.0 * (2 * 100 * 100 + 1), 4 * 100,
-                          [](Device d) -> std::unique_ptr<Instance> {
+                          [](Device d, bool h) -> std::unique_ptr<Instance> {
                             return std::make_unique<W7>(arrayc::normal({100, 100}, 11, 0.0, 1.0, DType::Float32, d),
-                                                        is_cpu(d));
+                                                        is_cpu(d) && h);
                           });
     c.baseline_impl = "OpenBLAS + C++ loop";
     v.push_back({c, Mode::Both});

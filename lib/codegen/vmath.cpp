@@ -301,7 +301,7 @@ constexpr uint64_t kTwoOverPiBits[] = {
     0x7527bac7ebe5f17b, 0x3d0739f78a5292ea, 0x6bfb5fb11f8d5d08, 0x56033046fc7b6bab,
 };
 
-// double arrayc_trig_huge(double x, i1 is_cos): sin or cos of a finite x with |x| >= 2^20,
+// double arrayc_trig_huge(double x, i1 is_cos): sin or cos of a finite x with |x| >= 2^-9,
 // reducing exactly modulo pi/2 (Payne-Hanek). With x = m*2^k (m a 53-bit integer), the
 // 192-bit window W = (2^k * 2/pi) mod 4 of the 2/pi bits gives x*2/pi mod 4 = m*W mod 4.
 llvm::Function* get_trig_huge(llvm::Module& mod, llvm::Function* like) {

@@ -5,6 +5,7 @@
 #include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
@@ -19,11 +20,32 @@ constexpr int64_t kEdgeItems = 3;
 constexpr size_t kLineWidth = 75;
 constexpr int kPrecision = 8;
 
-// Shortest text that reads back as the same value (Python's repr of a float).
+// Shortest text that reads back as the same value, laid out as Python's repr of a float:
+// positional for exponents -4 .. 15 ("3000000.0", "0.0001"), else scientific ("1e+16").
 template <typename T> std::string shortest(T v) {
   char buf[64];
-  auto r = std::to_chars(buf, buf + sizeof buf, v);
-  return std::string(buf, r.ptr);
+  auto r = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::scientific);
+  std::string s(buf, r.ptr);  // "-1.2345e+06"
+  bool neg = !s.empty() && s[0] == '-';
+  if (neg) s.erase(0, 1);
+  size_t e = s.find('e');
+  int exp = std::atoi(s.c_str() + e + 1);
+  std::string digits = s.substr(0, e);
+  if (digits.size() > 1) digits.erase(1, 1);  // drop the point
+  std::string out;
+  if (exp >= -4 && exp < 16) {
+    if (exp < 0) {
+      out = "0." + std::string(static_cast<size_t>(-exp - 1), '0') + digits;
+    } else if (static_cast<size_t>(exp) + 1 >= digits.size()) {
+      out = digits + std::string(static_cast<size_t>(exp) + 1 - digits.size(), '0') + ".0";
+    } else {
+      out = digits.substr(0, static_cast<size_t>(exp) + 1) + "." + digits.substr(static_cast<size_t>(exp) + 1);
+    }
+  } else {
+    out = digits.substr(0, 1) + (digits.size() > 1 ? "." + digits.substr(1) : "") + "e" +
+          (exp < 0 ? "-" : "+") + (std::abs(exp) < 10 ? "0" : "") + std::to_string(std::abs(exp));
+  }
+  return (neg ? "-" : "") + out;
 }
 
 std::string nonfinite(double v) {
@@ -213,9 +235,7 @@ class Printer {
 std::string format_weak(double v, bool integral) {
   if (!std::isfinite(v)) return nonfinite(v);
   if (integral && std::fabs(v) < 9.2e18) return std::to_string(static_cast<long long>(v));
-  std::string s = shortest(v);
-  if (s.find_first_of(".e") == std::string::npos) s += ".0";
-  return s;
+  return shortest(v);
 }
 
 std::string format_array(const Array& a) {

@@ -92,7 +92,7 @@ struct Program {
   Program& operator=(const Program&) = delete;
 };
 
-constexpr int kMaxDepth = 256;  // tree height; deeper input is a syntax error
+constexpr int kMaxDepth = 1000;  // tree height; deeper input is a syntax error
 
 // Parses a whole program. Throws SyntaxError. `first_line` numbers the first line of `source`
 // (the REPL counts lines across inputs).

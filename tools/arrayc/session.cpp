@@ -214,14 +214,14 @@ struct Session::Builtin::Args {
     const Array* like = nullptr;
     for (size_t i : idx)
       if (get(i).kind == Value::Kind::Array) {
-        like = &get(i).array;
+        like = &*get(i).array;
         break;
       }
     std::vector<Array> out;
     for (size_t i : idx) {
       const Value& x = get(i);
       if (x.kind == Value::Kind::Array) {
-        out.push_back(x.array);
+        out.push_back(*x.array);
       } else if (x.kind == Value::Kind::Weak) {
         out.push_back(like ? scalar_like(x.number, x.integral, *like) : strong(x));
       } else {
@@ -238,21 +238,21 @@ struct Session::Builtin::Args {
   double number(size_t i) const {
     const Value& x = get(i);
     if (x.kind == Value::Kind::Weak) return x.number;
-    if (x.kind == Value::Kind::Array && x.array.ndim() == 0) return x.array.item<double>();
+    if (x.kind == Value::Kind::Array && x.array->ndim() == 0) return x.array->item<double>();
     bad(i, "a number");
   }
   int64_t integer(size_t i) const {
     const Value& x = get(i);
     if (x.kind == Value::Kind::Weak && x.integral && std::fabs(x.number) < 9e18)
       return static_cast<int64_t>(x.number);
-    if (x.kind == Value::Kind::Array && x.array.ndim() == 0 && is_int(x.array.dtype()))
-      return x.array.item<int64_t>();
+    if (x.kind == Value::Kind::Array && x.array->ndim() == 0 && is_int(x.array->dtype()))
+      return x.array->item<int64_t>();
     bad(i, "an integer");
   }
   bool boolean(size_t i) const {
     const Value& x = get(i);
     if (x.kind == Value::Kind::Weak) return x.number != 0;
-    if (x.kind == Value::Kind::Array && x.array.ndim() == 0) return x.array.item<bool>();
+    if (x.kind == Value::Kind::Array && x.array->ndim() == 0) return x.array->item<bool>();
     bad(i, "true or false");
   }
   std::string string(size_t i) const {
@@ -263,9 +263,9 @@ struct Session::Builtin::Args {
   std::vector<int64_t> ints(size_t i) const {
     const Value& x = get(i);
     if (x.kind == Value::Kind::Weak) return {integer(i)};
-    if (x.kind == Value::Kind::Array && x.array.ndim() <= 1 &&
-        (is_int(x.array.dtype()) || x.array.size() == 0))
-      return x.array.to_vector<int64_t>();
+    if (x.kind == Value::Kind::Array && x.array->ndim() <= 1 &&
+        (is_int(x.array->dtype()) || x.array->size() == 0))
+      return x.array->to_vector<int64_t>();
     bad(i, "an integer or a list of integers");
   }
   Shape shape(size_t i) const {
@@ -689,7 +689,7 @@ void Session::print_value(const Value& v) {
   std::ostream& out = *opts_.out;
   switch (v.kind) {
     case Value::Kind::None: return;
-    case Value::Kind::Array: out << format_array(v.array) << "\n"; return;
+    case Value::Kind::Array: out << format_array(*v.array) << "\n"; return;
     case Value::Kind::Weak: out << format_weak(v.number, v.integral) << "\n"; return;
     case Value::Kind::DType: out << dtype_name(v.dtype) << "\n"; return;
     case Value::Kind::String: out << '"' << v.text << "\"\n"; return;
@@ -748,9 +748,9 @@ Value Session::eval(const Program& p, int32_t index, Scope& scope) {
       if (x.kind != Value::Kind::Array)
         fail(n, std::string("operator ") + lang::op_spelling(n.op) + " needs an array or a number, not " + kind_name(x));
       try {
-        if (n.op == Op::Neg) return array_value(negative(x.array));
+        if (n.op == Op::Neg) return array_value(negative(*x.array));
         if (n.op == Op::Plus) return x;
-        return array_value(logical_not(x.array));
+        return array_value(logical_not(*x.array));
       } catch (const Error& e) {
         fail(n, e.what());
       }
@@ -766,11 +766,11 @@ Value Session::eval(const Program& p, int32_t index, Scope& scope) {
         if (folded.kind != Value::Kind::None) return folded;
       }
       try {
-        Array x = a.kind == Value::Kind::Array ? a.array
-                  : b.kind == Value::Kind::Array ? scalar_like(a.number, a.integral, b.array)
+        Array x = a.kind == Value::Kind::Array ? *a.array
+                  : b.kind == Value::Kind::Array ? scalar_like(a.number, a.integral, *b.array)
                                                  : strong(a);
-        Array y = b.kind == Value::Kind::Array ? b.array
-                  : a.kind == Value::Kind::Array ? scalar_like(b.number, b.integral, a.array)
+        Array y = b.kind == Value::Kind::Array ? *b.array
+                  : a.kind == Value::Kind::Array ? scalar_like(b.number, b.integral, *a.array)
                                                  : strong(b);
         return array_value(binary_library_fn(n.op)(x, y));
       } catch (const Error& e) {
@@ -830,13 +830,13 @@ Value Session::eval_list(const Program& p, const Node& n, Scope& scope) {
     if (v.kind == Value::Kind::Weak) {
       x = v.number;
       kind = std::max(kind, v.integral ? Int : Float);
-    } else if (v.kind == Value::Kind::Array && v.array.ndim() == 0) {
-      x = v.array.item<double>();
-      DType dt = v.array.dtype();
+    } else if (v.kind == Value::Kind::Array && v.array->ndim() == 0) {
+      x = v.array->item<double>();
+      DType dt = v.array->dtype();
       kind = std::max(kind, dt == DType::Bool ? Bool : is_int(dt) ? Int : Float);
     } else {
       fail(c, std::string("a list holds numbers, not ") +
-                  (v.kind == Value::Kind::Array ? "arrays of shape " + shape_str(v.array.shape()) : kind_name(v)));
+                  (v.kind == Value::Kind::Array ? "arrays of shape " + shape_str(v.array->shape()) : kind_name(v)));
     }
     any = true;
     vals.push_back(x);
@@ -949,7 +949,7 @@ Value Session::call_def(const Node& at, Def& def, std::vector<Value> args, Scope
   std::vector<Array> arrays;
   for (size_t i = 0; i < args.size(); ++i) {
     if (args[i].kind == Value::Kind::Array) {
-      arrays.push_back(args[i].array);
+      arrays.push_back(*args[i].array);
       key += "A;";
     } else if (args[i].kind == Value::Kind::Weak) {
       std::ostringstream k;
@@ -979,7 +979,7 @@ Value Session::call_def(const Node& at, Def& def, std::vector<Value> args, Scope
       if (v.kind == Value::Kind::Weak) return strong(v);
       if (v.kind != Value::Kind::Array)
         throw UserError{d->stmt->pos, "'" + d->name + "' must compute an array, not " + kind_name(v)};
-      return v.array;
+      return *v.array;
     };
     it = def.jits.emplace(key, make_jit(arrays.size(), std::move(body))).first;
   }
@@ -1009,7 +1009,7 @@ Stages Session::inspect_expr(const Program& p, int32_t expr) {
         arrays.clear();
         break;
       }
-      arrays.push_back(v.array);
+      arrays.push_back(*v.array);
     }
     if (arrays.size() == root.count) {
       std::vector<Value> args;
@@ -1028,7 +1028,7 @@ Stages Session::inspect_expr(const Program& p, int32_t expr) {
   if (v.kind == Value::Kind::Weak) v = array_value(strong(v));
   if (v.kind != Value::Kind::Array) fail(root, std::string("no stages for ") + kind_name(v) + ": it is not an array");
   try {
-    return inspect({v.array}, fusion_enabled());
+    return inspect({*v.array}, fusion_enabled());
   } catch (const Error& e) {
     fail(root, e.what());
   }
@@ -1067,6 +1067,7 @@ void Session::show_stage(Stage stage, const Program& p, int32_t expr) {
 void Session::time_expr(const Program& p, int32_t expr) {
   std::ostream& out = *opts_.out;
   Scope scope;
+  scope.tracing = true;  // a def call builds its graph instead of running
   auto t0 = Clock::now();
   Value probe = eval(p, expr, scope);
   double build_ms = ms_since(t0);
@@ -1084,11 +1085,11 @@ void Session::time_expr(const Program& p, int32_t expr) {
     if (n.kind != NodeKind::Name) continue;
     std::string name(n.text);
     auto it = vars_.find(name);
-    if (it == vars_.end() || it->second.kind != Value::Kind::Array || !it->second.array.is_evaluated()) continue;
+    if (it == vars_.end() || it->second.kind != Value::Kind::Array || !it->second.array->is_evaluated()) continue;
     if (std::find(params.begin(), params.end(), name) != params.end()) continue;
     if (params.size() == kMaxParams) continue;  // the rest are captured as constants
     params.push_back(name);
-    inputs.push_back(it->second.array);
+    inputs.push_back(*it->second.array);
   }
   Body body = [this, &p, expr, params](const std::vector<Array>& in) {
     std::map<std::string, Value> locals;
@@ -1097,7 +1098,7 @@ void Session::time_expr(const Program& p, int32_t expr) {
     s.locals = &locals;
     s.tracing = true;
     Value v = eval(p, expr, s);
-    return v.kind == Value::Kind::Weak ? strong(v) : v.array;
+    return v.kind == Value::Kind::Weak ? strong(v) : *v.array;
   };
   JitEntry j = make_jit(inputs.size(), body);
 
@@ -1185,8 +1186,8 @@ void Session::command(const Program& p, const Stmt& s, const std::string& filena
     for (const auto& [name, v] : vars_) {
       *opts_.out << "  " << name << " : ";
       if (v.kind == Value::Kind::Array)
-        *opts_.out << dtype_name(v.array.dtype()) << shape_str(v.array.shape())
-                   << (v.array.is_evaluated() ? "" : " (lazy)");
+        *opts_.out << dtype_name(v.array->dtype()) << shape_str(v.array->shape())
+                   << (v.array->is_evaluated() ? "" : " (lazy)");
       else if (v.kind == Value::Kind::Weak)
         *opts_.out << "number " << format_weak(v.number, v.integral);
       else

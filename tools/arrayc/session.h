@@ -26,7 +26,7 @@ struct UserError {
 // The value of an expression.
 struct Value {
   enum class Kind { None, Array, Weak, DType, String } kind = Kind::None;
-  Array array;            // Array
+  std::optional<Array> array;  // Array (optional: a default Array would build a graph node)
   double number = 0;      // Weak: a Python-like scalar, typed by what it meets (numpy's rules)
   bool integral = false;  // Weak
   DType dtype = DType::Float32;  // DType

@@ -516,7 +516,7 @@ int parent(const Options& o, const std::string& command) {
         if (l.rfind("PHASE\t", 0) == 0) last_phase = l.substr(6);
       }
       bool died = !(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-      for (const std::string& v : {std::string("baseline"), std::string("fused"), std::string("unfused")}) {
+      for (const std::string& v : {std::string("fused"), std::string("unfused"), std::string("baseline")}) {
         if (!contains(o.variants, v)) continue;
         auto it = std::find_if(got.begin(), got.end(), [&](const Row& r) { return r.variant == v; });
         Row r;
@@ -537,13 +537,11 @@ int parent(const Options& o, const std::string& command) {
           r.first_call_ms = k.first_ms;
           r.compile_ms = k.compile_ms;
           r.cold_compiles = k.compiles;
-          if (!k.error.empty() && r.status == "ok") {
-            r.status = "FAILED: " + k.error;
-            r.median_ms = r.min_ms = r.max_ms = std::nullopt;
-          }
+          if (!k.error.empty() && r.status == "ok") r.status = "FAILED: " + k.error;
         }
-        if (r.status.rfind("FAILED", 0) == 0) {
-          r.median_ms = r.min_ms = r.max_ms = r.second_call_ms = std::nullopt;
+        if (r.status.rfind("FAILED", 0) == 0) {  // a failed row reports no time at all
+          r.median_ms = r.min_ms = r.max_ms = r.second_call_ms = r.first_call_ms = r.compile_ms = std::nullopt;
+          r.cold_compiles = r.kernels_per_call = std::nullopt;
           std::fprintf(stderr, "    %s: %s: %s\n", c->id.c_str(), v.c_str(), r.status.c_str());
         }
         rows.push_back(r);

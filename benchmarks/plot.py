@@ -27,7 +27,7 @@ def label(row):
     if row["variant"] in ("fused", "unfused"):
         return "arrayc " + row["variant"]
     if row["variant"] == "baseline":
-        return row["impl"].replace(" -O3 -march=native", "\n-O3 -march=native")
+        return row["impl"].replace(" -march=native", "")
     return row["impl"]
 
 
@@ -66,7 +66,9 @@ def main():
     fig, axes = plt.subplots(nrows, cols, figsize=(6.2 * cols, 3.9 * nrows), squeeze=False)
     for ax in axes.flat[len(groups):]:
         ax.axis("off")
+    order = {"fused": 0, "unfused": 1, "baseline": 2, "peer": 3}
     for ax, ((case, device), rows) in zip(axes.flat, groups.items()):
+        rows = sorted(rows, key=lambda r: order.get(r["variant"], 4))  # stable: peers keep their order
         names, values, colors, notes = [], [], [], []
         peer_i = 0
         for r in rows:

@@ -290,7 +290,7 @@ std::vector<CaseDef> make_cases() {
                             DType::Float32, 2.0 * 3000 * 3000 * 3000, 4.0 * 2 * 3000 * 3000, 4 * 55,
                             [](Device d, bool h) -> std::unique_ptr<Instance> {
                               Array x = arrayc::normal({3000, 3000}, 7, 0.0, 1.0, DType::Float32, d);
-                              return std::make_unique<Product<float>>(x, x, true, true, 16, is_cpu(d) && h);
+                              return std::make_unique<Product<float>>(x, x, true, true, 8, is_cpu(d) && h);
                             }),
                Mode::Both});
   // W6: 10 vectors of 100 times a 150x100 matrix, batched as matmul(V, transpose(M)) -> [10, 150]

@@ -1,8 +1,11 @@
 // jit(f): trace f once per input signature, reuse the compiled program afterwards.
 //
-// The signature of a call is, per input: dtype, rank, which dimensions have extent 1 (the
-// broadcast pattern), the device and whether the data is contiguous. Extents are not part of
-// it: a new length reuses the traced program and its compiled kernels.
+// Compiled kernels are specialized on the signature of a call: per input, dtype, rank, which
+// dimensions have extent 1 (the broadcast pattern) and the device. A call with shapes seen
+// before only binds buffers and launches. A call with new extents of a known signature runs f
+// again to build the graph at those shapes (f may depend on them, e.g. through reshape) and
+// finds every kernel in the cache: it compiles nothing. Non-contiguous inputs are copied
+// contiguously before the call.
 #pragma once
 #include <functional>
 #include <memory>

@@ -53,8 +53,18 @@ Value* BodyEmitter::cast(Value* v, DType from, DType to) {
   return b_.CreateSExtOrTrunc(v, ty);
 }
 
+// Transcendentals: our vectorizable polynomials on the host, libdevice's __nv_* on NVPTX (the
+// nvptx target links libdevice into the module).
 Value* BodyEmitter::math(int fn, const std::vector<Value*>& args) {
-  return emit_math_call(b_, static_cast<MathFn>(fn), args, MathOptions{opts_.fast_math});
+  if (opts_.target == EmitOptions::Target::Cpu)
+    return emit_math_call(b_, static_cast<MathFn>(fn), args, MathOptions{opts_.fast_math});
+  static const char* names[] = {"exp", "log", "sin", "cos", "tanh", "pow", "sqrt"};
+  llvm::Type* ty = args[0]->getType();
+  std::string name = std::string("__nv_") + names[fn] + (ty->isFloatTy() ? "f" : "");
+  std::vector<llvm::Type*> types(args.size(), ty);
+  llvm::Module* m = b_.GetInsertBlock()->getModule();
+  llvm::FunctionCallee f = m->getOrInsertFunction(name, llvm::FunctionType::get(ty, types, false));
+  return b_.CreateCall(f, args);
 }
 
 Value* BodyEmitter::identity(Op reduce, DType t) {

@@ -14,6 +14,7 @@
 namespace arrayc::detail {
 
 struct EmitOptions {
+  enum class Target { Cpu, Nvptx } target = Target::Cpu;
   bool fast_math = false;  // the vector math library's fast mode (see docs/math_accuracy.md)
 };
 

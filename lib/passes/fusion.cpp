@@ -114,30 +114,27 @@ FusionPlan plan_fusion(const Graph& g, const FusionOptions& opts) {
 
   // Requested elementwise outputs of one shape share a kernel (one launch, several stores)
   // unless one depends on another through a materialized node.
-  std::unordered_set<const Node*> is_output;
-  for (const NodeRef& o : g.outputs) is_output.insert(o.get());
   if (opts.fuse) {
-    std::vector<NodeRef> pending;
-    for (const NodeRef& o : g.outputs)
-      if (p.is_root(o.get()) && group_kind(*o) == FusionGroup::Kind::Elementwise &&
-          std::find(pending.begin(), pending.end(), o) == pending.end())
-        pending.push_back(o);
-    for (const NodeRef& o : pending) {
-      for (int gi = 0; gi < static_cast<int>(group_roots.size()) && !p.group_of.count(o.get()); ++gi) {
-        const Node* first = group_roots[gi][0];
+    std::vector<std::vector<NodeRef>> merged;
+    for (const NodeRef& o : g.outputs) {
+      if (!p.is_root(o.get()) || group_kind(*o) != FusionGroup::Kind::Elementwise || p.group_of.count(o.get()))
+        continue;
+      for (size_t gi = 0; gi < merged.size() && !p.group_of.count(o.get()); ++gi) {
+        const NodeRef& first = merged[gi][0];
         if (first->shape != o->shape || first->device != o->device) continue;
-        bool ok = true;
-        for (const Node* r : group_roots[gi]) {
-          for (const NodeRef& other : p.order)
-            if (other.get() == r) ok = ok && !reaches_through_root(other, o.get(), p);
-          ok = ok && !reaches_through_root(o, r, p);
-        }
-        if (ok) {
-          p.group_of[o.get()] = gi;
+        bool independent = true;
+        for (const NodeRef& r : merged[gi])
+          independent = independent && !reaches_through_root(r, o.get(), p) && !reaches_through_root(o, r.get(), p);
+        if (independent) {
+          p.group_of[o.get()] = static_cast<int>(gi);
+          merged[gi].push_back(o);
           group_roots[gi].push_back(o.get());
         }
       }
-      if (!p.group_of.count(o.get())) new_group(o.get());
+      if (!p.group_of.count(o.get())) {
+        new_group(o.get());
+        merged.push_back({o});
+      }
     }
   }
 

@@ -163,6 +163,13 @@ TEST_P(Elementwise, NegationAndAbsOfIntegerExtremes) {
   EXPECT_MATCHES_REFERENCE(arrayc::abs(i64));
   EXPECT_MATCHES_REFERENCE(i64 + 1);  // wraps
   EXPECT_MATCHES_REFERENCE(i32 * 3);  // wraps in 32 bits
+  // int64 values past 2^53 must not go through double.
+  Array big = arrayc::array(std::vector<int64_t>{(int64_t{1} << 60) + 1, (int64_t{1} << 53) + 1, -(int64_t{1} << 62) - 3});
+  EXPECT_MATCHES_REFERENCE((big + 1) == big);
+  EXPECT_MATCHES_REFERENCE(big * 3 - big);
+  EXPECT_MATCHES_REFERENCE(arrayc::maximum(big, -big));
+  EXPECT_MATCHES_REFERENCE(big < big + 1);
+  EXPECT_EQ((big + 1).to_vector<int64_t>()[1], (int64_t{1} << 53) + 2);
 }
 
 TEST_P(Elementwise, IntegerPowCorners) {

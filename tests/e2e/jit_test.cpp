@@ -80,6 +80,15 @@ TEST_P(Jit, ShapeDependentBodies) {
   }
 }
 
+TEST_P(Jit, LazyInputsAreEvaluatedFirst) {
+  auto f = jit([](const Array& a) { return a * a; });
+  Array x = random_array(DType::Float32, {50}, 43);
+  Array lazy = arrayc::exp(x) - 1.0f;
+  EXPECT_MATCHES_REFERENCE(f(lazy), (lazy * lazy).node());
+  EXPECT_MATCHES_REFERENCE(f(transpose(reshape(lazy, {5, 10}))),
+                           (transpose(reshape(lazy, {5, 10})) * transpose(reshape(lazy, {5, 10}))).node());
+}
+
 TEST_P(Jit, LargeInputs) {
   auto f = jit([](const Array& a, const Array& b) { return arrayc::sqrt(a * a + b * b); });
   for (int64_t n : {1000003, 65}) {

@@ -5,6 +5,7 @@
 #pragma once
 #include <gtest/gtest.h>
 
+#include <ostream>
 #include <string>
 #include <vector>
 
@@ -33,6 +34,11 @@ class DeviceTest : public ::testing::TestWithParam<arrayc::Device> {
 };
 
 }  // namespace arrayc_test
+
+namespace arrayc {
+// Prints a Device in test names and messages ("cpu", "gpu:0"); found by GoogleTest through ADL.
+inline void PrintTo(const Device& d, std::ostream* os) { *os << d.str(); }
+}  // namespace arrayc
 
 #define ARRAYC_DEVICE_SUITE(Fixture)                                                     \
   INSTANTIATE_TEST_SUITE_P(Devices, Fixture, ::testing::ValuesIn(::arrayc_test::all_devices()), \

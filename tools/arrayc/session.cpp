@@ -108,6 +108,11 @@ std::optional<DType> dtype_from_name(std::string_view n) {
   return std::nullopt;
 }
 
+// A name as shown in a message: long ones are cut.
+std::string shown(std::string_view name) {
+  return name.size() <= 40 ? std::string(name) : std::string(name.substr(0, 40)) + "...";
+}
+
 size_t edit_distance(std::string_view a, std::string_view b) {
   std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
   for (size_t j = 0; j <= b.size(); ++j) prev[j] = j;
@@ -634,6 +639,17 @@ bool Session::run(std::shared_ptr<const Program> prog, const std::string& filena
         if (find_builtin(s.name)) throw UserError{s.pos, "'" + d->name + "' is a builtin function; choose another name"};
         if (dtype_from_name(s.name)) throw UserError{s.pos, "'" + d->name + "' is a dtype; choose another name"};
         if (s.params.size() > kMaxParams) throw UserError{s.pos, "a def takes at most 8 parameters"};
+        // Names in the body must be parameters (or dtypes): a def sees nothing else.
+        for (std::vector<int32_t> todo{s.expr}; !todo.empty();) {
+          const Node& n = prog->node(todo.back());
+          todo.pop_back();
+          for (uint32_t k = 0; k < n.count; ++k) todo.push_back(static_cast<int32_t>(prog->child(n, k)));
+          if (n.kind == NodeKind::Name && !dtype_from_name(n.text) &&
+              std::find(s.params.begin(), s.params.end(), n.text) == s.params.end())
+            fail(n, "unknown name '" + std::string(n.text) + "' in def " + d->name +
+                        ": a def sees only its parameters" +
+                        (vars_.count(std::string(n.text)) ? " (pass '" + std::string(n.text) + "' as an argument)" : ""));
+        }
         vars_.erase(d->name);
         // Redefining a def drops every traced function: their traces may have inlined the old one.
         for (auto& [n, other] : defs_) other->jits.clear();
@@ -735,7 +751,7 @@ Value Session::eval(const Program& p, int32_t index, Scope& scope) {
         for (const auto& [k, v] : *scope.locals) cands.push_back(k);
       if (scope.globals)
         for (const auto& [k, v] : vars_) cands.push_back(k);
-      fail(n, "unknown name '" + name + "'" + suggestion(name, cands));
+      fail(n, "unknown name '" + shown(name) + "'" + suggestion(name, cands));
     }
     case NodeKind::List: return eval_list(p, n, scope);
     case NodeKind::Unary: {
@@ -864,7 +880,7 @@ Value Session::eval_call(const Program& p, const Node& n, Scope& scope) {
     std::vector<std::string> cands = builtin_names();
     for (const auto& [k, d] : defs_) cands.push_back(k);
     if (vars_.count(name)) fail(n, "'" + name + "' is a variable, not a function");
-    fail(n, "unknown function '" + name + "'" + suggestion(name, cands));
+    fail(n, "unknown function '" + shown(name) + "'" + suggestion(name, cands));
   }
   for (uint32_t k = 0; k < n.count; ++k) {
     const Node& a = p.node(static_cast<int32_t>(p.child(n, k)));

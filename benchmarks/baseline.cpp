@@ -138,8 +138,15 @@ void gemm(const double* a, const double* b, double* c, int64_t m, int64_t n, int
 void w7(const float* a, float* m, float* log, int64_t n, int iters) {
   for (int it = 0; it < iters; ++it) {
     gemm(a, a, m, n, n, n, false);
-    double s = 0;  // accumulated in double, rounded once, like the reference
-    for (int64_t i = 0; i < n * n; ++i) s += static_cast<double>(m[i] * m[i]);
+    // Float products summed in double and rounded once, like the reference; eight independent
+    // partial sums, so that the compiler can vectorize without reassociating (no -ffast-math).
+    double acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
+    int64_t i = 0, nn = n * n;
+    for (; i + 8 <= nn; i += 8)
+      for (int l = 0; l < 8; ++l) acc[l] += static_cast<double>(m[i + l] * m[i + l]);
+    for (; i < nn; ++i) acc[0] += static_cast<double>(m[i] * m[i]);
+    double s = 0;
+    for (double a : acc) s += a;
     log[it] = static_cast<float>(s);
   }
 }

@@ -134,7 +134,7 @@ std::string json_number(double v) {
 
 struct ToJson {
   std::string operator()(const std::string& s) const { return json_string(s); }
-  std::string operator()(int v) const { return std::to_string(v); }
+  std::string operator()(int v) const { return v ? std::to_string(v) : "null"; }  // reps: null if none
   std::string operator()(const std::optional<double>& v) const { return v ? json_number(*v) : "null"; }
   std::string operator()(const std::optional<int64_t>& v) const { return v ? std::to_string(*v) : "null"; }
 };

@@ -40,8 +40,9 @@ install_missing() {  # Debian packages, only those missing (as scripts/install-d
 }
 
 build() {
-  [[ -f build/CMakeCache.txt ]] || cmake -S . -B build -DCMAKE_BUILD_TYPE=Release
-  cmake --build build -j2 --target arrayc-bench
+  # Build output goes to stderr: stdout is the table.
+  [[ -f build/CMakeCache.txt ]] || cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >&2
+  cmake --build build -j2 --target arrayc-bench >&2
 }
 
 selftest() {

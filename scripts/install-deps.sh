@@ -14,6 +14,8 @@ PACKAGES=(
   libedit-dev       # the rest are libraries that LLVM's CMake package looks for
   zlib1g-dev
   libzstd-dev
+  clang-19          # tests/repl: libFuzzer build of the arrayc parser (skipped without it)
+  libclang-rt-19-dev
 )
 
 missing=()

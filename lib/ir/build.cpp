@@ -94,7 +94,7 @@ NodeRef make_iota(const Shape& shape, DType dtype, Device device) {
 }
 
 NodeRef make_random(Op op, const Shape& shape, DType dtype, uint64_t seed, Device device) {
-  const char* name = op_name(op);
+  const char* name = api_name(op);
   check_extents(name, shape);
   if (!is_float(dtype))
     fail(std::string(name) + ": dtype " + dtype_name(dtype) + " is not accepted (float32 or float64)");
@@ -123,7 +123,7 @@ NodeRef make_cast(const NodeRef& x, DType dtype) {
 }
 
 NodeRef make_elementwise(Op op, const std::vector<NodeRef>& inputs_in) {
-  const char* name = op_name(op);
+  const char* name = api_name(op);
   ARRAYC_INTERNAL_CHECK(static_cast<int>(inputs_in.size()) == op_info(op).arity &&
                             op_kind(op) == OpKind::Elementwise && op != Op::Cast,
                         std::string("make_elementwise: bad op ") + name);
@@ -236,7 +236,9 @@ NodeRef make_transpose(const NodeRef& x, std::vector<int64_t> perm) {
   std::vector<bool> seen(rank, false);
   for (int64_t& p : perm) {
     p = normalize_axis("transpose", p, x->shape, rank);
-    if (seen[p]) fail("transpose: axis " + std::to_string(p) + " repeated in the permutation");
+    if (seen[p])
+      fail("transpose: axis " + std::to_string(p) + " repeated in the permutation " + shape_str(perm) +
+           " for shape " + shape_str(x->shape));
     seen[p] = true;
   }
   bool identity = true;
@@ -268,12 +270,13 @@ NodeRef make_broadcast_to(const NodeRef& x, const Shape& shape) {
 }
 
 NodeRef make_reduce(Op op, const NodeRef& x_in, std::vector<int64_t> axes, bool keepdims) {
-  const char* name = op_name(op);
+  const char* name = api_name(op);
   int64_t rank = x_in->rank();
   std::vector<bool> reduced(rank, false);
   for (int64_t& a : axes) {
     a = normalize_axis(name, a, x_in->shape, rank);
-    if (reduced[a]) fail(std::string(name) + ": axis " + std::to_string(a) + " given twice");
+    if (reduced[a])
+      fail(std::string(name) + ": axis " + std::to_string(a) + " given twice (shape " + shape_str(x_in->shape) + ")");
     reduced[a] = true;
   }
   std::sort(axes.begin(), axes.end());
@@ -345,7 +348,7 @@ NodeRef make_dot(const NodeRef& a_in, const NodeRef& b_in) {
     fail("dot: operands of rank " + std::to_string(a->rank()) + " and " + std::to_string(b->rank()) +
          " (shapes " + shape_str(a->shape) + " and " + shape_str(b->shape) +
          ") are not supported; dot takes 1-D and 2-D arrays, matmul takes batches");
-  int64_t k_a = a->shape.back(), k_b = b->rank() == 1 ? b->shape[0] : b->shape[0];
+  int64_t k_a = a->shape.back(), k_b = b->shape[0];
   if (k_a != k_b) inner_mismatch("dot", a_in, b_in);
   NodeRef a2 = a->rank() == 1 ? make_reshape(a, {1, k_a}) : a;
   NodeRef b2 = b->rank() == 1 ? make_reshape(b, {k_b, 1}) : b;
@@ -408,9 +411,10 @@ NodeRef rebuild(const NodeRef& n, const std::vector<NodeRef>& in) {
       }
     case OpKind::Reduce: return make_reduce(n->op, in[0], n->ints, false);
     case OpKind::Contraction: {
-      Node c = *n;
-      c.inputs = in;
-      return intern(std::move(c));
+      ARRAYC_INTERNAL_CHECK(in[0]->rank() == n->rank() && in[1]->rank() == n->rank() &&
+                                in[0]->shape.back() == in[1]->shape[in[1]->rank() - 2],
+                            "rebuilding a dot with operands of other shapes");
+      return make_dot_node(in[0], in[1]);
     }
     case OpKind::Copy: return make_copy(in[0]);
   }

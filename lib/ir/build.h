@@ -27,8 +27,9 @@ NodeRef make_dot(const NodeRef& a, const NodeRef& b);     // numpy.dot
 NodeRef make_matmul(const NodeRef& a, const NodeRef& b);  // numpy.matmul
 NodeRef make_copy(const NodeRef& x);
 
-// Rebuilds `n` with new inputs through the checked constructors (used by passes and by jit to
-// instantiate a traced graph at new shapes).
+// Rebuilds `n` with new inputs of the same shapes through the checked constructors (used by
+// the passes). Shapes in attributes (reshape, broadcast) are absolute: this is not a way to
+// instantiate a graph at other shapes.
 NodeRef rebuild(const NodeRef& n, const std::vector<NodeRef>& inputs);
 
 // numpy's broadcast of two shapes; raises for `op` when they are incompatible.

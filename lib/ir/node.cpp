@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <mutex>
 #include <sstream>
 #include <unordered_map>
@@ -12,19 +13,29 @@ namespace arrayc::detail {
 
 const OpInfo& op_info(Op op) {
   static const OpInfo table[] = {
-#define ARRAYC_OP(name, printed, arity, kind) {printed, arity, OpKind::kind},
+#define ARRAYC_OP(name, printed, api, arity, kind) {printed, api, arity, OpKind::kind},
 #include "ir/ops.def"
   };
   return table[static_cast<int>(op)];
 }
+
+namespace {
+// Cast's float -> int rule: truncate, saturate at the type's range, NaN -> 0.
+template <typename I> int64_t saturate(double v) {
+  if (std::isnan(v)) return 0;
+  if (v <= static_cast<double>(std::numeric_limits<I>::min())) return std::numeric_limits<I>::min();
+  if (v >= static_cast<double>(std::numeric_limits<I>::max())) return std::numeric_limits<I>::max();
+  return static_cast<I>(v);
+}
+}  // namespace
 
 Scalar Scalar::of(DType t, double v) {
   Scalar s;
   s.dtype = t;
   switch (t) {
     case DType::Bool: s.i = v != 0; break;
-    case DType::Int32: s.i = static_cast<int32_t>(static_cast<int64_t>(v)); break;
-    case DType::Int64: s.i = static_cast<int64_t>(v); break;
+    case DType::Int32: s.i = saturate<int32_t>(v); break;
+    case DType::Int64: s.i = saturate<int64_t>(v); break;
     case DType::Float32: s.f = static_cast<float>(v); break;
     case DType::Float64: s.f = v; break;
   }

@@ -14,19 +14,21 @@
 namespace arrayc::detail {
 
 enum class Op : uint8_t {
-#define ARRAYC_OP(name, printed, arity, kind) name,
+#define ARRAYC_OP(name, printed, api, arity, kind) name,
 #include "ir/ops.def"
 };
 
 enum class OpKind : uint8_t { Leaf, Elementwise, View, Reduce, Contraction, Copy };
 
 struct OpInfo {
-  const char* name;  // the printed name, also the numpy-like API name
+  const char* name;  // the printed name (graph text)
+  const char* api;   // the public function's name, which error messages use
   int arity;
   OpKind kind;
 };
 const OpInfo& op_info(Op op);
 inline const char* op_name(Op op) { return op_info(op).name; }
+inline const char* api_name(Op op) { return op_info(op).api; }
 inline OpKind op_kind(Op op) { return op_info(op).kind; }
 
 // Device memory that Buffer nodes view. Freed (returned to the device's allocator) when the last
@@ -48,7 +50,7 @@ struct Scalar {
   DType dtype = DType::Float32;
   double f = 0;
   int64_t i = 0;
-  static Scalar of(DType t, double v);  // v converted to t (float->int truncates, as numpy)
+  static Scalar of(DType t, double v);  // v converted to t with Cast's rules (saturating, NaN -> 0)
   double as_double() const { return is_float(dtype) ? f : static_cast<double>(i); }
   bool operator==(const Scalar&) const = default;
   std::string str() const;

@@ -98,7 +98,7 @@ TEST_P(Elementwise, UnaryEveryDtype) {
       SCOPED_TRACE(std::string(op.name) + "(" + dt(t) + ")");
       Array x = random_array(t, {2, 41}, 7, -8, 8);
       if (t == DType::Bool && std::string(op.name) == "negative") {
-        EXPECT_ARRAYC_ERROR(op.fn(x), "neg: dtype bool is not accepted");
+        EXPECT_ARRAYC_ERROR(op.fn(x), "negative: dtype bool is not accepted");
         continue;
       }
       EXPECT_MATCHES_REFERENCE(op.fn(x));

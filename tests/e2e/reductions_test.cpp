@@ -148,15 +148,6 @@ TEST_P(Reductions, LargeAndOddSizes) {
   EXPECT_MATCHES_REFERENCE(sum(p));
 }
 
-// 64-bit indexing: more than 2^31 elements, generated inline (no memory), checked against
-// closed forms (the interpreter would need tens of GB).
-TEST_P(Reductions, PastTwoToThe31Elements) {
-  const int64_t n = (int64_t{1} << 31) + 7;
-  EXPECT_EQ(sum(ones({n}, DType::Int32)).item<int64_t>(), n);
-  EXPECT_EQ(max(arange(n)).item<int64_t>(), n - 1);
-  EXPECT_EQ(sum(arange(n)).item<int64_t>(), n * (n - 1) / 2);
-}
-
 TEST_P(Reductions, OverViewsAndExpressions) {
   Array x = random_array(DType::Float32, {4, 5, 6}, 14);
   EXPECT_MATCHES_REFERENCE(sum(transpose(x, {2, 0, 1}), {1}, false));

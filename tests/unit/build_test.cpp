@@ -207,8 +207,8 @@ TEST(BuildErrors, Broadcast) {
 }
 
 TEST(BuildErrors, Dtypes) {
-  EXPECT_ARRAYC_ERROR(ew(Op::Neg, {p(D::Bool, {2})}), "neg: dtype bool is not accepted");
-  EXPECT_ARRAYC_ERROR(ew(Op::Sub, {p(D::Bool, {2}), p(D::Bool, {2}, 1)}), "sub: dtype bool is not accepted");
+  EXPECT_ARRAYC_ERROR(ew(Op::Neg, {p(D::Bool, {2})}), "negative: dtype bool is not accepted");
+  EXPECT_ARRAYC_ERROR(ew(Op::Sub, {p(D::Bool, {2}), p(D::Bool, {2}, 1)}), "subtract: dtype bool is not accepted");
   EXPECT_ARRAYC_ERROR(ew(Op::Pow, {p(D::Bool, {2}), p(D::Bool, {2}, 1)}), "pow: dtype bool is not accepted");
   EXPECT_ARRAYC_ERROR(make_dot(p(D::Bool, {2}), p(D::Bool, {2}, 1)), "dot: dtype bool is not accepted");
   EXPECT_ARRAYC_ERROR(make_matmul(p(D::Bool, {2, 2}), p(D::Bool, {2, 2}, 1)), "matmul: dtype bool is not accepted");

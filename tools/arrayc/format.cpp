@@ -82,6 +82,21 @@ int needed_fraction(double v, bool scientific, bool is_f32) {
   return kPrecision;
 }
 
+// Fraction digits of v in positional notation: the fewest that read back as v, at most
+// kPrecision, and trailing zeros of the rounded text dropped (numpy: 0.49999800000000004 is
+// "0.499998").
+int fixed_digits(double v, bool is_f32) {
+  int f = needed_fraction(v, false, is_f32);
+  if (f == kPrecision) {
+    std::string s = fixed(v, f);
+    while (f > 0 && s.back() == '0') {
+      s.pop_back();
+      --f;
+    }
+  }
+  return f;
+}
+
 FloatFormat choose_format(const std::vector<double>& vals, bool is_f32) {
   FloatFormat f;
   f.is_f32 = is_f32;
@@ -94,7 +109,8 @@ FloatFormat choose_format(const std::vector<double>& vals, bool is_f32) {
   if (max_abs > 0)
     f.scientific = max_abs >= 1e8 || min_abs < 1e-4 || max_abs / min_abs > 1e3;
   for (double v : vals)
-    if (std::isfinite(v)) f.frac = std::max(f.frac, needed_fraction(v, f.scientific, is_f32));
+    if (std::isfinite(v))
+      f.frac = std::max(f.frac, f.scientific ? needed_fraction(v, true, is_f32) : fixed_digits(v, is_f32));
   return f;
 }
 
@@ -108,7 +124,7 @@ std::string format_float(double v, const FloatFormat& f) {
   }
   // Fixed: every element with the common number of digits, trailing zeros turned into spaces
   // (numpy's 'maxprec' mode: "1.5 " lines up with "2.25").
-  int own = needed_fraction(v, false, f.is_f32);
+  int own = fixed_digits(v, f.is_f32);
   std::string s = fixed(v, own);
   if (own == 0) s += '.';
   return s + std::string(static_cast<size_t>(f.frac - own), ' ');
@@ -190,6 +206,7 @@ class Printer {
         std::string item = i < 0 ? std::string("...") : padded(all_[static_cast<size_t>(offset + i * strides_[dim])]);
         if (!first) {
           if (col + 1 + item.size() + 1 > kLineWidth) {
+            while (!out.empty() && out.back() == ' ') out.pop_back();  // as numpy, no trailing blanks
             out += '\n' + std::string(indent + 1, ' ');
             col = indent + 1;
           } else {

@@ -1,0 +1,77 @@
+// The CUDA driver layer: the only code that talks to libcuda. The driver is loaded at run time
+// (dlopen "libcuda.so.1"), so one build serves machines with and without a GPU; without one,
+// device_count() is 0 and unavailable_reason() says why, and every other call throws
+// arrayc::Error with that reason.
+//
+// Each device gets its primary context and one stream, created on first use. All work for a
+// device (transfers, launches) is ordered on that stream, which is what makes the caching
+// allocator safe: a block freed while a kernel still reads it can only be handed out again to
+// work that the stream runs after that kernel. Calls may come from any host thread (the primary
+// context is made current on the calling thread each time). Design notes: docs/cuda.md.
+#pragma once
+#include <cstddef>
+#include <string>
+#include <utility>
+
+namespace arrayc::detail::cuda {
+
+// Why CUDA cannot be used ("the CUDA driver (libcuda.so.1) could not be loaded: ...",
+// "cuInit failed: ...", "no CUDA device"), or "" when it can.
+const std::string& unavailable_reason();
+int device_count();  // 0 when unavailable
+
+struct DeviceInfo {
+  std::string name;
+  int cc_major = 0, cc_minor = 0;
+  int multiprocessors = 0, max_threads_per_block = 0, warp_size = 0;
+  size_t total_memory = 0;
+  int sm() const { return cc_major * 10 + cc_minor; }  // e.g. 90, for emit_ptx
+};
+const DeviceInfo& device_info(int dev);
+std::pair<size_t, size_t> memory_info(int dev);  // free, total (bytes)
+
+// Caching allocator, one per device. Blocks are 256-byte aligned. Sizes are rounded up to a
+// size class; a freed block is kept for the next request of its class (no cuMemAlloc per call
+// in steady state). On out-of-memory the cache is released and the allocation retried once,
+// then arrayc::Error("gpu:N: out of memory allocating X bytes (free F of T bytes)") is thrown.
+// alloc(dev, 0) returns nullptr; free(dev, nullptr, ...) does nothing. `bytes` given to free
+// must be the size given to alloc.
+void* alloc(int dev, size_t bytes);
+void free(int dev, void* p, size_t bytes);
+void release_cache(int dev);  // returns every cached block to the driver
+struct AllocatorStats {
+  size_t in_use_bytes = 0, cached_bytes = 0;
+  long driver_allocs = 0;  // cuMemAlloc calls so far
+};
+AllocatorStats allocator_stats(int dev);
+
+// Transfers, ordered on the device's stream. Host->device and device->device return without
+// waiting for the copy (the host buffer may be reused at once: the driver stages pageable
+// memory before returning); device->host synchronizes, so the data are complete on return and
+// a failure of earlier work surfaces there. copy_peer waits for both devices' streams.
+void copy_to_device(int dev, void* dst, const void* src, size_t bytes);
+void copy_to_host(int dev, void* dst, const void* src, size_t bytes);
+void copy_device(int dev, void* dst, const void* src, size_t bytes);
+void copy_peer(int dst_dev, void* dst, int src_dev, const void* src, size_t bytes);
+
+// A loaded kernel: PTX JIT-compiled to a cubin once by the driver and kept for the process.
+struct Function {
+  void* fn = nullptr;  // CUfunction
+  std::string name;
+  int registers = 0, local_bytes = 0, shared_bytes = 0, max_threads = 0;
+  std::string jit_log;  // the driver's info log (registers, spills) for this module
+};
+// Cached by (dev, ptx text, entry); the reference stays valid for the process. A PTX the driver
+// rejects throws arrayc::Error carrying the driver's error log.
+const Function& load(int dev, const std::string& ptx, const std::string& entry);
+// Launches f with a grid of grid x grid_y blocks of `block` threads; args as cuLaunchKernel's
+// kernelParams (one pointer per kernel parameter, pointing at its value). Asynchronous.
+void launch(int dev, const Function& f, unsigned grid, unsigned block, void** args,
+            unsigned shared_bytes = 0, unsigned grid_y = 1);
+// Waits for the device's stream. A failure inside a kernel (e.g. an illegal address) surfaces
+// here as arrayc::Error naming the last kernel launched on the stream and the CUDA error. Such
+// errors are sticky: the device cannot be used again in this process, and every later call on
+// it throws.
+void synchronize(int dev);
+
+}  // namespace arrayc::detail::cuda

@@ -1,0 +1,179 @@
+// PTX golden tests for the nvptx target: no GPU needed. Kernels come from the real pipeline
+// (graph -> passes -> schedule), then emit_ptx; the tests check the structure of the PTX: one
+// load and one store per element on the contiguous path (16-byte vector accesses), libdevice's
+// exp inlined, shuffles in reductions, no vector accesses for strided operands.
+#include "codegen/nvptx.h"
+
+#include <gtest/gtest.h>
+
+#include <regex>
+
+#include "arrayc/arrayc.h"
+#include "passes/pipeline.h"
+
+namespace {
+
+using namespace arrayc;
+using detail::Kernel;
+using detail::KernelStep;
+
+// The kernel steps the pipeline makes for `outputs`.
+std::vector<KernelStep> kernel_steps(const std::vector<Array>& outputs) {
+  detail::Graph g;
+  for (const Array& a : outputs) g.outputs.push_back(a.node());
+  detail::Schedule s = detail::build_schedule(detail::run_passes(g), detail::FusionOptions{});
+  std::vector<KernelStep> out;
+  for (const detail::Step& step : s.steps)
+    if (const auto* ks = std::get_if<KernelStep>(&step.op)) out.push_back(*ks);
+  return out;
+}
+
+Kernel only_kernel(const std::vector<Array>& outputs) {
+  std::vector<KernelStep> ks = kernel_steps(outputs);
+  EXPECT_EQ(ks.size(), 1u);
+  return ks.at(0).kernel;
+}
+
+// Occurrences of a PTX instruction: `op` followed by a space or tab (so "ld.global.f32" does not
+// count "ld.global.f32x" or the vector forms).
+int count(const std::string& ptx, const std::string& op) {
+  std::regex re("\\b" + std::regex_replace(op, std::regex("\\."), "\\.") + "[ \\t]");
+  return static_cast<int>(std::distance(std::sregex_iterator(ptx.begin(), ptx.end(), re), std::sregex_iterator()));
+}
+
+// Global loads of a type, coherent or through the read-only cache (".nc", for inputs the kernel
+// never writes).
+int loads(const std::string& ptx, const std::string& type) {
+  return count(ptx, "ld.global." + type) + count(ptx, "ld.global.nc." + type);
+}
+
+bool have_libdevice() {
+  try {
+    detail::libdevice_path();
+    return true;
+  } catch (const Error&) {
+    return false;
+  }
+}
+
+Array vec(int64_t n, DType t = DType::Float32) {
+  return t == DType::Float64 ? array(std::vector<double>(n, 0.5), {n}) : array(std::vector<float>(n, 0.5f), {n});
+}
+
+Array selu(const Array& x) { return 1.05f * where(x > 0.0f, x, 1.67f * exp(x) - 1.67f); }
+
+TEST(NvptxTest, SeluContiguousIsOneVectorLoadAndStore) {
+  if (!have_libdevice()) GTEST_SKIP() << "no libdevice: " << [] {
+      try { detail::libdevice_path(); } catch (const Error& e) { return std::string(e.what()); }
+      return std::string();
+    }();
+  Kernel k = only_kernel({selu(vec(1000))});
+  detail::PtxKernel p = detail::emit_ptx(k, 90, detail::EmitOptions{});
+  EXPECT_EQ(p.entry, "arrayc_fused_gt_exp_mul_sub_where");
+  EXPECT_EQ(p.elements_per_thread, 4);
+  EXPECT_NE(p.ptx.find(".target sm_90"), std::string::npos) << p.ptx;
+  EXPECT_NE(p.ptx.find(".entry arrayc_fused_gt_exp_mul_sub_where"), std::string::npos) << p.ptx;
+  // Vector path: one 16-byte load of x and one 16-byte store per 4 elements; the scalar tail
+  // (and misaligned fallback): one load and one store per element.
+  EXPECT_EQ(loads(p.ptx, "v4.f32"), 1) << p.ptx;
+  EXPECT_EQ(count(p.ptx, "st.global.v4.f32"), 1) << p.ptx;
+  EXPECT_EQ(loads(p.ptx, "f32"), 1) << p.ptx;
+  EXPECT_EQ(count(p.ptx, "st.global.f32"), 1) << p.ptx;
+  // libdevice's expf: called before linking, inlined (ex2.approx) after.
+  EXPECT_NE(p.ir.find("@__nv_expf("), std::string::npos) << p.ir;
+  EXPECT_EQ(p.opt_ir.find("@__nv_expf("), std::string::npos) << p.opt_ir;
+  EXPECT_GE(count(p.ptx, "ex2.approx.f32") + count(p.ptx, "ex2.approx.ftz.f32"), 1) << p.ptx;
+  EXPECT_EQ(p.ptx.find("call."), std::string::npos) << "no calls left:\n" << p.ptx;
+}
+
+TEST(NvptxTest, Float64UsesTwoWideVectors) {
+  if (!have_libdevice()) GTEST_SKIP() << "no libdevice";
+  Kernel k = only_kernel({exp(vec(64, DType::Float64)) + 1.0});
+  detail::PtxKernel p = detail::emit_ptx(k, 90, detail::EmitOptions{});
+  EXPECT_EQ(p.elements_per_thread, 2);
+  EXPECT_EQ(loads(p.ptx, "v2.f64"), 1) << p.ptx;
+  EXPECT_EQ(count(p.ptx, "st.global.v2.f64"), 1) << p.ptx;
+}
+
+TEST(NvptxTest, ReductionUsesWarpShuffles) {
+  Array x = vec(1000);
+  Kernel k = only_kernel({sum(x * x)});
+  ASSERT_TRUE(k.is_reduction);
+  detail::PtxKernel p = detail::emit_ptx(k, 90, detail::EmitOptions{});
+  EXPECT_NE(p.ptx.find(".entry " + p.entry), std::string::npos) << p.ptx;
+  EXPECT_GE(count(p.ptx, "shfl.sync.bfly.b32"), 5) << p.ptx;
+  EXPECT_GE(count(p.ptx, "bar.sync"), 1) << p.ptx;
+  EXPECT_NE(p.ptx.find(".shared"), std::string::npos) << p.ptx;
+  // The row loop is unrolled 4 times, loads first, plus a remainder loop: x is read once per
+  // element.
+  EXPECT_EQ(loads(p.ptx, "f32"), 5) << p.ptx;
+}
+
+TEST(NvptxTest, StridedOperandsUseScalarAccesses) {
+  if (!have_libdevice()) GTEST_SKIP() << "no libdevice";
+  Array m = array(std::vector<float>(12, 1.0f), {3, 4});
+  Kernel k = only_kernel({exp(transpose(m)) + 1.0f});
+  detail::PtxKernel p = detail::emit_ptx(k, 90, detail::EmitOptions{});
+  EXPECT_EQ(p.elements_per_thread, 1);
+  EXPECT_EQ(p.ptx.find(".v2."), std::string::npos) << p.ptx;
+  EXPECT_EQ(p.ptx.find(".v4."), std::string::npos) << p.ptx;
+  EXPECT_EQ(loads(p.ptx, "f32"), 1) << p.ptx;
+}
+
+// Every dtype and reduction lowers without a backend failure (no GPU needed to find isel gaps).
+TEST(NvptxTest, ManyKernelsCompile) {
+  if (!have_libdevice()) GTEST_SKIP() << "no libdevice";
+  Array f = vec(100);
+  Array d = vec(100, DType::Float64);
+  Array i = arange(100, DType::Int64);
+  Array j = arange(100, DType::Int32);
+  Array m = array(std::vector<double>(12, 1.0), {3, 4});
+  std::vector<std::vector<Array>> programs = {
+      {max(d)},          {min(f)},           {mean(m, {1})},    {sum(i)},         {max(j > 3)},
+      {pow(j, j)},       {pow(d, d)},        {tanh(f) + cos(d)}, {f > 0.25f},      {sin(f) * log(f) + sqrt(f)},
+      {uniform({100}, 7)}, {normal({100}, 7, 0.0, 1.0, DType::Float32)}, {sum(m, {0})},
+      {max(transpose(m), {1})},
+  };
+  for (const auto& prog : programs)
+    for (const KernelStep& ks : kernel_steps(prog)) {
+      SCOPED_TRACE(ks.kernel.str());
+      detail::PtxKernel p = detail::emit_ptx(ks.kernel, 90, detail::EmitOptions{});
+      EXPECT_NE(p.ptx.find(".entry " + p.entry), std::string::npos);
+    }
+}
+
+TEST(NvptxTest, LaunchConfiguration) {
+  Array x = vec(1 << 20);
+  KernelStep ew = kernel_steps({x + 1.0f}).at(0);
+  detail::PtxKernel p;
+  p.elements_per_thread = 4;
+  detail::PtxLaunchConfig c = detail::ptx_launch_config(ew.kernel, p, ew.launch, 132);
+  EXPECT_EQ(c.block, 256u);
+  EXPECT_EQ(c.grid, (1u << 20) / 1024);
+  EXPECT_EQ(detail::ptx_launch_config(ew.kernel, p, ew.launch, 4).grid, 128u);  // 32 per SM
+
+  KernelStep red = kernel_steps({sum(x)}).at(0);
+  p.elements_per_thread = 1;
+  c = detail::ptx_launch_config(red.kernel, p, red.launch, 132);
+  EXPECT_EQ(c.grid, 1u);
+  EXPECT_EQ(c.chunks, (1 << 20) / (256 * 32));  // at least 32 elements per thread; 528 blocks wanted
+  detail::ReductionSplit s = detail::split_reduction(red.kernel, red.launch, c.chunks);
+  EXPECT_EQ(s.partial_bytes, static_cast<size_t>(c.chunks * 4));
+  EXPECT_EQ(s.first.params[red.kernel.rank + 2], 0);  // no finalize in pass 1
+  EXPECT_EQ(static_cast<int64_t>(s.second.params.size()), s.combine.num_params());
+  detail::PtxKernel comb = detail::emit_ptx(s.combine, 90, detail::EmitOptions{});
+  EXPECT_GE(count(comb.ptx, "shfl.sync.bfly.b32"), 5);
+}
+
+TEST(NvptxTest, LaunchArgumentsFollowTheConvention) {
+  KernelStep ks = kernel_steps({vec(10) + 1.0f}).at(0);
+  std::vector<void*> ptrs(ks.kernel.num_ptrs, nullptr);
+  detail::PtxArgs args(ks.kernel, ptrs, ks.launch.params, 2, 7);
+  void** a = args.data();
+  const int64_t np = ks.kernel.num_params();
+  EXPECT_EQ(*static_cast<int64_t*>(a[ks.kernel.num_ptrs]), ks.launch.params[0]);
+  EXPECT_EQ(*static_cast<int64_t*>(a[ks.kernel.num_ptrs + np]), 2);
+  EXPECT_EQ(*static_cast<int64_t*>(a[ks.kernel.num_ptrs + np + 1]), 7);
+}
+
+}  // namespace

@@ -106,6 +106,6 @@ rc=${PIPESTATUS[0]}
 set -e
 if [[ -f "$json" ]]; then
   install_missing python3-matplotlib
-  /usr/bin/python3 benchmarks/plot.py "$json" -o "$stem"
+  /usr/bin/python3 benchmarks/plot.py "$json" -o "$stem" >&2
 fi
 exit "$rc"

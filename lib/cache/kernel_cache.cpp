@@ -1,5 +1,6 @@
 #include "cache/kernel_cache.h"
 
+#include <chrono>
 #include <fstream>
 #include <iostream>
 #include <mutex>
@@ -35,7 +36,49 @@ void report(const Kernel& k, const CompiledKernel& c, const EmitOptions& opts) {
   }
 }
 
+void report_gpu(const Kernel& k, const GpuKernel& g) {
+  int level = debug_level();
+  std::string dir = env_string("ARRAYC_DUMP_DIR");
+  if (level >= 3)
+    std::cerr << "=== kernel " << g.ptx.entry << " (sm_" << g.ptx.sm << ")\n" << k.str() << "=== llvm\n"
+              << g.ptx.ir << "=== optimized\n" << g.ptx.opt_ir << (level >= 4 ? "=== ptx\n" + g.ptx.ptx : "");
+  if (!dir.empty()) {
+    auto write = [&](const char* ext, const std::string& text) { std::ofstream(dir + "/" + g.ptx.entry + ext) << text; };
+    write(".kernel", k.str());
+    write(".ll", g.ptx.ir);
+    write(".opt.ll", g.ptx.opt_ir);
+    write(".ptx", g.ptx.ptx);
+  }
+}
+
 }  // namespace
+
+const GpuKernel& gpu_kernel(const Kernel& k, int dev, const EmitOptions& opts_in) {
+  static std::mutex mu;
+  static auto* cache = new std::unordered_map<std::string, std::unique_ptr<GpuKernel>>;
+  EmitOptions opts = opts_in;
+  opts.target = EmitOptions::Target::Nvptx;
+  int sm = cuda::device_info(dev).sm();
+  std::string key = "gpu:" + std::to_string(dev) + " sm_" + std::to_string(sm) +
+                    " fast=" + std::to_string(opts.fast_math) + "\n" + k.str();
+  {
+    std::lock_guard<std::mutex> lock(mu);
+    if (auto it = cache->find(key); it != cache->end()) {
+      counters().cache_hits++;
+      return *it->second;
+    }
+  }
+  auto start = std::chrono::steady_clock::now();
+  auto g = std::make_unique<GpuKernel>();
+  g->ptx = emit_ptx(k, sm, opts);
+  g->fn = &cuda::load(dev, g->ptx.ptx, g->ptx.entry);
+  counters().compiles++;
+  counters().compile_us += std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - start).count();
+  report_gpu(k, *g);
+  std::lock_guard<std::mutex> lock(mu);
+  auto [it, inserted] = cache->emplace(key, std::move(g));
+  return *it->second;
+}
 
 const CompiledKernel& host_kernel(const Kernel& k, const EmitOptions& opts) {
   static std::mutex mu;

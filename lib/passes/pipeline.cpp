@@ -13,7 +13,7 @@ Graph run_passes(const Graph& g) {
   };
   static const Pass passes[] = {
       {"simplify", simplify},
-      {"lower-integer-dot", lower_integer_dot},
+      {"lower-dot-to-loops", lower_dot_to_loops},
   };
   bool debug = debug_level() >= 1;
   if (debug) std::cerr << "=== input graph\n" << print_graph(g);

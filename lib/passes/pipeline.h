@@ -7,7 +7,7 @@ namespace arrayc::detail {
 
 // Graph -> Graph passes (each in its own file).
 Graph simplify(const Graph& g);             // constant folding and algebraic identities
-Graph lower_integer_dot(const Graph& g);    // integer dot -> multiply + sum (generated loops)
+Graph lower_dot_to_loops(const Graph& g);    // dots BLAS cannot do -> multiply + sum (generated loops)
 
 // Runs every pass in order; under ARRAYC_DEBUG >= 1 prints the graph after each one.
 Graph run_passes(const Graph& g);

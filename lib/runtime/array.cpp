@@ -9,6 +9,7 @@
 #include "arrayc/ops.h"
 #include "ir/build.h"
 #include "passes/pipeline.h"
+#include "runtime/cuda.h"
 #include "runtime/executor.h"
 #include "support/env.h"
 
@@ -85,6 +86,7 @@ template <typename T> T read_element(const char* p, DType t) {
 }  // namespace
 
 template <typename T> std::vector<T> Array::to_vector() const {
+  if (device().kind != Device::Kind::CPU) return to(cpu()).to_vector<T>();
   eval();
   const detail::Node& n = *node();
   std::vector<T> out(static_cast<size_t>(n.numel()));
@@ -115,8 +117,25 @@ template <typename T> T Array::item() const {
 
 Array Array::to(Device d) const {
   if (d == device()) return *this;
-  throw Error("to: cannot copy from " + device().str() + " to " + d.str() +
-              " (this build of arrayc has no CUDA backend yet)");
+  if (d.kind == Device::Kind::GPU) d = gpu(d.index);  // validates the index
+  eval();
+  NodeRef n = node();
+  if (n->buffer_strides() != detail::contiguous_strides(n->shape) && n->numel() > 1) {
+    Array packed(detail::make_copy(n));  // contiguous on the source device first
+    n = packed.eval().node();
+  }
+  size_t bytes = static_cast<size_t>(n->numel()) * dtype_size(n->dtype);
+  auto dst = std::make_shared<detail::Storage>(d, bytes);
+  const char* src = static_cast<const char*>(n->storage->data) + n->buffer_offset() * dtype_size(n->dtype);
+  Device from = n->device;
+  if (bytes > 0) {
+    namespace cuda = detail::cuda;
+    if (from.kind == Device::Kind::CPU) cuda::copy_to_device(d.index, dst->data, src, bytes);
+    else if (d.kind == Device::Kind::CPU) cuda::copy_to_host(from.index, dst->data, src, bytes);
+    else if (from.index == d.index) cuda::copy_device(d.index, dst->data, src, bytes);
+    else cuda::copy_peer(d.index, dst->data, from.index, src, bytes);
+  }
+  return Array(detail::make_buffer(dst, n->dtype, n->shape, 0, detail::contiguous_strides(n->shape)));
 }
 
 #define ARRAYC_INSTANTIATE(T)                         \
@@ -138,6 +157,7 @@ template <typename T> Array array(const std::vector<T>& data, const Shape& shape
     throw Error("array: " + std::to_string(data.size()) + " values given for shape " + shape_str(shape) +
                 " (" + std::to_string(shape_numel(shape)) + " elements)");
   constexpr DType t = dtype_of<T>();
+  if (device.kind != Device::Kind::CPU) return array(data, shape, cpu()).to(device);
   auto st = std::make_shared<detail::Storage>(device, data.size() * dtype_size(t));
   if constexpr (std::is_same_v<T, bool>) {
     auto* p = static_cast<uint8_t*>(st->data);

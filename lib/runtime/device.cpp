@@ -1,23 +1,24 @@
-#include <dlfcn.h>
-
 #include <atomic>
 #include <mutex>
 #include <optional>
 
 #include "arrayc/device.h"
 #include "arrayc/error.h"
+#include "ir/interpreter.h"
+#include "runtime/cuda.h"
 #include "support/env.h"
 
 namespace arrayc {
 namespace {
 
-// Why no GPU can be used, or empty. The CUDA backend is not part of this build yet, so even a
-// machine with a driver and a device has none; the message says which of the reasons applies.
-std::string no_gpu_reason() {
-  void* h = dlopen("libcuda.so.1", RTLD_LAZY | RTLD_LOCAL);
-  if (!h) return "the CUDA driver (libcuda.so.1) could not be loaded";
-  dlclose(h);
-  return "this build of arrayc has no CUDA backend yet";
+// Lets the reference interpreter read GPU buffers (installed when a GPU is first used).
+void install_host_copy() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    detail::copy_to_host = [](const detail::Storage& s, void* host, size_t bytes) {
+      detail::cuda::copy_to_host(s.device.index, host, s.data, bytes);
+    };
+  });
 }
 
 std::mutex default_mu;
@@ -29,11 +30,17 @@ std::string Device::str() const {
   return kind == Kind::CPU ? "cpu" : "gpu:" + std::to_string(index);
 }
 
-int gpu_count() { return 0; }
+int gpu_count() { return detail::cuda::device_count(); }
 
 Device gpu(int index) {
-  if (index < 0 || index >= gpu_count())
-    throw Error("gpu(" + std::to_string(index) + "): no CUDA device is available (" + no_gpu_reason() + ")");
+  int n = gpu_count();
+  if (n == 0)
+    throw Error("gpu(" + std::to_string(index) + "): no CUDA device is available (" +
+                detail::cuda::unavailable_reason() + ")");
+  if (index < 0 || index >= n)
+    throw Error("gpu(" + std::to_string(index) + "): no such CUDA device; this machine has " +
+                std::to_string(n) + " (gpu(0) .. gpu(" + std::to_string(n - 1) + "))");
+  install_host_copy();
   return Device{Device::Kind::GPU, index};
 }
 

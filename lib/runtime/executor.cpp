@@ -4,7 +4,9 @@
 #include <cstring>
 
 #include "ir/build.h"
+#include "codegen/nvptx.h"
 #include "runtime/blas.h"
+#include "runtime/cuda.h"
 #include "runtime/thread_pool.h"
 #include "support/stats.h"
 
@@ -102,6 +104,33 @@ void launch_kernel(const Kernel& k, KernelFn fn, std::vector<void*>& ptrs, const
   parallel_for(lp.parallel_extent, grain, run_range, &l);
 }
 
+// One launch on a GPU (asynchronous on the device's stream). A single-output reduction over a
+// long range runs as two launches: per-chunk partials, then a generated combine kernel.
+void launch_gpu(const KernelStep& ks, const GpuKernel& g, int dev, std::vector<void*>& ptrs) {
+  counters().kernel_launches++;
+  const Kernel& k = ks.kernel;
+  const LaunchParams& lp = ks.launch;
+  int sms = cuda::device_info(dev).multiprocessors;
+  PtxLaunchConfig c = ptx_launch_config(k, g.ptx, lp, sms);
+  if (c.chunks == 1) {
+    PtxArgs a(k, ptrs, lp.params, 0, lp.parallel_extent);
+    cuda::launch(dev, *g.fn, c.grid, c.block, a.data());
+    return;
+  }
+  ReductionSplit split = split_reduction(k, lp, c.chunks);
+  void* scratch = cuda::alloc(dev, split.partial_bytes);
+  void* out = ptrs[k.outputs[0].ptr];
+  std::vector<void*> first = ptrs;
+  first[k.outputs[0].ptr] = scratch;
+  PtxArgs a1(k, first, split.first.params, 0, lp.parallel_extent, split.outputs, 0);
+  cuda::launch(dev, *g.fn, c.grid, c.block, a1.data(), 0, static_cast<unsigned>(c.chunks));
+  const GpuKernel& comb = gpu_kernel(split.combine, dev, EmitOptions{});
+  PtxLaunchConfig cc = ptx_launch_config(split.combine, comb.ptx, split.second, sms);
+  PtxArgs a2(split.combine, {scratch, out}, split.second.params, 0, split.outputs, 0, split.mean_count);
+  cuda::launch(dev, *comb.fn, cc.grid, cc.block, a2.data());
+  cuda::free(dev, scratch, split.partial_bytes);  // later reuse is ordered on the same stream
+}
+
 char* base_pointer(const Source& src, const std::vector<StorageRef>& slots,
                    const std::vector<ParamBinding>& params) {
   switch (src.kind) {
@@ -127,9 +156,14 @@ Program prepare(Schedule s, const EmitOptions& opts) {
   Program p;
   for (const Step& step : s.steps) {
     const CompiledKernel* ck = nullptr;
-    if (auto* ks = std::get_if<KernelStep>(&step.op); ks && ks->launch.parallel_extent > 0)
-      ck = &host_kernel(ks->kernel, opts);
+    const GpuKernel* gk = nullptr;
+    if (auto* ks = std::get_if<KernelStep>(&step.op); ks && ks->launch.parallel_extent > 0) {
+      Device d = s.slots[ks->outputs[0]].device;
+      if (d.kind == Device::Kind::CPU) ck = &host_kernel(ks->kernel, opts);
+      else gk = &gpu_kernel(ks->kernel, d.index, opts);
+    }
     p.kernels.push_back(ck);
+    p.gpu_kernels.push_back(gk);
   }
   p.schedule = std::move(s);
   return p;
@@ -147,14 +181,17 @@ std::vector<NodeRef> run(const Program& p, const std::vector<ParamBinding>& para
     };
     if (auto* ks = std::get_if<KernelStep>(&step.op)) {
       for (int o : ks->outputs) alloc(o);
-      if (p.kernels[i]) {
+      if (p.kernels[i] || p.gpu_kernels[i]) {
         ptrs.clear();
         for (const Source& src : ks->inputs) ptrs.push_back(base_pointer(src, slots, params));
         for (int o : ks->outputs) ptrs.push_back(slots[o]->data);
-        launch_kernel(ks->kernel, p.kernels[i]->fn, ptrs, ks->launch);
+        if (p.kernels[i]) launch_kernel(ks->kernel, p.kernels[i]->fn, ptrs, ks->launch);
+        else launch_gpu(*ks, *p.gpu_kernels[i], s.slots[ks->outputs[0]].device.index, ptrs);
       }
     } else {
       const DotStep& d = std::get<DotStep>(step.op);
+      ARRAYC_INTERNAL_CHECK(s.slots[d.output].device.kind == Device::Kind::CPU,
+                            "BLAS step on a GPU (products there are lowered to generated loops)");
       alloc(d.output);
       counters().kernel_launches++;
       MatrixRef a = matrix_ref(d.a, d.dtype, slots, params), b = matrix_ref(d.b, d.dtype, slots, params);

@@ -11,7 +11,8 @@ namespace arrayc::detail {
 // A schedule with its kernels compiled (or found in the cache): ready to run many times.
 struct Program {
   Schedule schedule;
-  std::vector<const CompiledKernel*> kernels;  // per step; null for library calls
+  std::vector<const CompiledKernel*> kernels;  // per step on the host; null otherwise
+  std::vector<const GpuKernel*> gpu_kernels;   // per step on a GPU; null otherwise
 };
 
 Program prepare(Schedule s, const EmitOptions& opts);

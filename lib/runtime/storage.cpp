@@ -1,13 +1,16 @@
 #include "ir/node.h"
 #include "runtime/cpu_allocator.h"
+#include "runtime/cuda.h"
 
 namespace arrayc::detail {
 
 Storage::Storage(Device d, size_t n) : device(d), bytes(n) {
-  ARRAYC_INTERNAL_CHECK(d.kind == Device::Kind::CPU, "GPU storage without a CUDA backend");
-  data = cpu_alloc(n);
+  data = d.kind == Device::Kind::CPU ? cpu_alloc(n) : cuda::alloc(d.index, n);
 }
 
-Storage::~Storage() { cpu_free(data, bytes); }
+Storage::~Storage() {
+  if (device.kind == Device::Kind::CPU) cpu_free(data, bytes);
+  else cuda::free(device.index, data, bytes);
+}
 
 }  // namespace arrayc::detail

@@ -124,6 +124,7 @@ Ceiling measure_ceiling(bool quick);
 // ---- Machine and peers ------------------------------------------------------------------------
 
 std::map<std::string, std::string> machine_description();  // values already JSON-encoded
+std::string loadavg();                                      // /proc/loadavg, one line
 std::string default_json_name();                            // "cpu-<model>-<n>cores"
 // Runs `/usr/bin/python3 script` and turns its lines into peer rows; a failure gives one
 // FAILED row naming the reason.

@@ -19,6 +19,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <iostream>
 #include <sstream>
 
@@ -283,37 +284,56 @@ int child_measure(const Options& o) {
     v.values = {};
   }
 
-  // Phase 2: steady state.
+  // Phase 2: steady state. Warm-up per variant, then the timed calls round-robin over the
+  // variants, so that a burst of load on a shared machine hits every variant alike.
+  auto call = [&](Variant& v) {
+    if (v.baseline) {
+      v.baseline();
+    } else {
+      arrayc::set_fusion(v.name == "fused");  // part of the jit key: set before every call
+      v.arrayc();
+    }
+  };
+  std::vector<Variant*> timed;
   for (Variant& v : vs) {
     if (!v.ok) continue;
     try {
-      if (v.name != "baseline") arrayc::set_fusion(v.name == "fused");
-      auto call = [&] {
-        if (v.baseline) v.baseline();
-        else v.arrayc();
-      };
-      phase(*c, fmt("%s: %d warm-up + %d timed calls", v.name.c_str(), warmup, o.reps));
-      for (int i = 0; i < warmup; ++i) call();
-      std::vector<double> t;
-      arrayc::Stats s0 = arrayc::stats();
-      for (int i = 0; i < o.reps; ++i) {
-        auto t0 = Clock::now();
-        call();
-        t.push_back(ms_since(t0));
-      }
-      arrayc::Stats s1 = arrayc::stats();
-      std::sort(t.begin(), t.end());
-      size_t n = t.size();
-      v.row.reps = static_cast<int>(n);
-      v.row.median_ms = n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
-      v.row.min_ms = t.front();
-      v.row.max_ms = t.back();
-      if (v.name != "baseline") v.row.kernels_per_call = (s1.kernel_launches - s0.kernel_launches) / o.reps;
-      std::fprintf(stderr, "    %s: %s median %.3f ms (min %.3f, max %.3f)\n", c->id.c_str(), v.name.c_str(),
-                   *v.row.median_ms, t.front(), t.back());
+      phase(*c, fmt("%s: %d warm-up calls", v.name.c_str(), warmup));
+      for (int i = 0; i < warmup; ++i) call(v);
+      timed.push_back(&v);
     } catch (const std::exception& e) {
       fail(v, e.what());
     }
+  }
+  std::map<Variant*, std::vector<double>> times;
+  std::map<Variant*, int64_t> launches;
+  for (int i = 0; i < o.reps; ++i) {
+    phase(*c, fmt("timed round %d of %d", i + 1, o.reps));
+    for (Variant* v : timed) {
+      if (!v->ok) continue;
+      try {
+        arrayc::Stats s0 = arrayc::stats();
+        auto t0 = Clock::now();
+        call(*v);
+        times[v].push_back(ms_since(t0));
+        launches[v] += arrayc::stats().kernel_launches - s0.kernel_launches;
+      } catch (const std::exception& e) {
+        fail(*v, e.what());
+      }
+    }
+  }
+  for (Variant* v : timed) {
+    if (!v->ok) continue;
+    std::vector<double>& t = times[v];
+    std::sort(t.begin(), t.end());
+    size_t n = t.size();
+    v->row.reps = static_cast<int>(n);
+    v->row.median_ms = n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
+    v->row.min_ms = t.front();
+    v->row.max_ms = t.back();
+    if (v->name != "baseline") v->row.kernels_per_call = launches[v] / static_cast<int64_t>(n);
+    std::fprintf(stderr, "    %s: %s median %.3f ms (min %.3f, max %.3f)\n", c->id.c_str(), v->name.c_str(),
+                 *v->row.median_ms, t.front(), t.back());
   }
   emit_all();
   return 0;
@@ -439,6 +459,7 @@ int parent(const Options& o, const std::string& command) {
     return 0;
   }
   auto start = Clock::now();
+  const std::string load_start = loadavg();
   std::vector<std::string> notes;
   std::vector<const Case*> cases;
   for (const Case& c : all_cases()) {
@@ -574,6 +595,7 @@ int parent(const Options& o, const std::string& command) {
   derive(rows, ceiling);
 
   std::map<std::string, std::string> machine = machine_description();
+  machine["loadavg_start"] = "\"" + load_start + "\"";
   std::string table = format_table(rows, ceiling, notes);
   std::printf("arrayc-bench on %s (%s logical CPUs)%s\n", machine["cpu_model"].c_str(), machine["logical_cpus"].c_str(),
               o.quick ? ", --quick" : "");

@@ -231,10 +231,14 @@ std::map<std::string, std::string> machine_description() {
   m["openblas"] = json_string(openblas_get_config());
   const char* threads = std::getenv("ARRAYC_NUM_THREADS");
   m["arrayc_num_threads"] = json_string(threads ? threads : "(default: all cores)");
+  m["loadavg_end"] = json_string(loadavg());
+  return m;
+}
+
+std::string loadavg() {
   std::string load = read_file("/proc/loadavg");
   while (!load.empty() && (load.back() == '\n' || load.back() == ' ')) load.pop_back();
-  m["loadavg"] = json_string(load);
-  return m;
+  return load;
 }
 
 std::string default_json_name() {

@@ -117,7 +117,7 @@ def main():
         t.expect("materializes")
         t.expect(">>> ")
         t.type(":ptx y\r")
-        t.expect("CUDA backend of libarrayc is not built yet")
+        t.expect(".target sm_90")
         t.expect(">>> ")
         # A mistake: reported with a caret, and the REPL goes on.
         t.type("y +* 2\r")

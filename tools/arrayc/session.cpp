@@ -1054,9 +1054,8 @@ void Session::show_stage(Stage stage, const Program& p, int32_t expr) {
   std::ostream& out = *opts_.out;
   std::string text;
   if (stage == Stage::Ptx || stage == Stage::Cubin) {
-    Scope scope;
-    eval(p, expr, scope);  // names and shapes are checked first
-    text = stage == Stage::Ptx ? ptx_text(Stages{}, opts_.sm) : cubin_text(Stages{});
+    Stages st = inspect_expr(p, expr);
+    text = stage == Stage::Ptx ? ptx_text(st, opts_.sm) : cubin_text(st);
   } else {
     Stages st = inspect_expr(p, expr);
     auto kernels = [&](std::string KernelStages::*field) {

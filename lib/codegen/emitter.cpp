@@ -273,10 +273,39 @@ Value* BodyEmitter::op(const KernelInstr& in, const std::vector<Value*>& a) {
   return nullptr;
 }
 
+// On NVPTX, sin(x) and cos(x) of one x become one libdevice sincos call: the argument
+// reduction, the costly part, is shared. Returns false when `i` has no such partner.
+bool BodyEmitter::sincos(size_t i, std::vector<Value*>& v) {
+  const KernelInstr& in = k_.body[i];
+  if (opts_.target != EmitOptions::Target::Nvptx || (in.op != Op::Sin && in.op != Op::Cos)) return false;
+  Op partner = in.op == Op::Sin ? Op::Cos : Op::Sin;
+  size_t j = i + 1;
+  while (j < k_.body.size() && !(k_.body[j].op == partner && k_.body[j].args == in.args)) ++j;
+  if (j == k_.body.size()) return false;
+  Value* x = v[in.args[0]];
+  llvm::Type* ty = x->getType();
+  llvm::Function* f = b_.GetInsertBlock()->getParent();
+  llvm::IRBuilder<> entry(&f->getEntryBlock(), f->getEntryBlock().begin());
+  llvm::AllocaInst* s_out = entry.CreateAlloca(ty);
+  llvm::AllocaInst* c_out = entry.CreateAlloca(ty);
+  std::string name = std::string("__nv_sincos") + (ty->isFloatTy() ? "f" : "");
+  auto* ptr = llvm::PointerType::get(b_.getContext(), 0);
+  llvm::FunctionCallee fn = b_.GetInsertBlock()->getModule()->getOrInsertFunction(
+      name, llvm::FunctionType::get(b_.getVoidTy(), {ty, ptr, ptr}, false));
+  b_.CreateCall(fn, {x, s_out, c_out});
+  Value* sv = b_.CreateLoad(ty, s_out);
+  Value* cv = b_.CreateLoad(ty, c_out);
+  v[i] = in.op == Op::Sin ? sv : cv;
+  v[j] = in.op == Op::Sin ? cv : sv;
+  return true;
+}
+
 std::vector<Value*> BodyEmitter::emit(const std::vector<Value*>& ptrs, const std::vector<Value*>& offsets) {
   std::vector<Value*> v(k_.body.size());
   for (size_t i = 0; i < k_.body.size(); ++i) {
     const KernelInstr& in = k_.body[i];
+    if (v[i]) continue;  // computed with its sincos partner
+    if (sincos(i, v)) continue;
     if (in.leaf >= 0) {
       const KernelLeaf& lf = k_.leaves[in.leaf];
       v[i] = leaf(lf, ptrs, lf.index >= 0 ? offsets[lf.index] : nullptr);

@@ -45,6 +45,7 @@ class BodyEmitter {
   llvm::Value* random(const KernelLeaf& lf, llvm::Value* index);
   llvm::Value* int_pow(DType t, llvm::Value* base, llvm::Value* exp);
   llvm::Value* math(int fn, const std::vector<llvm::Value*>& args);
+  bool sincos(size_t i, std::vector<llvm::Value*>& v);
 
   llvm::IRBuilder<>& b_;
   const Kernel& k_;

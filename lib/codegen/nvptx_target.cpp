@@ -437,7 +437,9 @@ struct Nvptx {
       if (!buf) throw Error("cannot read libdevice at " + path + ": " + buf.getError().message());
       libdevice = std::move(*buf);
     }
-    auto m = llvm::parseBitcodeFile(libdevice->getMemBufferRef(), ctx);
+    // Lazily: the linker materializes only the functions the kernel calls (parsing all of
+    // libdevice for every kernel cost more than the rest of the compile).
+    auto m = llvm::getLazyBitcodeModule(libdevice->getMemBufferRef(), ctx);
     if (!m) throw Error("cannot parse libdevice " + libdevice->getBufferIdentifier().str() + ": " +
                         llvm::toString(m.takeError()));
     return std::move(*m);

@@ -86,6 +86,19 @@ TEST(NvptxTest, SeluContiguousIsOneVectorLoadAndStore) {
   EXPECT_EQ(p.ptx.find("call."), std::string::npos) << "no calls left:\n" << p.ptx;
 }
 
+TEST(NvptxTest, SinAndCosOfOneArgumentShareASincos) {
+  if (!have_libdevice()) GTEST_SKIP() << "no libdevice";
+  Array x = vec(1000);
+  Kernel k = only_kernel({cos(x) * cos(x) + sin(x) * sin(x)});  // W1
+  detail::PtxKernel p = detail::emit_ptx(k, 90, detail::EmitOptions{});
+  EXPECT_NE(p.ir.find("__nv_sincosf"), std::string::npos) << p.ir;
+  EXPECT_EQ(p.ir.find("__nv_sinf"), std::string::npos) << p.ir;
+  EXPECT_EQ(p.ir.find("__nv_cosf"), std::string::npos) << p.ir;
+  // A lone sin keeps its own call.
+  detail::PtxKernel lone = detail::emit_ptx(only_kernel({sin(x) + cos(x * 2.0f)}), 90, detail::EmitOptions{});
+  EXPECT_EQ(lone.ir.find("__nv_sincosf"), std::string::npos) << lone.ir;
+}
+
 TEST(NvptxTest, Float64UsesTwoWideVectors) {
   if (!have_libdevice()) GTEST_SKIP() << "no libdevice";
   Kernel k = only_kernel({exp(vec(64, DType::Float64)) + 1.0});

@@ -7,7 +7,6 @@
 #include <llvm/IR/Verifier.h>
 #include <llvm/Linker/Linker.h>
 #include <llvm/MC/TargetRegistry.h>
-#include <llvm/Passes/PassBuilder.h>
 #include <llvm/Support/MemoryBuffer.h>
 #include <llvm/Support/raw_ostream.h>
 #include <llvm/Target/TargetMachine.h>
@@ -22,6 +21,7 @@
 
 #include "arrayc/error.h"
 #include "codegen/nvptx.h"
+#include "codegen/optimize.h"
 #include "support/env.h"
 
 extern "C" {
@@ -444,20 +444,6 @@ struct Nvptx {
                         llvm::toString(m.takeError()));
     return std::move(*m);
   }
-
-  void optimize(llvm::Module& m, llvm::TargetMachine& tm) {
-    llvm::LoopAnalysisManager lam;
-    llvm::FunctionAnalysisManager fam;
-    llvm::CGSCCAnalysisManager cgam;
-    llvm::ModuleAnalysisManager mam;
-    llvm::PassBuilder pb(&tm);  // adds NVVMReflect, which resolves libdevice's __nvvm_reflect
-    pb.registerModuleAnalyses(mam);
-    pb.registerCGSCCAnalyses(cgam);
-    pb.registerFunctionAnalyses(fam);
-    pb.registerLoopAnalyses(lam);
-    pb.crossRegisterProxies(lam, fam, cgam, mam);
-    pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3).run(m, mam);
-  }
 };
 
 Nvptx& nvptx() {
@@ -522,7 +508,7 @@ PtxKernel emit_ptx(const Kernel& k, int sm, const EmitOptions& opts) {
   for (llvm::GlobalValue& g : m->global_values())
     if (!g.isDeclaration() && g.getName() != out.entry) g.setLinkage(llvm::GlobalValue::InternalLinkage);
   m->addModuleFlag(llvm::Module::Override, "nvvm-reflect-ftz", uint32_t{0});
-  nv.optimize(*m, tm);
+  optimize_module(*m, tm);
   out.opt_ir = module_text(*m);
 
   llvm::SmallString<0> buf;

@@ -1,12 +1,13 @@
 #include "runtime/host_jit.h"
 
+#include "codegen/optimize.h"
+
 #include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
 #include <llvm/ExecutionEngine/Orc/LLJIT.h>
 #include <llvm/ExecutionEngine/Orc/ThreadSafeModule.h>
 #include <llvm/IR/LegacyPassManager.h>
 #include <llvm/IR/Verifier.h>
 #include <llvm/MC/TargetRegistry.h>
-#include <llvm/Passes/PassBuilder.h>
 #include <llvm/Support/TargetSelect.h>
 #include <llvm/Support/raw_ostream.h>
 #include <llvm/Target/TargetMachine.h>
@@ -56,20 +57,6 @@ struct HostJit {
       f.addFnAttr("prefer-vector-width", "512");
     }
   }
-
-  void optimize(llvm::Module& m) {
-    llvm::LoopAnalysisManager lam;
-    llvm::FunctionAnalysisManager fam;
-    llvm::CGSCCAnalysisManager cgam;
-    llvm::ModuleAnalysisManager mam;
-    llvm::PassBuilder pb(tm.get());
-    pb.registerModuleAnalyses(mam);
-    pb.registerCGSCCAnalyses(cgam);
-    pb.registerFunctionAnalyses(fam);
-    pb.registerLoopAnalyses(lam);
-    pb.crossRegisterProxies(lam, fam, cgam, mam);
-    pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3).run(m, mam);
-  }
 };
 
 HostJit& host() {
@@ -100,7 +87,7 @@ std::unique_ptr<CompiledKernel> compile_host_kernel(const Kernel& k, const EmitO
     std::lock_guard<std::mutex> lock(h.mu);
     h.prepare(*m);
     out->ir = module_text(*m);
-    h.optimize(*m);
+    optimize_module(*m, *h.tm);
     out->opt_ir = module_text(*m);
     if (auto e = h.jit->addIRModule(llvm::orc::ThreadSafeModule(std::move(m), std::move(ctx))))
       ARRAYC_INTERNAL_CHECK(false, "cannot add a kernel to the JIT: " + to_error(std::move(e)));
@@ -118,7 +105,7 @@ std::string host_assembly(const Kernel& k, const EmitOptions& opts) {
   std::unique_ptr<llvm::Module> m = emit_cpu_kernel(k, "arrayc_" + k.name, ctx, opts);
   std::lock_guard<std::mutex> lock(h.mu);
   h.prepare(*m);
-  h.optimize(*m);
+  optimize_module(*m, *h.tm);
   llvm::SmallString<0> buf;
   llvm::raw_svector_ostream os(buf);
   llvm::legacy::PassManager pm;

@@ -2,7 +2,8 @@
 //   workloads.cpp  the reference workloads W1-W8 (WORKLOADS.md) as Cases: inputs, the arrayc
 //                  function, the hand-written baseline, bytes/flops moved, the reference check
 //   baseline.cpp   the hand-written C++ loops and direct OpenBLAS calls (-O3 -march=native)
-//   ceiling.cpp    the STREAM-like copy/triad bandwidth measurement (std::thread on all cores)
+//   ceiling.cpp    the STREAM-like copy/triad bandwidth measurement (std::thread on all cores),
+//                  and a GPU's device-to-device copy bandwidth (cuda::copy_device)
 //   check.cpp      comparison with the reference interpreter and fused-vs-unfused (NaN-aware)
 //   report.cpp     the table on stdout, the JSON file, the machine description, peer parsing
 //   main.cpp       command line, the child processes (cold runs, measurements), orchestration
@@ -45,7 +46,8 @@ struct Row {
   std::optional<int64_t> kernels_per_call;  // stats().kernel_launches of one steady-state call
   std::optional<double> bytes, flops;     // what the workload must move / compute per call
   std::optional<double> gbps, gflops;     // achieved, from median_ms
-  std::optional<double> fraction_of_peak; // gbps / copy ceiling, or gflops / OpenBLAS gflops
+  std::optional<double> fraction_of_peak; // gbps / copy ceiling of the row's device, or gflops /
+                                          // OpenBLAS gflops (CPU) / cuBLAS peer gflops (GPU)
   std::string ceiling;                    // which ceiling fraction_of_peak refers to
   std::string check;                      // what the correctness check compared, and its result
 };
@@ -113,13 +115,35 @@ bool break_requested(const Case& c);
 
 // ---- Ceiling ----------------------------------------------------------------------------------
 
+// A GPU's ceiling: device-to-device copy (cuda::copy_device of one buffer into another, timed
+// on the host with cuda::synchronize inside the timed region), bytes = read + written.
+struct GpuCeiling {
+  std::string device;          // "gpu:0"
+  double copy_gbps = 0;        // best of `best_of`
+  double median_gbps = 0;      // median of the same copies
+  double buffer_mib = 0;       // size of each of the two buffers
+  int best_of = 0;
+  std::string name;            // cuda::device_info: "NVIDIA H200"
+  int sm = 0, multiprocessors = 0;
+  double memory_gib = 0;
+  std::string error;           // why it was not measured ("" when it was)
+};
+
 struct Ceiling {
   double copy_gbps = 0, triad_gbps = 0;  // bytes read + written / time, best of `best_of`
   int threads = 0;
   double array_mb = 0;
   int best_of = 0;
+  std::vector<GpuCeiling> gpu;  // one per GPU device of the run
+  const GpuCeiling* gpu_of(const std::string& device) const {
+    for (const GpuCeiling& g : gpu)
+      if (g.device == device) return &g;
+    return nullptr;
+  }
 };
 Ceiling measure_ceiling(bool quick);
+// Runs in a child process (arrayc-bench --gpu-ceiling DEV); throws arrayc::Error on failure.
+GpuCeiling measure_gpu_ceiling(int dev, bool quick);
 
 // ---- Machine and peers ------------------------------------------------------------------------
 
@@ -129,6 +153,13 @@ std::string default_json_name();                            // "cpu-<model>-<n>c
 // Runs `/usr/bin/python3 script` and turns its lines into peer rows; a failure gives one
 // FAILED row naming the reason.
 std::vector<Row> run_peers(const std::string& script);
+// Runs `python3 script` (peers_gpu.py; `only` non-empty: with ONLY=only in its environment) and
+// turns its lines "<tag, 30 wide> <peer, 30 wide> <ms, 10 wide> ms <note>" into peer rows of
+// `device`: tags that name a case ("W1 cos2sin2 1e+07 float32") get that case's id, others keep
+// their tag as case id. Lines that are not measurements (the script's header, "name: FAILED
+// ...", a failing interpreter) go to `notes`.
+std::vector<Row> run_gpu_peers(const std::string& script, const std::string& only, const std::string& device,
+                               std::vector<std::string>& notes);
 
 // ---- Output -----------------------------------------------------------------------------------
 

@@ -2,6 +2,10 @@
 // (a = b + 3c) over arrays of doubles far larger than the caches, one contiguous slice per thread
 // on every core (std::thread), best of N. Bytes counted as STREAM does: read + written, without
 // the write-allocate traffic. Compiled with -O3 -march=native.
+// On a GPU: device-to-device copy of one 1 GiB buffer into another (cuda::copy_device), each copy
+// timed on the host from before the copy is queued to after cuda::synchronize returns (the same
+// wall-clock method as the GPU rows), bytes = 2 x size (read + written), best of N.
+#include <algorithm>
 #include <barrier>
 #include <chrono>
 #include <cstdlib>
@@ -11,6 +15,7 @@
 
 #include "baseline.h"
 #include "bench.h"
+#include "runtime/cuda.h"
 
 namespace bench {
 
@@ -60,6 +65,48 @@ Ceiling measure_ceiling(bool quick) {
   c_out.array_mb = n * sizeof(double) / 1048576.0;
   c_out.best_of = reps;
   return c_out;
+}
+
+GpuCeiling measure_gpu_ceiling(int dev, bool quick) {
+  namespace cuda = arrayc::detail::cuda;
+  using Clock = std::chrono::steady_clock;
+  GpuCeiling g;
+  g.device = "gpu:" + std::to_string(dev);
+  const cuda::DeviceInfo& info = cuda::device_info(dev);
+  g.name = info.name;
+  g.sm = info.sm();
+  g.multiprocessors = info.multiprocessors;
+  g.memory_gib = static_cast<double>(info.total_memory) / (1 << 30);
+  const size_t bytes = size_t{1} << 30;  // 1 GiB per buffer, far beyond any cache (H200 L2: 60 MiB)
+  const int reps = quick ? 10 : 20;
+  void* a = cuda::alloc(dev, bytes);
+  void* b = nullptr;
+  try {
+    b = cuda::alloc(dev, bytes);
+    for (int i = 0; i < 3; ++i) cuda::copy_device(dev, b, a, bytes);  // warm-up (contents irrelevant)
+    cuda::synchronize(dev);
+    std::vector<double> s;
+    for (int r = 0; r < reps; ++r) {
+      auto t0 = Clock::now();
+      cuda::copy_device(dev, b, a, bytes);
+      cuda::synchronize(dev);
+      s.push_back(std::chrono::duration<double>(Clock::now() - t0).count());
+    }
+    std::sort(s.begin(), s.end());
+    double med = reps % 2 ? s[reps / 2] : 0.5 * (s[reps / 2 - 1] + s[reps / 2]);
+    g.copy_gbps = 2.0 * static_cast<double>(bytes) / s.front() / 1e9;
+    g.median_gbps = 2.0 * static_cast<double>(bytes) / med / 1e9;
+  } catch (...) {
+    cuda::free(dev, b, bytes);
+    cuda::free(dev, a, bytes);
+    throw;
+  }
+  cuda::free(dev, b, bytes);
+  cuda::free(dev, a, bytes);
+  cuda::release_cache(dev);
+  g.buffer_mib = static_cast<double>(bytes) / 1048576.0;
+  g.best_of = reps;
+  return g;
 }
 
 }  // namespace bench

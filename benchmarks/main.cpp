@@ -6,7 +6,10 @@
 // it starts
 //   `arrayc-bench --cold CASE VARIANT DEVICE`  (fused, unfused): one first call in a fresh
 //        process with an empty kernel cache; prints a COLD line;
-//   `arrayc-bench --measure CASE DEVICE ...`: checks, then times every variant; prints ROW lines.
+//   `arrayc-bench --measure CASE DEVICE ...`: checks, then times every variant; prints ROW lines;
+// and, per GPU of the run, `arrayc-bench --gpu-ceiling DEVICE`: its copy bandwidth (GPUCEIL line).
+// On a GPU every timed call is followed by cuda::synchronize inside the timed region (launches are
+// asynchronous): GPU times are wall times per call, launch and synchronization included.
 // A crash of the library therefore costs one case (a FAILED row), not the whole run.
 #include <sys/wait.h>
 #include <unistd.h>
@@ -26,6 +29,7 @@
 #include "baseline.h"
 #include "bench.h"
 #include "check.h"
+#include "runtime/cuda.h"
 
 namespace bench {
 namespace {
@@ -44,11 +48,13 @@ struct Options {
   std::vector<std::string> variants{"baseline", "fused", "unfused"};
   std::string json;  // "" default path; "-" none
   std::string peers_script;
+  std::string gpu_peers_script, gpu_peers_only;
   bool cold = true;
   bool list = false;
   bool print_json_path = false;
   // Child modes.
-  std::string child_cold_case, child_cold_variant, child_measure_case, child_device;
+  std::string child_cold_case, child_cold_variant, child_measure_case, child_device, child_gpu_ceiling;
+  std::string test_gpu_peers;  // hidden: parse a GPU peer script's output without a GPU, print the rows
 };
 
 std::vector<std::string> split(const std::string& s) {
@@ -66,7 +72,8 @@ bool contains(const std::vector<std::string>& v, const std::string& x) {
 const char* kUsage =
     "usage: arrayc-bench [--quick] [--workload W1,W2|CASE,...] [--device cpu,gpu] [--reps N]\n"
     "                    [--variant baseline,fused,unfused] [--json PATH | --no-json]\n"
-    "                    [--peers-script PATH] [--no-cold] [--list] [--print-json-path]\n"
+    "                    [--peers-script PATH] [--gpu-peers-script PATH [--gpu-peers-only LIST]]\n"
+    "                    [--no-cold] [--list] [--print-json-path]\n"
     "Runs the reference workloads W1-W8 fused, unfused and as a hand-written baseline; prints a\n"
     "table on stdout, progress on stderr, and writes JSON (default docs/bench/<machine>.json).\n"
     "Exit status 1 when any result is wrong or any case fails. See docs/benchmarks.md.\n";
@@ -90,6 +97,8 @@ Options parse(int argc, char** argv) {
     else if (a == "--json") o.json = need(i);
     else if (a == "--no-json") o.json = "-";
     else if (a == "--peers-script") o.peers_script = need(i);
+    else if (a == "--gpu-peers-script") o.gpu_peers_script = need(i);
+    else if (a == "--gpu-peers-only") o.gpu_peers_only = need(i);
     else if (a == "--no-cold") o.cold = false;
     else if (a == "--list") o.list = true;
     else if (a == "--print-json-path") o.print_json_path = true;
@@ -97,6 +106,10 @@ Options parse(int argc, char** argv) {
       o.child_cold_case = need(i);
       o.child_cold_variant = need(i);
       o.child_device = need(i);
+    } else if (a == "--test-gpu-peers") {  // hidden: --test-gpu-peers SCRIPT
+      o.test_gpu_peers = need(i);
+    } else if (a == "--gpu-ceiling") {  // hidden: --gpu-ceiling DEVICE
+      o.child_gpu_ceiling = need(i);
     } else if (a == "--measure") {  // hidden: --measure CASE DEVICE
       o.child_measure_case = need(i);
       o.child_device = need(i);
@@ -126,6 +139,32 @@ arrayc::Device device_of(const std::string& name) {
 
 Values values_of(const Array& a) { return {a.to_vector<double>(), a.shape()}; }
 
+// Waits for the device's queued work: a no-op on the CPU (its calls return when done), a
+// cuda::synchronize on a GPU, where launches return before the kernels ran. Every timed GPU call
+// ends with it, inside the timed region.
+void sync_device(arrayc::Device d) {
+  if (d.kind == arrayc::Device::Kind::GPU) arrayc::detail::cuda::synchronize(d.index);
+}
+
+// ---- Child: a GPU's copy-bandwidth ceiling -----------------------------------------------------
+
+int child_gpu_ceiling(const Options& o) {
+  try {
+    arrayc::Device d = device_of(o.child_gpu_ceiling);
+    GpuCeiling g = measure_gpu_ceiling(d.index, o.quick);
+    std::printf("GPUCEIL\tcopy_gbps=%.17g\tmedian_gbps=%.17g\tbuffer_mib=%.17g\tbest_of=%d\tsm=%d\tmps=%d\t"
+                "memory_gib=%.17g\tname=%s\n",
+                g.copy_gbps, g.median_gbps, g.buffer_mib, g.best_of, g.sm, g.multiprocessors, g.memory_gib,
+                g.name.c_str());
+  } catch (const std::exception& e) {
+    std::string what = e.what();
+    std::replace(what.begin(), what.end(), '\n', ' ');
+    std::replace(what.begin(), what.end(), '\t', ' ');
+    std::printf("GPUCEIL\terror=%s\n", what.c_str());
+  }
+  return 0;
+}
+
 // ---- Child: cold first call ---------------------------------------------------------------------
 
 int child_cold(const Options& o) {
@@ -136,12 +175,15 @@ int child_cold(const Options& o) {
   }
   // The inputs are made (and evaluated) first; the kernels that fill them are not the
   // workload's, so the workload's kernels all compile in the timed call.
-  std::unique_ptr<Instance> inst = c->prepare(device_of(o.child_device), false);
+  arrayc::Device dev = device_of(o.child_device);
+  std::unique_ptr<Instance> inst = c->prepare(dev, false);
+  sync_device(dev);  // the inputs' kernels are done before the clock starts
   arrayc::set_fusion(o.child_cold_variant == "fused");
   std::function<Array()> run = inst->make_arrayc();
   arrayc::reset_stats();
   auto t0 = Clock::now();
   Array y = run();
+  sync_device(dev);  // on a GPU: until the kernels have run, not until they were launched
   double first = ms_since(t0);
   arrayc::Stats s = arrayc::stats();
   std::printf("COLD\tfirst_call_ms=%.17g\tcompile_ms=%.17g\tcompiles=%lld\n", first, s.compile_ms,
@@ -201,9 +243,12 @@ int child_measure(const Options& o) {
 
   std::unique_ptr<Instance> inst;
   Instance::Reference ref;
+  arrayc::Device dev;
   try {
+    dev = device_of(o.child_device);
     phase(*c, "preparing inputs");
-    inst = c->prepare(device_of(o.child_device), true);
+    inst = c->prepare(dev, true);
+    sync_device(dev);
     phase(*c, "reference interpreter");
     auto t0 = Clock::now();
     ref = inst->reference();
@@ -231,9 +276,11 @@ int child_measure(const Options& o) {
         v.arrayc = inst->make_arrayc();
         phase(*c, v.name + ": first call");
         v.arrayc();  // its output is released before the second call, as in the timed calls
+        sync_device(dev);
         phase(*c, v.name + ": second call");
         auto t0 = Clock::now();
         Array y = v.arrayc();
+        sync_device(dev);
         v.row.second_call_ms = ms_since(t0);
         v.values = values_of(y);
       }
@@ -292,6 +339,7 @@ int child_measure(const Options& o) {
     } else {
       arrayc::set_fusion(v.name == "fused");  // part of the jit key: set before every call
       v.arrayc();
+      sync_device(dev);  // GPU: inside the timed region, the call is done when its kernels are
     }
   };
   std::vector<Variant*> timed;
@@ -420,8 +468,11 @@ Cold run_cold(const Case& c, const std::string& variant, const std::string& devi
   return r;
 }
 
-// Rates and fractions of the ceiling for every row of a case (baseline gflops is the ceiling of
-// products, so it is computed over the case's rows together).
+// Rates and fractions of the ceiling for every row of a case. Each row is measured against its
+// own device: memory-bound rows against the CPU's STREAM-like copy or the GPU's device-to-device
+// copy; products against the case's baseline on the CPU (OpenBLAS), and on a GPU (no baseline
+// there) against the fastest cuBLAS peer of the case on that device (any peer when none names
+// cuBLAS), or nothing when no peer was measured.
 void derive(std::vector<Row>& rows, const Ceiling& ceiling) {
   for (Row& r : rows) {
     const Case* c = find_case(r.case_id);
@@ -433,24 +484,95 @@ void derive(std::vector<Row>& rows, const Ceiling& ceiling) {
       r.gflops = c->flops / s / 1e9;
     } else {
       r.gbps = c->bytes / s / 1e9;
-      r.fraction_of_peak = *r.gbps / ceiling.copy_gbps;
-      r.ceiling = fmt("copy bandwidth %.1f GB/s", ceiling.copy_gbps);
+      if (r.device == "cpu") {
+        r.fraction_of_peak = *r.gbps / ceiling.copy_gbps;
+        r.ceiling = fmt("cpu copy %.1f GB/s", ceiling.copy_gbps);
+      } else if (const GpuCeiling* g = ceiling.gpu_of(r.device); g && g->error.empty() && g->copy_gbps > 0) {
+        r.fraction_of_peak = *r.gbps / g->copy_gbps;
+        r.ceiling = fmt("%s d2d copy %.0f GB/s", r.device.c_str(), g->copy_gbps);
+      } else {
+        r.ceiling = "none: " + r.device + " copy bandwidth not measured";
+      }
     }
   }
   for (Row& r : rows) {
     if (!r.gflops) continue;
-    for (const Row& b : rows) {
-      if (b.case_id == r.case_id && b.device == r.device && b.variant == "baseline" && b.gflops) {
-        r.fraction_of_peak = *r.gflops / *b.gflops;
-        r.ceiling = fmt("OpenBLAS baseline %.2f GFLOP/s", *b.gflops);
+    const Row* best = nullptr;
+    if (r.device == "cpu") {
+      for (const Row& b : rows)
+        if (b.case_id == r.case_id && b.device == r.device && b.variant == "baseline" && b.gflops) best = &b;
+      if (best) {
+        r.fraction_of_peak = *r.gflops / *best->gflops;
+        r.ceiling = fmt("OpenBLAS baseline %.2f GFLOP/s", *best->gflops);
       }
+      continue;
+    }
+    for (int pass = 0; pass < 2 && !best; ++pass) {  // pass 0: cuBLAS peers only; pass 1: any peer
+      for (const Row& b : rows) {
+        if (b.case_id != r.case_id || b.device != r.device || b.variant != "peer" || !b.gflops) continue;
+        if (pass == 0 && b.impl.find("cuBLAS") == std::string::npos) continue;
+        if (!best || *b.gflops > *best->gflops) best = &b;
+      }
+    }
+    if (best) {
+      r.fraction_of_peak = *r.gflops / *best->gflops;
+      r.ceiling = fmt("%s peer %s %.1f GFLOP/s", r.device.c_str(), best->impl.c_str(), *best->gflops);
+    } else {
+      r.ceiling = "none: no baseline or GPU peer on " + r.device;
     }
   }
 }
 
+// Measures a GPU's copy bandwidth in a child process (a CUDA failure costs the ceiling, not the run).
+GpuCeiling run_gpu_ceiling(const std::string& device, bool quick) {
+  GpuCeiling g;
+  g.device = device;
+  std::string cmd = quote(self_exe()) + " --gpu-ceiling " + quote(device) + (quick ? " --quick" : "");
+  int status = 0;
+  std::vector<std::string> lines = run_child(cmd, status);
+  bool seen = false;
+  for (const std::string& l : lines) {
+    if (l.rfind("GPUCEIL\t", 0) != 0) continue;
+    seen = true;
+    std::stringstream ss(l);
+    for (std::string item; std::getline(ss, item, '\t');) {
+      size_t eq = item.find('=');
+      if (eq == std::string::npos) continue;
+      std::string k = item.substr(0, eq), v = item.substr(eq + 1);
+      double x = std::strtod(v.c_str(), nullptr);
+      if (k == "copy_gbps") g.copy_gbps = x;
+      if (k == "median_gbps") g.median_gbps = x;
+      if (k == "buffer_mib") g.buffer_mib = x;
+      if (k == "best_of") g.best_of = static_cast<int>(x);
+      if (k == "sm") g.sm = static_cast<int>(x);
+      if (k == "mps") g.multiprocessors = static_cast<int>(x);
+      if (k == "memory_gib") g.memory_gib = x;
+      if (k == "name") g.name = v;
+      if (k == "error") g.error = v;
+    }
+  }
+  if (!seen) g.error = "the ceiling process " + describe_status(status) + " without a result";
+  return g;
+}
+
+// "<cpu>" for a CPU run; "<cpu>-<gpu name>" when a GPU of the run is present, with "-gpuonly"
+// when the CPU is not measured (so that a GPU-only run does not overwrite a full one).
 std::string json_path(const Options& o) {
   if (!o.json.empty()) return o.json;
-  return "docs/bench/" + default_json_name() + (o.quick ? "-quick" : "") + ".json";
+  std::string name = default_json_name();
+  bool want_gpu = false;
+  for (const std::string& d : o.devices) want_gpu |= d.rfind("gpu", 0) == 0;
+  if (want_gpu && arrayc::gpu_count() > 0) {
+    std::string slug;
+    for (char ch : arrayc::detail::cuda::device_info(0).name) {
+      if (std::isalnum(static_cast<unsigned char>(ch))) slug += static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+      else if (!slug.empty() && slug.back() != '-') slug += '-';
+    }
+    while (!slug.empty() && slug.back() == '-') slug.pop_back();
+    name += "-" + (slug.empty() ? std::string("gpu") : slug);
+    if (!contains(o.devices, "cpu")) name += "-gpuonly";
+  }
+  return "docs/bench/" + name + (o.quick ? "-quick" : "") + ".json";
 }
 
 int parent(const Options& o, const std::string& command) {
@@ -497,10 +619,27 @@ int parent(const Options& o, const std::string& command) {
   }
   for (const std::string& n : notes) std::fprintf(stderr, "arrayc-bench: %s\n", n.c_str());
 
-  std::fprintf(stderr, "arrayc-bench: measuring the memory-bandwidth ceiling (copy, triad)...\n");
-  Ceiling ceiling = measure_ceiling(o.quick);
+  // The CPU ceiling is measured in every run, for the record; with no CPU rows, the quick way.
+  const bool cpu_rows = contains(devices, "cpu");
+  std::fprintf(stderr, "arrayc-bench: measuring the CPU memory-bandwidth ceiling (copy, triad%s)...\n",
+               cpu_rows ? "" : "; quick: no CPU rows in this run");
+  Ceiling ceiling = measure_ceiling(o.quick || !cpu_rows);
   std::fprintf(stderr, "arrayc-bench: copy %.1f GB/s, triad %.1f GB/s (%d threads)\n", ceiling.copy_gbps,
                ceiling.triad_gbps, ceiling.threads);
+  for (const std::string& dev : devices) {
+    if (dev == "cpu") continue;
+    std::fprintf(stderr, "arrayc-bench: measuring the %s ceiling (device-to-device copy, 2 x 1 GiB)...\n",
+                 dev.c_str());
+    GpuCeiling g = run_gpu_ceiling(dev, o.quick);
+    if (g.error.empty()) {
+      std::fprintf(stderr, "arrayc-bench: %s (%s): d2d copy %.0f GB/s best, %.0f GB/s median of %d\n",
+                   dev.c_str(), g.name.c_str(), g.copy_gbps, g.median_gbps, g.best_of);
+    } else {
+      notes.push_back(dev + ": copy ceiling not measured: " + g.error);
+      std::fprintf(stderr, "arrayc-bench: %s\n", notes.back().c_str());
+    }
+    ceiling.gpu.push_back(g);
+  }
 
   std::vector<Row> rows;
   int total = static_cast<int>(cases.size() * devices.size()), done = 0;
@@ -589,16 +728,57 @@ int parent(const Options& o, const std::string& command) {
                         "same session); peers' first_call_ms is numba's first call");
       }
     }
-  } else {
-    notes.push_back("no peers measured (pass --peers-script PATH)");
+  } else if (cpu_rows) {
+    notes.push_back("no CPU peers measured (pass --peers-script PATH)");
+  }
+  std::string first_gpu;
+  for (const std::string& d : devices)
+    if (d != "cpu" && first_gpu.empty()) first_gpu = d;
+  if (!o.gpu_peers_script.empty() && !first_gpu.empty()) {
+    std::fprintf(stderr, "[gpu peers %5.0f s] running python3 %s%s\n", ms_since(start) / 1e3,
+                 o.gpu_peers_script.c_str(), o.gpu_peers_only.empty() ? "" : (" with ONLY=" + o.gpu_peers_only).c_str());
+    std::vector<std::string> peer_notes;
+    std::vector<Row> peers = run_gpu_peers(o.gpu_peers_script, o.gpu_peers_only, first_gpu, peer_notes);
+    // Peers of a case of this run go after that case's rows on the GPU; the others (cases not in
+    // this run, tags that name no case) at the end, in the script's order.
+    std::vector<Row> extra;
+    for (const Row& p : peers) {
+      auto last = std::find_if(rows.rbegin(), rows.rend(),
+                               [&](const Row& r) { return r.case_id == p.case_id && r.device == p.device; });
+      if (last != rows.rend()) rows.insert(last.base(), p);
+      else extra.push_back(p);
+    }
+    rows.insert(rows.end(), extra.begin(), extra.end());
+    notes.push_back(fmt("gpu peer rows (%s): %zu from python3 %s, run after arrayc in the same session; their "
+                        "times are the script's medians, CUDA-event device time unless the peer's name says "
+                        "wall; first_call_ms from its 'first call (wall)' lines",
+                        first_gpu.c_str(), peers.size(), o.gpu_peers_script.c_str()));
+    for (const std::string& n : peer_notes) notes.push_back("gpu peers: " + n);
+  } else if (!first_gpu.empty()) {
+    notes.push_back("no GPU peers measured (pass --gpu-peers-script PATH)");
+  } else if (!o.gpu_peers_script.empty()) {
+    notes.push_back("GPU peers not run: no GPU in this run");
   }
   derive(rows, ceiling);
 
   std::map<std::string, std::string> machine = machine_description();
   machine["loadavg_start"] = "\"" + load_start + "\"";
+  for (const GpuCeiling& g : ceiling.gpu) {
+    if (!g.error.empty()) continue;
+    std::string k = g.device;
+    std::replace(k.begin(), k.end(), ':', '_');
+    std::string name;  // JSON-encoded by hand: a driver's device name has no quotes or controls
+    for (char ch : g.name)
+      if (ch != '"' && ch != '\\' && static_cast<unsigned char>(ch) >= 0x20) name += ch;
+    machine[k] = fmt("{\"name\": \"%s\", \"sm\": %d, \"multiprocessors\": %d, \"memory_gib\": %.1f}",
+                     name.c_str(), g.sm, g.multiprocessors, g.memory_gib);
+  }
   std::string table = format_table(rows, ceiling, notes);
-  std::printf("arrayc-bench on %s (%s logical CPUs)%s\n", machine["cpu_model"].c_str(), machine["logical_cpus"].c_str(),
-              o.quick ? ", --quick" : "");
+  std::string gpus;
+  for (const GpuCeiling& g : ceiling.gpu)
+    if (g.error.empty()) gpus += ", " + g.device + " " + g.name;
+  std::printf("arrayc-bench on %s (%s logical CPUs)%s%s\n", machine["cpu_model"].c_str(),
+              machine["logical_cpus"].c_str(), gpus.c_str(), o.quick ? ", --quick" : "");
   std::fputs(table.c_str(), stdout);
   std::fflush(stdout);
   if (o.json != "-") {
@@ -628,6 +808,14 @@ int main(int argc, char** argv) {
   try {
     if (!o.child_cold_case.empty()) return bench::child_cold(o);
     if (!o.child_measure_case.empty()) return bench::child_measure(o);
+    if (!o.child_gpu_ceiling.empty()) return bench::child_gpu_ceiling(o);
+    if (!o.test_gpu_peers.empty()) {  // the GPU peers' parser alone, on any machine
+      std::vector<std::string> notes;
+      for (const bench::Row& r : bench::run_gpu_peers(o.test_gpu_peers, o.gpu_peers_only, "gpu:0", notes))
+        std::printf("%s\n", bench::row_to_line(r).c_str());
+      for (const std::string& n : notes) std::printf("NOTE\t%s\n", n.c_str());
+      return 0;
+    }
     std::string command;
     for (int i = 0; i < argc; ++i) command += (i ? " " : "") + std::string(i ? argv[i] : "arrayc-bench");
     return bench::parent(o, command);

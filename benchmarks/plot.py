@@ -33,6 +33,8 @@ def label(row):
 
 def annotate(row):
     parts = []
+    if row.get("median_ms") is None and row.get("first_call_ms") is not None:
+        parts.append("no median;\nfirst call\n%.3g ms" % row["first_call_ms"])
     if row.get("gflops") is not None:
         parts.append("%.1f GFLOP/s" % row["gflops"])
     elif row.get("gbps") is not None:
@@ -74,13 +76,14 @@ def main():
         for r in rows:
             names.append(label(r))
             ok = r["status"] == "ok" and r.get("median_ms") is not None
-            values.append(r["median_ms"] if ok else 0.0)
+            first_only = r["status"] == "ok" and r.get("median_ms") is None and r.get("first_call_ms") is not None
+            values.append(r["median_ms"] if ok else 0.0)  # a first call alone is not drawn as a bar
             if r["variant"] == "peer":
                 colors.append(PEER_COLORS[peer_i % len(PEER_COLORS)])
                 peer_i += 1
             else:
                 colors.append(COLORS.get(r["variant"], "#333333"))
-            notes.append(annotate(r) if ok else r["status"].split(":")[0])
+            notes.append(annotate(r) if ok or first_only else r["status"].split(":")[0])
         x = range(len(rows))
         bars = ax.bar(x, values, color=colors)
         top = max(values) if any(values) else 1.0
@@ -88,20 +91,24 @@ def main():
             ok = r["status"] == "ok" and r.get("median_ms") is not None
             text = ("%.3g ms\n" % v if ok else "") + n
             ax.text(b.get_x() + b.get_width() / 2, (v if ok else 0) + top * 0.02, text, ha="center",
-                    va="bottom", fontsize=7, color="black" if ok else "red")
+                    va="bottom", fontsize=7, color="black" if ok or r["status"] == "ok" else "red")
         ax.set_xticks(list(x))
         ax.set_xticklabels(names, rotation=30, ha="right", fontsize=7)
         ax.set_ylim(0, top * 1.45)
         ax.set_ylabel("median ms (lower is better)", fontsize=8)
         first = rows[0]
-        ax.set_title("%s on %s (%s, %s)" % (case, device, first["dtype"], first["size"]), fontsize=9)
+        ceil = next((r["ceiling"] for r in rows if r.get("ceiling")), "")
+        ax.set_title("%s on %s (%s, %s)%s" % (case, device, first["dtype"], first["size"],
+                                               "\n%peak of: " + ceil if ceil else ""), fontsize=9)
         ax.tick_params(axis="y", labelsize=7)
 
     m = data.get("machine", {})
     c = data.get("ceiling", {})
-    fig.suptitle("arrayc-bench%s: %s, %s logical CPUs; copy ceiling %.1f GB/s; %s" % (
+    gpus = "".join("; %s %s d2d copy %.0f GB/s" % (dev, g.get("name", ""), g["copy_gbps"])
+                   for dev, g in c.get("gpu", {}).items() if g.get("copy_gbps") is not None)
+    fig.suptitle("arrayc-bench%s: %s, %s logical CPUs; cpu copy ceiling %.1f GB/s%s; %s" % (
         " --quick" if data.get("quick") else "", m.get("cpu_model", "?"), m.get("logical_cpus", "?"),
-        c.get("copy_gbps", float("nan")), data.get("generated", "")), fontsize=11)
+        c.get("copy_gbps", float("nan")), gpus, data.get("generated", "")), fontsize=11)
     fig.tight_layout(rect=(0, 0, 1, 0.97))
     for ext in ("png", "svg"):
         fig.savefig(stem + "." + ext, dpi=110)

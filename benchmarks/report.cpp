@@ -346,6 +346,161 @@ std::vector<Row> run_peers(const std::string& script) {
   return rows;
 }
 
+// ---- GPU peers ------------------------------------------------------------------------------------
+
+namespace {
+
+std::string trim(std::string s) {
+  s.erase(0, s.find_first_not_of(" \t\r\n"));
+  size_t e = s.find_last_not_of(" \t\r\n");
+  s.erase(e == std::string::npos ? 0 : e + 1);
+  return s;
+}
+
+// The case a peer's tag names: its first word is the workload ("W1"), a dtype word (float32, f32,
+// float64, f64; none: float32, the dtype of every single-dtype workload) and, for memory-bound
+// workloads, a size (1e6, 1e+07, 100000000) pick the case. nullptr when none matches.
+const Case* case_of_tag(const std::string& tag) {
+  std::stringstream ts(tag);
+  std::string w, tok, dtype, size;
+  ts >> w;
+  static const std::regex exp_re(R"(([0-9]+)[eE]\+?0*([0-9]+))"), int_re(R"([0-9]+)");
+  while (ts >> tok) {
+    if (tok == "float64" || tok == "f64") dtype = "float64";
+    if (tok == "float32" || tok == "f32") dtype = "float32";
+    std::smatch m;
+    if (std::regex_match(tok, m, exp_re)) {
+      size = m[1].str() + "e" + m[2].str();
+    } else if (std::regex_match(tok, int_re) && tok.size() > 1 && tok[0] == '1' &&
+               tok.find_first_not_of('0', 1) == std::string::npos) {
+      size = "1e" + std::to_string(tok.size() - 1);
+    }
+  }
+  const Case* any_dtype = nullptr;
+  for (const Case& c : all_cases()) {
+    if (c.workload != w) continue;
+    if (c.bound == Bound::Memory && !size.empty() && c.size != size) continue;
+    if (c.bound == Bound::Memory && size.empty()) continue;  // a size is needed to pick the case
+    if (dtype.empty()) {
+      if (!any_dtype) any_dtype = &c;
+      if (c.dtype == DType::Float32) return &c;
+      continue;
+    }
+    if (dtype == arrayc::dtype_name(c.dtype)) return &c;
+  }
+  return dtype.empty() ? any_dtype : nullptr;
+}
+
+}  // namespace
+
+std::vector<Row> run_gpu_peers(const std::string& script, const std::string& only, const std::string& device,
+                               std::vector<std::string>& notes) {
+  std::vector<Row> rows;
+  if (!std::filesystem::exists(script)) {
+    notes.push_back("not measured: no such script: " + script);
+    return rows;
+  }
+  std::string err_file = fmt("/tmp/arrayc-bench-gpu-peers-%d.err", static_cast<int>(getpid()));
+  auto q = [](const std::string& x) {
+    std::string o = "'";
+    for (char ch : x) o += ch == '\'' ? std::string("'\\''") : std::string(1, ch);
+    return o + "'";
+  };
+  std::string cmd = (only.empty() ? std::string() : "ONLY=" + q(only) + " ") + "python3 " + q(script) + " 2>" +
+                    q(err_file);
+  std::fflush(stderr);
+  FILE* p = popen(cmd.c_str(), "r");
+  if (!p) {
+    notes.push_back("not measured: cannot run python3");
+    return rows;
+  }
+  // "{tag:30s} {peer:30s} {ms:10.4f} ms {note}": a tag or peer longer than 30 pushes the rest
+  // right, so the line is cut at " <number> ms" and the part before it at column 30 (or, when
+  // that is not a blank, at the first run of two blanks).
+  static const std::regex ms_re(R"(^(.*\S)\s+(-?[0-9.]+(?:[eE][-+]?[0-9]+)?|nan|inf) ms(?: (.*))?$)");
+  std::vector<std::pair<Row, std::string>> first_calls;  // row, peer name without " first call..."
+  char buf[4096];
+  std::string line;
+  while (std::fgets(buf, sizeof buf, p)) {
+    line += buf;
+    if (line.back() != '\n' && !std::feof(p)) continue;
+    line = trim(line);
+    std::string raw = line;
+    line.clear();
+    if (raw.empty()) continue;
+    std::fprintf(stderr, "  gpu peers: %s\n", raw.c_str());
+    std::smatch m;
+    if (raw.find("FAILED") != std::string::npos || !std::regex_match(raw, m, ms_re)) {
+      notes.push_back(raw.size() > 400 ? raw.substr(0, 400) + "..." : raw);
+      continue;
+    }
+    std::string head = m[1].str(), note = trim(m[3].str());
+    double ms = std::strtod(m[2].str().c_str(), nullptr);
+    std::string tag, peer;
+    if (head.size() > 31 && head[30] == ' ') {
+      tag = trim(head.substr(0, 30));
+      peer = trim(head.substr(31));
+    } else {
+      size_t gap = head.find("  ");
+      if (gap == std::string::npos) gap = head.find(' ');
+      tag = trim(head.substr(0, gap));
+      peer = gap == std::string::npos ? "?" : trim(head.substr(gap));
+    }
+    Row r;
+    const Case* c = case_of_tag(tag);
+    if (c) {
+      r.workload = c->workload;
+      r.case_id = c->id;
+      r.size = c->size;
+      r.dtype = arrayc::dtype_name(c->dtype);
+    } else {
+      std::stringstream ts(tag);
+      ts >> r.workload;
+      r.case_id = tag;  // an extra row: the tag names no case (e.g. "P d2d copy 1GiB")
+    }
+    r.device = device;
+    r.variant = "peer";
+    r.impl = peer;
+    r.check = "not checked by the harness (the peer script's own result)";
+    if (!note.empty()) r.check += "; script's note: " + note;
+    size_t fc = peer.find(" first call");
+    if (fc != std::string::npos) {
+      r.first_call_ms = ms;
+      first_calls.emplace_back(r, peer.substr(0, fc));
+      continue;
+    }
+    if (std::isfinite(ms)) r.median_ms = ms;
+    rows.push_back(r);
+  }
+  int status = pclose(p);
+  std::string err = read_file(err_file.c_str());
+  std::remove(err_file.c_str());
+  // A first call goes to the row of the same peer ("torch.compile first call (wall)" to
+  // "torch.compile (fused)"), else stays a row of its own with only first_call_ms.
+  for (auto& [fc, base] : first_calls) {
+    auto it = std::find_if(rows.begin(), rows.end(), [&](const Row& r) {
+      return r.case_id == fc.case_id && !r.first_call_ms &&
+             (r.impl == base || r.impl.rfind(base + " ", 0) == 0);
+    });
+    if (it != rows.end()) {
+      it->first_call_ms = fc.first_call_ms;
+    } else {
+      // Insert after the last row of its case, to keep the script's grouping.
+      auto last = std::find_if(rows.rbegin(), rows.rend(), [&](const Row& r) { return r.case_id == fc.case_id; });
+      rows.insert(last == rows.rend() ? rows.end() : last.base(), fc);
+    }
+  }
+  if (!(WIFEXITED(status) && WEXITSTATUS(status) == 0)) {
+    std::string last;
+    std::stringstream es(err);
+    for (std::string l; std::getline(es, l);)
+      if (!l.empty()) last = l;
+    notes.push_back(fmt("python3 %s exited with status %d%s%s", script.c_str(),
+                        WIFEXITED(status) ? WEXITSTATUS(status) : -1, last.empty() ? "" : ": ", last.c_str()));
+  }
+  return rows;
+}
+
 // ---- Table ------------------------------------------------------------------------------------------
 
 namespace {
@@ -359,20 +514,31 @@ std::string num_or_dash(const std::optional<double>& v, const char* f = "%.3f") 
 std::string format_table(const std::vector<Row>& rows, const Ceiling& ceiling,
                          const std::vector<std::string>& notes) {
   std::string out;
-  out += fmt("ceiling: copy %.1f GB/s, triad %.1f GB/s (STREAM-like, %d threads, %.0f MiB arrays, best of %d)\n",
+  out += fmt("ceiling cpu: copy %.1f GB/s, triad %.1f GB/s (STREAM-like, %d threads, %.0f MiB arrays, best of %d)\n",
              ceiling.copy_gbps, ceiling.triad_gbps, ceiling.threads, ceiling.array_mb, ceiling.best_of);
-  out += "times in ms; cold = first call in a fresh process (trace + compile + run), compile = LLVM time of it;\n"
-         "2nd = second call (cache hit); rate from the median; %peak: of copy bandwidth (memory-bound) or of "
-         "OpenBLAS (products)\n\n";
-  const char* hdr = "%-11s %-4s %-8s %-26s %10s %10s %10s %10s %9s %9s %4s %15s %6s  %s\n";
+  for (const GpuCeiling& g : ceiling.gpu) {
+    if (g.error.empty())
+      out += fmt("ceiling %s: %s (sm_%d, %d SMs, %.0f GiB): device-to-device copy %.0f GB/s best, %.0f GB/s "
+                 "median (2 x %.0f MiB, best of %d, read + written, wall time incl. synchronize)\n",
+                 g.device.c_str(), g.name.c_str(), g.sm, g.multiprocessors, g.memory_gib, g.copy_gbps,
+                 g.median_gbps, g.buffer_mib, g.best_of);
+    else
+      out += fmt("ceiling %s: not measured: %s\n", g.device.c_str(), g.error.c_str());
+  }
+  out += "times in ms (GPU: wall time per call, launch + cuda synchronize); cold = first call in a fresh process\n"
+         "(trace + compile + run), compile = LLVM time of it; 2nd = second call (cache hit); rate from the median;\n"
+         "%peak: of the ceiling named in the last column (the row's device's copy bandwidth for memory-bound\n"
+         "cases; OpenBLAS on the CPU / the fastest cuBLAS peer on a GPU for products)\n\n";
+  const char* hdr = "%-11s %-5s %-8s %-26s %10s %10s %10s %10s %9s %9s %4s %15s %6s  %-34s %s\n";
   out += fmt(hdr, "case", "dev", "variant", "impl", "median", "min", "max", "cold 1st", "compile", "2nd", "kern",
-             "rate", "%peak", "status");
+             "rate", "%peak", "ceiling", "status");
   std::string last_case;
   for (const Row& r : rows) {
     if (r.case_id != last_case && !last_case.empty()) out += "\n";
     last_case = r.case_id;
     std::string rate = r.gflops ? fmt("%.2f GFLOP/s", *r.gflops) : r.gbps ? fmt("%.2f GB/s", *r.gbps) : "-";
     std::string impl = r.impl.size() > 26 ? r.impl.substr(0, 26) : r.impl;
+    std::string ceil = r.ceiling.empty() ? "-" : r.ceiling.size() > 34 ? r.ceiling.substr(0, 31) + "..." : r.ceiling;
     std::string status = r.status.substr(0, r.status.find('\n'));  // details under "failures"
     if (status.size() > 90) status = status.substr(0, 87) + "...";
     out += fmt(hdr, r.case_id.c_str(), r.device.c_str(), r.variant.c_str(), impl.c_str(),
@@ -380,7 +546,8 @@ std::string format_table(const std::vector<Row>& rows, const Ceiling& ceiling,
                num_or_dash(r.first_call_ms, "%.1f").c_str(), num_or_dash(r.compile_ms, "%.1f").c_str(),
                num_or_dash(r.second_call_ms).c_str(),
                r.kernels_per_call ? std::to_string(*r.kernels_per_call).c_str() : "-", rate.c_str(),
-               r.fraction_of_peak ? fmt("%.1f%%", 100 * *r.fraction_of_peak).c_str() : "-", status.c_str());
+               r.fraction_of_peak ? fmt("%.1f%%", 100 * *r.fraction_of_peak).c_str() : "-", ceil.c_str(),
+               status.c_str());
   }
   // The checks, once per case (from its first arrayc row that passed them), then the failures.
   out += "\nchecks:\n";
@@ -389,7 +556,7 @@ std::string format_table(const std::vector<Row>& rows, const Ceiling& ceiling,
     if (r.variant == "peer" || r.variant == "baseline" || r.check.empty()) continue;
     if (std::find(seen.begin(), seen.end(), r.case_id + r.device) != seen.end()) continue;
     seen.push_back(r.case_id + r.device);
-    out += fmt("  %-11s %-4s %s\n", r.case_id.c_str(), r.device.c_str(), r.check.c_str());
+    out += fmt("  %-11s %-5s %s\n", r.case_id.c_str(), r.device.c_str(), r.check.c_str());
   }
   std::string failures;
   for (const Row& r : rows)
@@ -432,7 +599,22 @@ void write_json(const std::string& path, const std::vector<Row>& rows, const Cei
     << ", \"triad_gbps\": " << json_number(ceiling.triad_gbps) << ", \"threads\": " << ceiling.threads
     << ", \"array_mib\": " << json_number(ceiling.array_mb) << ", \"best_of\": " << ceiling.best_of
     << ", \"method\": \"STREAM-like copy c=a and triad a=b+3c over doubles, std::thread on all cores, "
-       "bytes read + written\"},\n";
+       "bytes read + written\", \"gpu\": {";
+  for (size_t i = 0; i < ceiling.gpu.size(); ++i) {
+    const GpuCeiling& g = ceiling.gpu[i];
+    f << (i ? ", " : "") << json_string(g.device) << ": {";
+    if (g.error.empty())
+      f << "\"copy_gbps\": " << json_number(g.copy_gbps) << ", \"median_gbps\": " << json_number(g.median_gbps)
+        << ", \"buffer_mib\": " << json_number(g.buffer_mib) << ", \"best_of\": " << g.best_of
+        << ", \"name\": " << json_string(g.name) << ", \"sm\": " << g.sm
+        << ", \"multiprocessors\": " << g.multiprocessors << ", \"memory_gib\": " << json_number(g.memory_gib)
+        << ", \"method\": \"cuda::copy_device of one buffer into another, wall time from before the copy to after "
+           "cuda::synchronize, best of best_of; bytes read + written (2 x buffer)\"";
+    else
+      f << "\"error\": " << json_string(g.error);
+    f << "}";
+  }
+  f << "}},\n";
   f << "  \"notes\": [";
   for (size_t i = 0; i < notes.size(); ++i) f << (i ? ", " : "") << json_string(notes[i]);
   f << "],\n  \"results\": [";

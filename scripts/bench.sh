@@ -8,15 +8,22 @@
 #                                         and measure them in the same run
 #   scripts/bench.sh --selftest           checks that a deliberately broken result fails the run
 #   scripts/bench.sh --workload W1,W2 --reps 5 --device cpu --json out.json   (passed through)
+#   scripts/bench.sh --device gpu --quick  GPU only (CPU ceiling measured quickly, for the record)
 #
-# Peers are measured whenever ../shared/bench/peers_cpu.py (relative to the repository) exists
-# and /usr/bin/python3 can import numpy, numexpr and numba. Builds with at most 2 jobs.
+# CPU peers are measured whenever ../shared/bench/peers_cpu.py (relative to the repository)
+# exists and /usr/bin/python3 can import numpy, numexpr and numba. GPU peers are measured whenever
+# ../shared/bench/peers_gpu.py exists, nvidia-smi lists a GPU and `python3` (the one on PATH:
+# where PyTorch/CuPy/JAX are installed) can import torch; ONLY=w1_torch,jax,... in the environment
+# restricts that script (default: all of it). The harness itself runs them only when the run has
+# rows on that device. Builds with at most 2 jobs (BENCH_JOBS=1 for fewer).
 # Exits with the harness's status: non-zero when any result is wrong or any case failed.
 set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 BENCH=build/benchmarks/arrayc-bench
 PEERS_SCRIPT=../shared/bench/peers_cpu.py
+GPU_PEERS_SCRIPT=../shared/bench/peers_gpu.py
+JOBS=${BENCH_JOBS:-2}
 
 install_missing() {  # Debian packages, only those missing (as scripts/install-deps.sh does)
   local missing=() pkg status
@@ -42,7 +49,7 @@ install_missing() {  # Debian packages, only those missing (as scripts/install-d
 build() {
   # Build output goes to stderr: stdout is the table.
   [[ -f build/CMakeCache.txt ]] || cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >&2
-  cmake --build build -j2 --target arrayc-bench >&2
+  cmake --build build -j"$JOBS" --target arrayc-bench >&2
 }
 
 selftest() {
@@ -90,6 +97,16 @@ if [[ -f "$PEERS_SCRIPT" ]]; then
     args+=(--peers-script "$PEERS_SCRIPT")
   else
     echo "bench.sh: peers skipped: /usr/bin/python3 lacks numpy/numexpr/numba (run with --peers)" >&2
+  fi
+fi
+
+if [[ -f "$GPU_PEERS_SCRIPT" ]]; then
+  if command -v nvidia-smi >/dev/null 2>&1 && nvidia-smi -L 2>/dev/null | grep -q '^GPU '; then
+    if python3 -c "import torch" 2>/dev/null; then
+      args+=(--gpu-peers-script "$GPU_PEERS_SCRIPT")
+    else
+      echo "bench.sh: GPU peers skipped: python3 cannot import torch" >&2
+    fi
   fi
 fi
 

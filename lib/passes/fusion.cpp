@@ -25,17 +25,13 @@ void mark_required_roots(const Graph& g, const FusionOptions& opts, FusionPlan& 
 
   for (const NodeRef& n : p.order) {
     OpKind kind = op_kind(n->op);
-    if (outputs.count(n.get())) {
+    // An output already in memory, or a view of memory (a buffer, or the result of a reduction,
+    // product or copy), is returned as a view: no kernel.
+    if (outputs.count(n.get()) && !in_memory(*n)) {
       const NodeRef& base = view_base(n);
-      bool view_of_memory = in_memory(*base) || op_kind(base->op) == OpKind::Reduce ||
-                            op_kind(base->op) == OpKind::Contraction || base->op == Op::Copy;
-      if (view_of_memory && !p.root_reason.count(n.get()) && base != n) {
-        p.aliases.push_back(n);
-      } else if (!in_memory(*n)) {
-        mark(n.get(), "requested output");
-      } else {
-        p.aliases.push_back(n);
-      }
+      bool view_of_memory = base != n && (in_memory(*base) || op_kind(base->op) == OpKind::Reduce ||
+                                          op_kind(base->op) == OpKind::Contraction || base->op == Op::Copy);
+      if (!view_of_memory) mark(n.get(), "requested output");
     }
     switch (kind) {
       case OpKind::Reduce: mark(n.get(), "reduction"); break;

@@ -27,7 +27,6 @@ struct FusionPlan {
   std::unordered_map<const Node*, int> group_of;   // roots and the nodes computed inline
   std::unordered_map<const Node*, std::string> root_reason;  // why each root is materialized
   std::vector<FusionGroup> groups;                 // in an order that respects dependencies
-  std::vector<NodeRef> aliases;                    // outputs that are views of memory: no kernel
 
   bool is_root(const Node* n) const { return root_reason.count(n) != 0; }
 };

@@ -5,8 +5,9 @@
 // function plus vector variants. The scalar call carries the "vector-function-abi-variant"
 // attribute naming the variants, so the loop vectorizer replaces it by a call of the right width.
 // Bodies are branch-free except sin/cos, whose variants check "any lane huge" and reduce those
-// lanes one by one with an exact (Payne-Hanek) reduction. Algorithms and measured errors are in
-// docs/math_accuracy.md.
+// lanes one by one with an exact (Payne-Hanek) reduction; f32 sin/cos (default mode) first check
+// "every lane below 2^22" and then compute in float instead of double. Algorithms and measured
+// errors are in docs/math_accuracy.md.
 #include "codegen/vmath.h"
 
 #include <llvm/IR/Intrinsics.h>
@@ -284,6 +285,55 @@ Value* trig_fast(const Ctx& e, Value* x, bool is_cos) {
   return res;
 }
 
+// f32 sin/cos in float arithmetic, used by a variant when every lane has |x| < kSmallTrigF32
+// (NaN and inf lanes fail that test and take the double path). q = rint(2x/pi),
+// r = x - q*pi/2 with pi/2 split into four floats (FMA; the first step is exact),
+// minimax polynomials on |r| <= pi/4 (Cephes sinf/cosf coefficients).
+constexpr double kSmallTrigF32 = 0x1p22;
+
+Value* trig_small_f32(const Ctx& e, Value* x, bool is_cos) {
+  // pi/2 = p[0] + p[1] + p[2] + p[3] (floats), peeled off the double-double kPio2A + kPio2B.
+  float p[4];
+  double h = kPio2A, l = kPio2B + kPio2C;
+  for (float& part : p) {
+    part = static_cast<float>(h + l);
+    double d = h - part;  // exact: part is within a factor 2 of h
+    h = d + l;            // two-sum (h, l) = d + l
+    double bv = h - d;
+    l = (d - (h - bv)) + (l - bv);
+  }
+  // 2/pi as two floats: v = x*2/pi with one rounding (error < 0.5 while v < 2^23).
+  float two_pi_hi = static_cast<float>(kTwoOverPi);
+  float two_pi_lo = static_cast<float>(kTwoOverPi - two_pi_hi);
+  Value* v = e.fma(x, e.c(two_pi_hi), e.mul(x, e.c(two_pi_lo)));
+  Value* qd = e.b.CreateUnaryIntrinsic(llvm::Intrinsic::rint, v);
+  Value* q = e.b.CreateFPToSI(qd, e.it);
+  Value* nq = e.neg(qd);
+  Value* r = e.fma(nq, e.c(p[0]), x);
+  for (int i = 1; i < 4; ++i) r = e.fma(nq, e.c(p[i]), r);
+  // v carries one rounding (up to 1/8 below the bound), so q can be one off when 2x/pi is near
+  // a half-integer (|r| up to ~pi/4 + 0.2): move such r back by pi/2 (r - p[0] is exact; p[2],
+  // p[3] do not matter at |r| > 0.5).
+  Value* off = e.gt(e.fabs(r), e.c(0x1.921fb6p-1));
+  Value* s = e.copysign(e.c(1), r);
+  Value* rc = e.fma(e.neg(s), e.c(p[1]), e.fma(e.neg(s), e.c(p[0]), r));
+  r = e.sel(off, rc, r);
+  q = e.b.CreateAdd(q, e.sel(off, e.b.CreateFPToSI(s, e.it), e.ci(0)));
+  Value* z = e.mul(r, r);
+  Value* sinp = e.fma(e.mul(r, z),
+                      e.poly(z, {-1.6666654611e-1, 8.3321608736e-3, -1.9515295891e-4}), r);
+  Value* cos_tail = e.mul(e.mul(z, z), e.poly(z, {4.166664568298827e-2, -1.388731625493765e-3,
+                                                  2.443315711809948e-5}));
+  Value* cosp = e.add(e.fma(e.c(-0.5), z, e.c(1)), cos_tail);
+  Value* qq = e.b.CreateAdd(q, e.ci(is_cos ? 1 : 0));
+  Value* use_cos = e.b.CreateICmpNE(e.b.CreateAnd(qq, e.ci(1)), e.ci(0));
+  Value* negate = e.b.CreateICmpNE(e.b.CreateAnd(qq, e.ci(2)), e.ci(0));
+  Value* res = e.sel(use_cos, cosp, sinp);
+  res = e.sel(negate, e.neg(res), res);
+  if (!is_cos) res = e.sel(e.eq(x, e.c(0)), x, res);  // sin(-0) = -0
+  return res;
+}
+
 // Lanes that need the exact reduction (finite, above the threshold).
 Value* trig_huge_mask(const Ctx& e, Value* x) {
   Value* a = e.fabs(x);
@@ -478,8 +528,19 @@ llvm::Function* define_fn(llvm::Module& mod, llvm::Function* like, const std::st
   Ctx e(b, t);
   std::vector<Value*> args;
   for (auto& a : f->args()) args.push_back(&a);
-  Value* res = emit_body(e, fn, args, fast);
   bool exact_trig = (fn == MathFn::Sin || fn == MathFn::Cos) && !fast;
+  if (exact_trig && !e.f64) {
+    // Every lane small (ordered compare: NaN fails): float path; else the double path below.
+    Value* small = e.lt(e.fabs(args[0]), e.c(kSmallTrigF32));
+    Value* all = t->isVectorTy() ? b.CreateAndReduce(small) : small;
+    auto* fpath = llvm::BasicBlock::Create(cx, "small", f);
+    auto* dpath = llvm::BasicBlock::Create(cx, "large", f);
+    b.CreateCondBr(all, fpath, dpath);
+    b.SetInsertPoint(fpath);
+    b.CreateRet(trig_small_f32(e, args[0], fn == MathFn::Cos));
+    b.SetInsertPoint(dpath);
+  }
+  Value* res = emit_body(e, fn, args, fast);
   if (!exact_trig) {
     b.CreateRet(res);
     return f;

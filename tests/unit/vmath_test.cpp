@@ -400,6 +400,43 @@ TEST(VMath, SinF32UlpBound) { check_trig<float>(MathFn::Sin); }
 TEST(VMath, SinF64UlpBound) { check_trig<double>(MathFn::Sin); }
 TEST(VMath, CosF32UlpBound) { check_trig<float>(MathFn::Cos); }
 TEST(VMath, CosF64UlpBound) { check_trig<double>(MathFn::Cos); }
+// f32 sin/cos take an all-float path when every lane of a vector has |x| < 2^22
+// (kSmallTrigF32 in vmath.cpp) and the double path otherwise: a sweep over every 2003rd float
+// with |x| <= 2^22 (both signs), every float in [2^22 - 2^15, 2^22 + 2^15] (the switch, both
+// paths, vectors mixing lanes below and above it), near multiples of pi/2 below the bound, and
+// normal-distributed inputs (the common case).
+std::vector<float> trig_small_f32_inputs() {
+  std::vector<float> v;
+  constexpr float kB = 0x1p22f;
+  uint32_t top;
+  std::memcpy(&top, &kB, 4);
+  for (uint32_t u = 0; u <= top; u += 2003) {
+    float x = from_bits<float>(u);
+    v.push_back(x);
+    v.push_back(-x);
+  }
+  for (float x = kB - 0x1p15f; x <= kB + 0x1p15f; x = std::nextafter(x, kB + 0x1p16f)) {
+    v.push_back(x);
+    v.push_back(-x);
+  }
+  for (int64_t k = 1; k < 2670000; k += 997) {  // k*pi/2 up to about 2^22
+    float x = static_cast<float>(k * 1.5707963267948966192L);
+    v.push_back(x);
+    v.push_back(std::nextafter(x, 0.0f));
+    v.push_back(std::nextafter(x, kB));
+  }
+  std::mt19937_64 rng(24);
+  std::normal_distribution<float> nd;
+  for (int i = 0; i < (1 << 18); ++i) v.push_back(nd(rng));
+  add_edges(v);
+  return v;
+}
+
+TEST(VMath, SinCosF32SmallArgumentPath) {
+  std::vector<float> v = trig_small_f32_inputs();
+  for (MathFn fn : {MathFn::Sin, MathFn::Cos}) expect_ulp<float>(fn, v, {}, kBound);
+}
+
 TEST(VMath, TanhF32UlpBound) { check_tanh<float>(); }
 TEST(VMath, TanhF64UlpBound) { check_tanh<double>(); }
 TEST(VMath, PowF32UlpBound) { check_pow<float>(); }

@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <fstream>
+#include <functional>
 #include <iostream>
 #include <mutex>
 #include <unordered_map>
@@ -36,31 +37,29 @@ void report(const Kernel& k, const CompiledKernel& c, const EmitOptions& opts) {
   }
 }
 
-void report_gpu(const Kernel& k, const GpuKernel& g) {
+void report_gpu(const std::string& kernel_text, const GpuKernel& g) {
   int level = debug_level();
   std::string dir = env_string("ARRAYC_DUMP_DIR");
   if (level >= 3)
-    std::cerr << "=== kernel " << g.ptx.entry << " (sm_" << g.ptx.sm << ")\n" << k.str() << "=== llvm\n"
+    std::cerr << "=== kernel " << g.ptx.entry << " (sm_" << g.ptx.sm << ")\n" << kernel_text << "=== llvm\n"
               << g.ptx.ir << "=== optimized\n" << g.ptx.opt_ir << (level >= 4 ? "=== ptx\n" + g.ptx.ptx : "");
   if (!dir.empty()) {
     auto write = [&](const char* ext, const std::string& text) { std::ofstream(dir + "/" + g.ptx.entry + ext) << text; };
-    write(".kernel", k.str());
+    write(".kernel", kernel_text);
     write(".ll", g.ptx.ir);
     write(".opt.ll", g.ptx.opt_ir);
     write(".ptx", g.ptx.ptx);
   }
 }
 
-}  // namespace
 
-const GpuKernel& gpu_kernel(const Kernel& k, int dev, const EmitOptions& opts_in) {
+// One cache for every GPU kernel, keyed by device, architecture and the kernel's text.
+const GpuKernel& cached_gpu_kernel(int dev, const std::string& text, const std::function<PtxKernel(int sm)>& compile,
+                                   const std::function<void(const GpuKernel&)>& report) {
   static std::mutex mu;
   static auto* cache = new std::unordered_map<std::string, std::unique_ptr<GpuKernel>>;
-  EmitOptions opts = opts_in;
-  opts.target = EmitOptions::Target::Nvptx;
   int sm = cuda::device_info(dev).sm();
-  std::string key = "gpu:" + std::to_string(dev) + " sm_" + std::to_string(sm) +
-                    " fast=" + std::to_string(opts.fast_math) + "\n" + k.str();
+  std::string key = "gpu:" + std::to_string(dev) + " sm_" + std::to_string(sm) + "\n" + text;
   {
     std::lock_guard<std::mutex> lock(mu);
     if (auto it = cache->find(key); it != cache->end()) {
@@ -70,14 +69,29 @@ const GpuKernel& gpu_kernel(const Kernel& k, int dev, const EmitOptions& opts_in
   }
   auto start = std::chrono::steady_clock::now();
   auto g = std::make_unique<GpuKernel>();
-  g->ptx = emit_ptx(k, sm, opts);
+  g->ptx = compile(sm);
   g->fn = &cuda::load(dev, g->ptx.ptx, g->ptx.entry);
   counters().compiles++;
   counters().compile_us += std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - start).count();
-  report_gpu(k, *g);
+  report(*g);
   std::lock_guard<std::mutex> lock(mu);
   auto [it, inserted] = cache->emplace(key, std::move(g));
   return *it->second;
+}
+
+}  // namespace
+
+const GpuKernel& gpu_kernel(const Kernel& k, int dev, const EmitOptions& opts_in) {
+  EmitOptions opts = opts_in;
+  opts.target = EmitOptions::Target::Nvptx;
+  return cached_gpu_kernel(
+      dev, "fast=" + std::to_string(opts.fast_math) + "\n" + k.str(), [&](int sm) { return emit_ptx(k, sm, opts); },
+      [&](const GpuKernel& g) { report_gpu(k.str(), g); });
+}
+
+const GpuKernel& gpu_gemm_kernel(const GemmKernel& gk, int dev) {
+  return cached_gpu_kernel(
+      dev, gk.str(), [&](int sm) { return emit_gemm_ptx(gk, sm); }, [&](const GpuKernel& g) { report_gpu(gk.str(), g); });
 }
 
 const CompiledKernel& host_kernel(const Kernel& k, const EmitOptions& opts) {

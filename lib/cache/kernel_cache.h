@@ -1,6 +1,7 @@
 // The in-memory kernel cache. The key is everything that changes the binary: the kernel's text
 // form (instructions, dtypes, rank, stride kinds), the target and the emit options.
 #pragma once
+#include "codegen/gemm.h"
 #include "codegen/nvptx.h"
 #include "runtime/cuda.h"
 #include "runtime/host_jit.h"
@@ -18,5 +19,8 @@ const CompiledKernel& host_kernel(const Kernel& k, const EmitOptions& opts);
 // The kernel compiled to PTX for gpu(dev)'s compute capability and loaded there (the driver
 // turns the PTX into a cubin once). Thread-safe.
 const GpuKernel& gpu_kernel(const Kernel& k, int dev, const EmitOptions& opts);
+
+// The tiled matrix-product kernel g, compiled and loaded on gpu(dev), cached the same way.
+const GpuKernel& gpu_gemm_kernel(const GemmKernel& g, int dev);
 
 }  // namespace arrayc::detail

@@ -20,7 +20,9 @@
 #include <mutex>
 
 #include "arrayc/error.h"
+#include "codegen/ir_util.h"
 #include "codegen/nvptx.h"
+#include "codegen/nvptx_module.h"
 #include "codegen/optimize.h"
 #include "support/env.h"
 
@@ -128,19 +130,7 @@ class PtxEmitter {
   // the PTX keeps one copy of the body per path. Reductions' row loops are, so that each
   // thread has several loads in flight (their adds chain; the loads do not).
   void loop(Value* start, Value* end, Value* step, const Body& body, int unroll = 1) {
-    llvm::BasicBlock* pre = b_.GetInsertBlock();
-    auto* header = llvm::BasicBlock::Create(ctx_, "loop", f_);
-    auto* body_bb = llvm::BasicBlock::Create(ctx_, "loop.body", f_);
-    auto* exit = llvm::BasicBlock::Create(ctx_, "loop.exit", f_);
-    b_.CreateBr(header);
-    b_.SetInsertPoint(header);
-    llvm::PHINode* i = b_.CreatePHI(b_.getInt64Ty(), 2, "i");
-    i->addIncoming(start, pre);
-    b_.CreateCondBr(b_.CreateICmpSLT(i, end), body_bb, exit);
-    b_.SetInsertPoint(body_bb);
-    body(i);
-    i->addIncoming(b_.CreateAdd(i, step), b_.GetInsertBlock());
-    llvm::BranchInst* latch = b_.CreateBr(header);
+    llvm::BranchInst* latch = emit_loop(b_, start, end, step, body);
     llvm::Metadata* how =
         unroll == 1 ? llvm::MDNode::get(ctx_, llvm::MDString::get(ctx_, "llvm.loop.unroll.disable"))
                     : llvm::MDNode::get(ctx_, {llvm::MDString::get(ctx_, "llvm.loop.unroll.count"),
@@ -148,18 +138,9 @@ class PtxEmitter {
     llvm::MDNode* id = llvm::MDNode::getDistinct(ctx_, {nullptr, how});
     id->replaceOperandWith(0, id);
     latch->setMetadata(llvm::LLVMContext::MD_loop, id);
-    b_.SetInsertPoint(exit);
   }
 
-  void if_then(Value* cond, const std::function<void()>& body) {
-    auto* then = llvm::BasicBlock::Create(ctx_, "then", f_);
-    auto* done = llvm::BasicBlock::Create(ctx_, "endif", f_);
-    b_.CreateCondBr(cond, then, done);
-    b_.SetInsertPoint(then);
-    body();
-    b_.CreateBr(done);
-    b_.SetInsertPoint(done);
-  }
+  void if_then(Value* cond, const std::function<void()>& body) { emit_if(b_, cond, body); }
 
   // The operand offsets at linear index idx of the space spanned by dims (last fastest).
   std::vector<Value*> offsets_at(const std::vector<int>& dims, Value* idx, const std::vector<Value*>& base) {
@@ -379,19 +360,10 @@ std::string entry_name(const Kernel& k) {
 
 void emit_kernel(const Kernel& k, const std::string& name, llvm::Module& m, const EmitOptions& opts, int width) {
   llvm::LLVMContext& ctx = m.getContext();
-  auto* gptr = llvm::PointerType::get(ctx, kGlobal);
   auto* i64 = llvm::Type::getInt64Ty(ctx);
-  std::vector<llvm::Type*> args(k.num_ptrs, gptr);
+  std::vector<llvm::Type*> args(k.num_ptrs, llvm::PointerType::get(ctx, kGlobal));
   args.insert(args.end(), k.num_params() + 2 + (k.is_reduction ? 2 : 0), i64);
-  auto* f = llvm::Function::Create(llvm::FunctionType::get(llvm::Type::getVoidTy(ctx), args, false),
-                                   llvm::Function::ExternalLinkage, name, &m);
-  f->setCallingConv(llvm::CallingConv::PTX_Kernel);
-  f->addFnAttr(llvm::Attribute::NoUnwind);
-  for (int i = 0; i < k.num_ptrs; ++i) f->addParamAttr(i, llvm::Attribute::NoAlias);
-  llvm::Metadata* md[] = {llvm::ValueAsMetadata::get(f), llvm::MDString::get(ctx, "kernel"),
-                          llvm::ValueAsMetadata::get(llvm::ConstantInt::get(llvm::Type::getInt32Ty(ctx), 1))};
-  m.getOrInsertNamedMetadata("nvvm.annotations")->addOperand(llvm::MDNode::get(ctx, md));
-  PtxEmitter(k, f, opts, width).emit();
+  PtxEmitter(k, declare_ptx_kernel(m, name, args, k.num_ptrs), opts, width).emit();
 }
 
 std::string module_text(const llvm::Module& m) {
@@ -474,21 +446,42 @@ std::string libdevice_path() {
 }
 
 PtxKernel emit_ptx(const Kernel& k, int sm, const EmitOptions& opts) {
+  EmitOptions gpu_opts = opts;
+  gpu_opts.target = EmitOptions::Target::Nvptx;
+  int width = vector_width(k);
+  std::string entry = entry_name(k);
+  PtxKernel out = compile_ptx(entry, sm, [&](llvm::Module& m) { emit_kernel(k, entry, m, gpu_opts, width); });
+  out.elements_per_thread = width;
+  return out;
+}
+
+llvm::Function* declare_ptx_kernel(llvm::Module& m, const std::string& name, const std::vector<llvm::Type*>& args,
+                                   int noalias_args) {
+  llvm::LLVMContext& ctx = m.getContext();
+  auto* f = llvm::Function::Create(llvm::FunctionType::get(llvm::Type::getVoidTy(ctx), args, false),
+                                   llvm::Function::ExternalLinkage, name, &m);
+  f->setCallingConv(llvm::CallingConv::PTX_Kernel);
+  f->addFnAttr(llvm::Attribute::NoUnwind);
+  for (int i = 0; i < noalias_args; ++i) f->addParamAttr(i, llvm::Attribute::NoAlias);
+  llvm::Metadata* md[] = {llvm::ValueAsMetadata::get(f), llvm::MDString::get(ctx, "kernel"),
+                          llvm::ValueAsMetadata::get(llvm::ConstantInt::get(llvm::Type::getInt32Ty(ctx), 1))};
+  m.getOrInsertNamedMetadata("nvvm.annotations")->addOperand(llvm::MDNode::get(ctx, md));
+  return f;
+}
+
+PtxKernel compile_ptx(const std::string& entry, int sm, const std::function<void(llvm::Module&)>& build) {
   Nvptx& nv = nvptx();
   std::lock_guard<std::mutex> lock(nv.mu);
   llvm::TargetMachine& tm = nv.machine(sm);
   PtxKernel out;
-  out.entry = entry_name(k);
+  out.entry = entry;
   out.sm = sm;
-  out.elements_per_thread = vector_width(k);
 
-  EmitOptions gpu_opts = opts;
-  gpu_opts.target = EmitOptions::Target::Nvptx;
   llvm::LLVMContext ctx;
   auto m = std::make_unique<llvm::Module>(out.entry, ctx);
   m->setTargetTriple(tm.getTargetTriple().str());
   m->setDataLayout(tm.createDataLayout());
-  emit_kernel(k, out.entry, *m, gpu_opts, out.elements_per_thread);
+  build(*m);
   std::string verify;
   llvm::raw_string_ostream vs(verify);
   ARRAYC_INTERNAL_CHECK(!llvm::verifyModule(*m, &vs), "invalid kernel IR: " + verify + "\n" + module_text(*m));

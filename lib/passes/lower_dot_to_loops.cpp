@@ -1,6 +1,6 @@
-// Products BLAS cannot do become a broadcast multiply and a sum over k, which fusion turns into
-// one generated reduction kernel that reads each operand in place: integer dtypes, and (until a
-// tiled GPU kernel exists) every product on a GPU.
+// Integer products become a broadcast multiply and a sum over k, which fusion turns into one
+// generated reduction kernel that reads each operand in place. Float products stay Dot nodes:
+// OpenBLAS runs them on the CPU, the generated tiled kernel (codegen/gemm.h) on a GPU.
 #include "ir/build.h"
 #include "passes/pipeline.h"
 
@@ -8,8 +8,7 @@ namespace arrayc::detail {
 
 Graph lower_dot_to_loops(const Graph& g) {
   return rewrite(g, [](const NodeRef& n, const std::vector<NodeRef>& in, bool changed) {
-    bool blas = is_float(n->dtype) && n->device.kind == Device::Kind::CPU;
-    if (n->op != Op::Dot || blas) return changed ? rebuild(n, in) : n;
+    if (n->op != Op::Dot || is_float(n->dtype)) return changed ? rebuild(n, in) : n;
     const NodeRef& a = in[0];  // [.., m, k]
     const NodeRef& b = in[1];  // [.., k, n]
     Shape sa = a->shape, sb = b->shape;

@@ -4,6 +4,8 @@
 #include <cstring>
 
 #include "ir/build.h"
+#include "cache/kernel_cache.h"
+#include "codegen/gemm.h"
 #include "codegen/nvptx.h"
 #include "runtime/blas.h"
 #include "runtime/cuda.h"
@@ -131,6 +133,21 @@ void launch_gpu(const KernelStep& ks, const GpuKernel& g, int dev, std::vector<v
   cuda::free(dev, scratch, split.partial_bytes);  // later reuse is ordered on the same stream
 }
 
+// A float product on a GPU: the generated tiled kernel (codegen/gemm.h).
+void launch_gemm(const DotStep& d, const MatrixRef& a, const MatrixRef& b, void* c, int dev) {
+  GemmProblem p = gemm_problem(d, reinterpret_cast<uintptr_t>(a.data), reinterpret_cast<uintptr_t>(b.data));
+  if (p.m == 0 || p.n == 0 || p.batch == 0) return;
+  counters().kernel_launches++;
+  GemmKernel gk = choose_gemm(p, cuda::device_info(dev).multiprocessors);
+  const GpuKernel& g = gpu_gemm_kernel(gk, dev);
+  void* ptrs[3] = {const_cast<void*>(a.data), const_cast<void*>(b.data), c};
+  int64_t v[10] = {p.m, p.n, p.k, p.batch, p.a_rs, p.a_cs, p.a_bs, p.b_rs, p.b_cs, p.b_bs};
+  void* args[13];
+  for (int i = 0; i < 3; ++i) args[i] = &ptrs[i];
+  for (int i = 0; i < 10; ++i) args[3 + i] = &v[i];
+  cuda::launch(dev, *g.fn, gemm_grid(gk, p), static_cast<unsigned>(gk.tile.threads()), args);
+}
+
 char* base_pointer(const Source& src, const std::vector<StorageRef>& slots,
                    const std::vector<ParamBinding>& params) {
   switch (src.kind) {
@@ -151,6 +168,24 @@ MatrixRef matrix_ref(const MatrixOperand& m, DType t, const std::vector<StorageR
 }
 
 }  // namespace
+
+GemmProblem gemm_problem(const DotStep& d, uintptr_t a_addr, uintptr_t b_addr) {
+  GemmProblem p;
+  p.dtype = d.dtype;
+  p.batch = d.batch;
+  p.m = d.a.rows;
+  p.k = d.a.cols;
+  p.n = d.b.cols;
+  p.a_addr = a_addr;
+  p.b_addr = b_addr;
+  p.a_rs = d.a.row_stride;
+  p.a_cs = d.a.col_stride;
+  p.a_bs = d.a.batch_stride;
+  p.b_rs = d.b.row_stride;
+  p.b_cs = d.b.col_stride;
+  p.b_bs = d.b.batch_stride;
+  return p;
+}
 
 Program prepare(Schedule s, const EmitOptions& opts) {
   Program p;
@@ -190,15 +225,15 @@ std::vector<NodeRef> run(const Program& p, const std::vector<ParamBinding>& para
       }
     } else {
       const DotStep& d = std::get<DotStep>(step.op);
-      ARRAYC_INTERNAL_CHECK(s.slots[d.output].device.kind == Device::Kind::CPU,
-                            "BLAS step on a GPU (products there are lowered to generated loops)");
       alloc(d.output);
-      counters().kernel_launches++;
       MatrixRef a = matrix_ref(d.a, d.dtype, slots, params), b = matrix_ref(d.b, d.dtype, slots, params);
-      if (d.batch == 1) {
-        gemm(d.dtype, a, b, slots[d.output]->data);
+      Device dev = s.slots[d.output].device;
+      if (dev.kind == Device::Kind::GPU) {
+        launch_gemm(d, a, b, slots[d.output]->data, dev.index);
       } else {
-        gemm_batched(d.dtype, d.batch, a, d.a.batch_stride, b, d.b.batch_stride, slots[d.output]->data);
+        counters().kernel_launches++;
+        if (d.batch == 1) gemm(d.dtype, a, b, slots[d.output]->data);
+        else gemm_batched(d.dtype, d.batch, a, d.a.batch_stride, b, d.b.batch_stride, slots[d.output]->data);
       }
     }
     for (int r : step.release) slots[r].reset();

@@ -24,6 +24,10 @@ struct ParamBinding {
   DType dtype = DType::Float32;
 };
 
+// A product step as the GPU matrix-product kernel sees it (a_addr, b_addr: where its operands
+// start, for alignment; 0 when not known).
+GemmProblem gemm_problem(const DotStep& d, uintptr_t a_addr, uintptr_t b_addr);
+
 std::vector<NodeRef> run(const Program& p, const std::vector<ParamBinding>& params = {});
 
 }  // namespace arrayc::detail

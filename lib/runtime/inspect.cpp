@@ -3,9 +3,15 @@
 #include "codegen/nvptx.h"
 
 #include "cache/kernel_cache.h"
+#include "codegen/gemm.h"
+#include "runtime/executor.h"
 #include "passes/pipeline.h"
 
 namespace arrayc {
+namespace {
+// PTX made without a GPU picks product tiles as for an H100/H200 (132 SMs).
+constexpr int kAssumedSMs = 132;
+}  // namespace
 
 std::string Stages::all(std::string KernelStages::*stage) const {
   std::string out;
@@ -25,32 +31,47 @@ Stages inspect(const std::vector<Array>& outputs, bool fuse) {
   detail::Schedule sched = detail::build_schedule(optimized, opts);
   s.fused = detail::print_schedule(sched);
   detail::EmitOptions emit;
-  auto kernels = std::make_shared<std::vector<detail::Kernel>>();
+  // Each kernel's PTX for a given sm, in step order (products as the GPU would run them).
+  using PtxOf = std::function<std::string(int sm)>;
+  auto ptx_of = std::make_shared<std::vector<PtxOf>>();
+  auto gpu_stages = [&](const std::string& name, const std::string& text, const detail::GpuKernel& g, Device d) {
+    s.target = "nvptx64-nvidia-cuda sm_" + std::to_string(g.ptx.sm) + " (" + d.str() + ")";
+    const detail::cuda::Function& f = *g.fn;
+    std::string cubin = "registers " + std::to_string(f.registers) + ", local (spill) bytes " +
+                        std::to_string(f.local_bytes) + ", shared bytes " + std::to_string(f.shared_bytes) +
+                        ", max threads per block " + std::to_string(f.max_threads) + "\n" + f.jit_log;
+    s.kernels.push_back(KernelStages{name, text, g.ptx.ir, g.ptx.opt_ir, g.ptx.ptx, cubin});
+  };
   for (const detail::Step& step : sched.steps) {
-    const auto* ks = std::get_if<detail::KernelStep>(&step.op);
-    if (!ks) continue;
-    kernels->push_back(ks->kernel);
-    Device d = sched.slots[ks->outputs[0]].device;
+    if (const auto* dot = std::get_if<detail::DotStep>(&step.op)) {
+      // Operands are assumed 16-byte aligned (as fresh buffers are); the launch checks.
+      Device d = sched.slots[dot->output].device;
+      if (!is_float(dot->dtype)) continue;
+      int sms = d.kind == Device::Kind::GPU ? detail::cuda::device_info(d.index).multiprocessors : kAssumedSMs;
+      detail::GemmKernel gk = detail::choose_gemm(detail::gemm_problem(*dot, 0, 0), sms);
+      ptx_of->push_back([gk](int sm) { return "// ---- " + gk.name() + "\n" + detail::emit_gemm_ptx(gk, sm).ptx; });
+      if (d.kind == Device::Kind::GPU) gpu_stages(gk.name(), gk.str(), detail::gpu_gemm_kernel(gk, d.index), d);
+      continue;
+    }
+    const auto& ks = std::get<detail::KernelStep>(step.op);
+    ptx_of->push_back([k = ks.kernel](int sm) {
+      detail::EmitOptions nv;
+      nv.target = detail::EmitOptions::Target::Nvptx;
+      return "// ---- " + k.name + "\n" + detail::emit_ptx(k, sm, nv).ptx;
+    });
+    Device d = sched.slots[ks.outputs[0]].device;
     if (d.kind == Device::Kind::CPU) {
       s.target = detail::host_target_description();
-      const detail::CompiledKernel& ck = detail::host_kernel(ks->kernel, emit);
-      s.kernels.push_back(KernelStages{ks->kernel.name, ks->kernel.str(), ck.ir, ck.opt_ir,
-                                       detail::host_assembly(ks->kernel, emit), ""});
+      const detail::CompiledKernel& ck = detail::host_kernel(ks.kernel, emit);
+      s.kernels.push_back(KernelStages{ks.kernel.name, ks.kernel.str(), ck.ir, ck.opt_ir,
+                                       detail::host_assembly(ks.kernel, emit), ""});
     } else {
-      const detail::GpuKernel& g = detail::gpu_kernel(ks->kernel, d.index, emit);
-      s.target = "nvptx64-nvidia-cuda sm_" + std::to_string(g.ptx.sm) + " (" + d.str() + ")";
-      const detail::cuda::Function& f = *g.fn;
-      std::string cubin = "registers " + std::to_string(f.registers) + ", local (spill) bytes " +
-                          std::to_string(f.local_bytes) + ", shared bytes " + std::to_string(f.shared_bytes) +
-                          ", max threads per block " + std::to_string(f.max_threads) + "\n" + f.jit_log;
-      s.kernels.push_back(KernelStages{ks->kernel.name, ks->kernel.str(), g.ptx.ir, g.ptx.opt_ir, g.ptx.ptx, cubin});
+      gpu_stages(ks.kernel.name, ks.kernel.str(), detail::gpu_kernel(ks.kernel, d.index, emit), d);
     }
   }
-  s.ptx = [kernels](int sm) {
+  s.ptx = [ptx_of](int sm) {
     std::string out;
-    detail::EmitOptions nv;
-    nv.target = detail::EmitOptions::Target::Nvptx;
-    for (const detail::Kernel& k : *kernels) out += "// ---- " + k.name + "\n" + detail::emit_ptx(k, sm, nv).ptx;
+    for (const PtxOf& f : *ptx_of) out += f(sm);
     return out;
   };
   return s;

@@ -1,0 +1,116 @@
+// The GPU matrix-product kernel without a GPU: which kernel a product gets (tile, layouts, vector
+// loads), the structure of its PTX (register-tile FMAs, 16-byte shared and global loads, one
+// barrier per k-step, nothing spilled to local memory), the tuning override and its errors.
+#include "codegen/gemm.h"
+
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <regex>
+
+#include "arrayc/arrayc.h"
+#include "support/errors.h"
+
+namespace {
+
+using namespace arrayc;
+using detail::choose_gemm;
+using detail::GemmProblem;
+
+GemmProblem problem(DType t, int64_t m, int64_t k, int64_t n, int64_t a_rs, int64_t a_cs, int64_t b_rs, int64_t b_cs) {
+  GemmProblem p;
+  p.dtype = t;
+  p.m = m;
+  p.k = k;
+  p.n = n;
+  p.a_rs = a_rs;
+  p.a_cs = a_cs;
+  p.b_rs = b_rs;
+  p.b_cs = b_cs;
+  return p;
+}
+
+int count(const std::string& ptx, const std::string& op) {
+  std::regex re("\\b" + std::regex_replace(op, std::regex("\\."), "\\.") + "[ \\t]");
+  return static_cast<int>(std::distance(std::sregex_iterator(ptx.begin(), ptx.end(), re), std::sregex_iterator()));
+}
+
+constexpr int kSMs = 132;
+
+TEST(GemmTest, ChoosesTileLayoutAndVectorLoads) {
+  // W5: x . x^T, both operands contiguous along k.
+  EXPECT_EQ(choose_gemm(problem(DType::Float32, 3000, 3000, 3000, 3000, 1, 1, 3000), kSMs).name(),
+            "gemm_float32_128x128x16_8x8_ak4_bk4");
+  // W3: w (784 x 10) is contiguous along n, but rows of 40 bytes rule out 16-byte loads.
+  EXPECT_EQ(choose_gemm(problem(DType::Float32, 10000, 784, 10, 784, 1, 10, 1), kSMs).name(),
+            "gemm_float32_32x16x32_2x2_ak4_bn1");
+  // W4 in float64: two elements per 16-byte load.
+  EXPECT_EQ(choose_gemm(problem(DType::Float64, 1000, 1000, 1000, 1000, 1, 1000, 1), kSMs).name(),
+            "gemm_float64_128x64x8_8x4_ak2_bn2");
+  // Too few big tiles to fill the GPU: smaller ones.
+  EXPECT_EQ(choose_gemm(problem(DType::Float32, 100, 100, 100, 100, 1, 100, 1), kSMs).tile.bm, 32);
+  // A transposed A (contiguous along m); an operand with no unit stride.
+  EXPECT_EQ(choose_gemm(problem(DType::Float32, 2048, 2048, 2048, 1, 2048, 2048, 1), kSMs).name(),
+            "gemm_float32_128x128x16_8x8_am4_bn4");
+  EXPECT_EQ(choose_gemm(problem(DType::Float32, 2048, 2048, 2048, 2, 4096, 2048, 1), kSMs).name(),
+            "gemm_float32_128x128x16_8x8_as1_bn4");
+  // A first element off 16-byte alignment: scalar loads for that operand only.
+  GemmProblem p = problem(DType::Float32, 3000, 3000, 3000, 3000, 1, 1, 3000);
+  p.a_addr = 4;
+  EXPECT_EQ(choose_gemm(p, kSMs).name(), "gemm_float32_128x128x16_8x8_ak1_bk4");
+  // Batches: a batch stride that is not a whole number of vectors rules them out.
+  p = problem(DType::Float32, 64, 64, 64, 64, 1, 64, 1);
+  p.batch = 3;
+  p.a_bs = 4098;
+  p.b_bs = 0;
+  EXPECT_EQ(choose_gemm(p, kSMs).name(), "gemm_float32_32x32x32_2x2_ak1_bn4");
+}
+
+TEST(GemmTest, PtxIsARegisterTiledLoopOverSharedMemory) {
+  detail::GemmKernel g = choose_gemm(problem(DType::Float32, 3000, 3000, 3000, 3000, 1, 1, 3000), kSMs);
+  std::string ptx = detail::emit_gemm_ptx(g, 90).ptx;
+  const detail::GemmTile& t = g.tile;
+  // The k-step's products, once each (the k-step loop is unrolled by two): tm * tn FMAs per k.
+  EXPECT_EQ(count(ptx, "fma.rn.f32"), 2 * t.tm * t.tn * t.bk) << ptx;
+  // Each k reads the thread's A rows and B columns as 16-byte vectors, and nothing else.
+  EXPECT_EQ(count(ptx, "ld.shared.v4.f32"), 2 * (t.tm / 4 + t.tn / 4) * t.bk);
+  EXPECT_EQ(count(ptx, "ld.shared.f32"), 0);
+  EXPECT_GE(count(ptx, "ld.global.nc.v4.f32"), 2);
+  EXPECT_GE(count(ptx, "bar.sync"), 2);
+  EXPECT_EQ(ptx.find(".local"), std::string::npos) << "the register tile spilled";
+  EXPECT_NE(ptx.find(".entry arrayc_gemm_float32_128x128x16_8x8_ak4_bk4"), std::string::npos);
+
+  detail::GemmKernel d = choose_gemm(problem(DType::Float64, 1000, 1000, 1000, 1000, 1, 1000, 1), kSMs);
+  std::string ptx64 = detail::emit_gemm_ptx(d, 90).ptx;
+  EXPECT_EQ(count(ptx64, "fma.rn.f64"), 2 * d.tile.tm * d.tile.tn * d.tile.bk);
+  EXPECT_EQ(count(ptx64, "ld.shared.v2.f64"), 2 * (d.tile.tm / 2 + d.tile.tn / 2) * d.tile.bk);
+  EXPECT_GE(count(ptx64, "ld.global.nc.v2.f64"), 2);
+  EXPECT_EQ(ptx64.find(".local"), std::string::npos);
+}
+
+TEST(GemmTest, ForcedTileAndItsErrors) {
+  GemmProblem p = problem(DType::Float32, 3000, 3000, 3000, 3000, 1, 1, 3000);
+  setenv("ARRAYC_GEMM_TILE", "64x64x16/4x4", 1);
+  EXPECT_EQ(choose_gemm(p, kSMs).name(), "gemm_float32_64x64x16_4x4_ak4_bk4");
+  setenv("ARRAYC_GEMM_TILE", "64x64", 1);
+  EXPECT_ARRAYC_ERROR(choose_gemm(p, kSMs), "ARRAYC_GEMM_TILE=64x64: expected BMxBNxBK/TMxTN, e.g. 128x128x8/8x8");
+  setenv("ARRAYC_GEMM_TILE", "96x64x16/4x4", 1);
+  EXPECT_ARRAYC_ERROR(choose_gemm(p, kSMs), "cannot be used for float32: every size must be a power of two");
+  setenv("ARRAYC_GEMM_TILE", "128x128x8/2x2", 1);
+  EXPECT_ARRAYC_ERROR(choose_gemm(p, kSMs), "it gives 4096 threads per block (32 to 1024 work)");
+  setenv("ARRAYC_GEMM_TILE", "128x128x64/8x8", 1);
+  EXPECT_ARRAYC_ERROR(choose_gemm(p, kSMs), "it needs 135168 bytes of shared memory");
+  setenv("ARRAYC_GEMM_TILE", "128x128x16/16x16", 1);
+  EXPECT_ARRAYC_ERROR(choose_gemm(p, kSMs), "more than 128 accumulators per thread");
+  unsetenv("ARRAYC_GEMM_TILE");
+}
+
+TEST(GemmTest, InspectShowsTheProductKernelsPtx) {
+  Array x = array(std::vector<float>(64 * 48, 1.0f), {64, 48});
+  Stages s = inspect({sum(dot(x, transpose(x)))});
+  std::string ptx = s.ptx(90);
+  EXPECT_NE(ptx.find("// ---- gemm_float32_32x32x32_2x2_ak4_bk4\n"), std::string::npos) << ptx.substr(0, 2000);
+  EXPECT_LT(ptx.find("// ---- gemm_"), ptx.find("// ---- sum"));  // in step order
+}
+
+}  // namespace

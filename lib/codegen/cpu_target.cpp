@@ -139,10 +139,21 @@ class CpuLoopEmitter {
     std::vector<Value*> off(row_base.size());
     for (size_t j = 0; j < off.size(); ++j)
       off[j] = b_.CreateAdd(row_base[j], b_.CreateMul(c, strides_[j][last]));
+    int loops_before = ++loops_;
     body(off);
     Value* c_next = b_.CreateAdd(c, b_.getInt64(1));
     c->addIncoming(c_next, b_.GetInsertBlock());
-    b_.CreateBr(inner);
+    llvm::BranchInst* latch = b_.CreateBr(inner);
+    // An innermost elementwise row with the packed sincos (an i64 per lane): ask for 16 float
+    // lanes, or the vectorizer would size its vectors by the i64 and halve them. Not for
+    // reductions, whose in-order float sums are not vectorized (forcing would only warn).
+    if (loops_ == loops_before && body_.packed_sincos() && !k_.is_reduction) {
+      llvm::Metadata* width[] = {llvm::MDString::get(ctx_, "llvm.loop.vectorize.width"),
+                                 llvm::ConstantAsMetadata::get(b_.getInt32(16))};
+      llvm::MDNode* id = llvm::MDNode::getDistinct(ctx_, {nullptr, llvm::MDNode::get(ctx_, width)});
+      id->replaceOperandWith(0, id);
+      latch->setMetadata(llvm::LLVMContext::MD_loop, id);
+    }
 
     b_.SetInsertPoint(inner_exit);
     Value* idx_next = b_.CreateAdd(idx, n);
@@ -159,6 +170,7 @@ class CpuLoopEmitter {
   std::vector<Value*> ptrs_;
   std::vector<Value*> extents_;
   std::vector<std::vector<Value*>> strides_;
+  int loops_ = 0;  // row loops emitted so far (to tell the innermost)
 };
 
 }  // namespace

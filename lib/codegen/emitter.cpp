@@ -1,5 +1,7 @@
 #include "codegen/emitter.h"
 
+#include <tuple>
+
 #include <llvm/IR/Intrinsics.h>
 
 #include <limits>
@@ -273,28 +275,38 @@ Value* BodyEmitter::op(const KernelInstr& in, const std::vector<Value*>& a) {
   return nullptr;
 }
 
-// On NVPTX, sin(x) and cos(x) of one x become one libdevice sincos call: the argument
-// reduction, the costly part, is shared. Returns false when `i` has no such partner.
+// sin(x) and cos(x) of one x are computed together: the argument reduction, the costly part,
+// is shared. On NVPTX through libdevice's sincos; on the host, for float32 in the default math
+// mode, through vmath's packed sincos (bit for bit the separate functions' results). Returns
+// false when `i` has no such partner.
 bool BodyEmitter::sincos(size_t i, std::vector<Value*>& v) {
   const KernelInstr& in = k_.body[i];
-  if (opts_.target != EmitOptions::Target::Nvptx || (in.op != Op::Sin && in.op != Op::Cos)) return false;
+  if (in.op != Op::Sin && in.op != Op::Cos) return false;
+  bool cpu = opts_.target == EmitOptions::Target::Cpu;
+  if (cpu && (in.dtype != DType::Float32 || opts_.fast_math)) return false;
   Op partner = in.op == Op::Sin ? Op::Cos : Op::Sin;
   size_t j = i + 1;
   while (j < k_.body.size() && !(k_.body[j].op == partner && k_.body[j].args == in.args)) ++j;
   if (j == k_.body.size()) return false;
   Value* x = v[in.args[0]];
-  llvm::Type* ty = x->getType();
-  llvm::Function* f = b_.GetInsertBlock()->getParent();
-  llvm::IRBuilder<> entry(&f->getEntryBlock(), f->getEntryBlock().begin());
-  llvm::AllocaInst* s_out = entry.CreateAlloca(ty);
-  llvm::AllocaInst* c_out = entry.CreateAlloca(ty);
-  std::string name = std::string("__nv_sincos") + (ty->isFloatTy() ? "f" : "");
-  auto* ptr = llvm::PointerType::get(b_.getContext(), 0);
-  llvm::FunctionCallee fn = b_.GetInsertBlock()->getModule()->getOrInsertFunction(
-      name, llvm::FunctionType::get(b_.getVoidTy(), {ty, ptr, ptr}, false));
-  b_.CreateCall(fn, {x, s_out, c_out});
-  Value* sv = b_.CreateLoad(ty, s_out);
-  Value* cv = b_.CreateLoad(ty, c_out);
+  Value *sv, *cv;
+  if (cpu) {
+    std::tie(sv, cv) = emit_sincos_f32(b_, x);
+    packed_sincos_ = true;
+  } else {
+    llvm::Type* ty = x->getType();
+    llvm::Function* f = b_.GetInsertBlock()->getParent();
+    llvm::IRBuilder<> entry(&f->getEntryBlock(), f->getEntryBlock().begin());
+    llvm::AllocaInst* s_out = entry.CreateAlloca(ty);
+    llvm::AllocaInst* c_out = entry.CreateAlloca(ty);
+    std::string name = std::string("__nv_sincos") + (ty->isFloatTy() ? "f" : "");
+    auto* ptr = llvm::PointerType::get(b_.getContext(), 0);
+    llvm::FunctionCallee fn = b_.GetInsertBlock()->getModule()->getOrInsertFunction(
+        name, llvm::FunctionType::get(b_.getVoidTy(), {ty, ptr, ptr}, false));
+    b_.CreateCall(fn, {x, s_out, c_out});
+    sv = b_.CreateLoad(ty, s_out);
+    cv = b_.CreateLoad(ty, c_out);
+  }
   v[i] = in.op == Op::Sin ? sv : cv;
   v[j] = in.op == Op::Sin ? cv : sv;
   return true;

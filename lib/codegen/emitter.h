@@ -39,6 +39,10 @@ class BodyEmitter {
 
   llvm::Value* cast(llvm::Value* v, DType from, DType to);
 
+  // Whether the body so far called the host's packed sincos (vmath.h), whose loops need their
+  // vector width given explicitly.
+  bool packed_sincos() const { return packed_sincos_; }
+
  private:
   llvm::Value* op(const KernelInstr& in, const std::vector<llvm::Value*>& args);
   llvm::Value* leaf(const KernelLeaf& lf, const std::vector<llvm::Value*>& ptrs, llvm::Value* offset);
@@ -50,6 +54,7 @@ class BodyEmitter {
   llvm::IRBuilder<>& b_;
   const Kernel& k_;
   EmitOptions opts_;
+  bool packed_sincos_ = false;
 };
 
 // The host (cpu) target: one function `name` with the calling convention of kernel.h,

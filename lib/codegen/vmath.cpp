@@ -15,6 +15,7 @@
 #include <llvm/Transforms/Utils/ModuleUtils.h>
 
 #include <cmath>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -248,9 +249,10 @@ Value* tanh_fn(const Ctx& e, Value* x) {
   return e.copysign(e.add(q, e.div(resid, d)), x);
 }
 
-// sin or cos of r + q*pi/2 for |r| <= ~pi/4 (d is a double context; q its integer type).
+// sin and cos of r + q*pi/2 for |r| <= ~pi/4 (d is a double context; q its integer type):
+// the polynomials once, then each result picked by q (cos(x) = sin(x + pi/2): q + 1).
 // short_poly: enough terms for a float result.
-Value* trig_eval(const Ctx& d, Value* r, Value* q, Value* cos_offset, bool short_poly) {
+void trig_eval_both(const Ctx& d, Value* r, Value* q, bool short_poly, Value*& sin_out, Value*& cos_out) {
   int smax = short_poly ? 9 : 17, cmax = short_poly ? 10 : 16;
   Value* z = d.mul(r, r);
   Value* sinp = d.fma(d.mul(r, z), d.poly(z, inv_factorials(3, smax, 2, true, -1)), r);
@@ -258,20 +260,31 @@ Value* trig_eval(const Ctx& d, Value* r, Value* q, Value* cos_offset, bool short
   Value* w = d.sub(d.c(1), hz);
   Value* cos_tail = d.mul(d.mul(z, z), d.poly(z, inv_factorials(4, cmax, 2, true)));
   Value* cosp = d.add(w, d.add(d.sub(d.sub(d.c(1), w), hz), cos_tail));
-  Value* qq = d.b.CreateAdd(q, cos_offset);
-  Value* use_cos = d.b.CreateICmpNE(d.b.CreateAnd(qq, d.ci(1)), d.ci(0));
-  Value* negate = d.b.CreateICmpNE(d.b.CreateAnd(qq, d.ci(2)), d.ci(0));
-  Value* res = d.sel(use_cos, cosp, sinp);
-  return d.sel(negate, d.neg(res), res);
+  auto pick = [&](Value* offset) {
+    Value* qq = d.b.CreateAdd(q, offset);
+    Value* use_cos = d.b.CreateICmpNE(d.b.CreateAnd(qq, d.ci(1)), d.ci(0));
+    Value* negate = d.b.CreateICmpNE(d.b.CreateAnd(qq, d.ci(2)), d.ci(0));
+    Value* res = d.sel(use_cos, cosp, sinp);
+    return d.sel(negate, d.neg(res), res);
+  };
+  sin_out = pick(d.ci(0));
+  cos_out = pick(d.ci(1));
+}
+
+Value* trig_eval(const Ctx& d, Value* r, Value* q, Value* cos_offset, bool short_poly) {
+  Value *s, *c;
+  trig_eval_both(d, r, q, short_poly, s, c);
+  // cos_offset is 0 (sin) or 1 (cos), as a constant or (the exact reduction) a value.
+  return d.sel(d.b.CreateICmpNE(cos_offset, d.ci(0)), c, s);
 }
 
 constexpr double kPio2A = 0x1.921fb54442d18p+0, kPio2B = 0x1.1a62633145c07p-54,
                  kPio2C = -0x1.f1976b7ed8fbcp-110;
 constexpr double kTwoOverPi = 0x1.45f306dc9c883p-1;
 
-// Cody-Waite sin/cos, valid below the huge-argument thresholds. Computed in double for both
+// Cody-Waite sin and cos, valid below the huge-argument thresholds. Computed in double for both
 // element types (float inputs are exact in double and the reduction then needs no care).
-Value* trig_fast(const Ctx& e, Value* x, bool is_cos) {
+void trig_fast_both(const Ctx& e, Value* x, Value*& sin_out, Value*& cos_out) {
   Ctx d = e.as_double();
   Value* xd = e.f64 ? x : e.b.CreateFPExt(x, d.ft);
   Value* qd;
@@ -279,10 +292,20 @@ Value* trig_fast(const Ctx& e, Value* x, bool is_cos) {
   Value* r = d.fma(d.neg(qd), d.c(kPio2A), xd);
   r = d.fma(d.neg(qd), d.c(kPio2B), r);
   r = d.fma(d.neg(qd), d.c(kPio2C), r);
-  Value* res = trig_eval(d, r, q, d.ci(is_cos ? 1 : 0), !e.f64);
-  if (!e.f64) res = e.b.CreateFPTrunc(res, e.ft);
-  if (!is_cos) res = e.sel(e.eq(x, e.c(0)), x, res);  // sin(-0) = -0
-  return res;
+  Value *s, *c;
+  trig_eval_both(d, r, q, !e.f64, s, c);
+  if (!e.f64) {
+    s = e.b.CreateFPTrunc(s, e.ft);
+    c = e.b.CreateFPTrunc(c, e.ft);
+  }
+  sin_out = e.sel(e.eq(x, e.c(0)), x, s);  // sin(-0) = -0
+  cos_out = c;
+}
+
+Value* trig_fast(const Ctx& e, Value* x, bool is_cos) {
+  Value *s, *c;
+  trig_fast_both(e, x, s, c);
+  return is_cos ? c : s;
 }
 
 // f32 sin/cos in float arithmetic, used by a variant when every lane has |x| < kSmallTrigF32
@@ -291,7 +314,8 @@ Value* trig_fast(const Ctx& e, Value* x, bool is_cos) {
 // minimax polynomials on |r| <= pi/4 (Cephes sinf/cosf coefficients).
 constexpr double kSmallTrigF32 = 0x1p22;
 
-Value* trig_small_f32(const Ctx& e, Value* x, bool is_cos) {
+// Both sin(x) and cos(x): the reduction and both polynomials are shared.
+void trig_small_f32_both(const Ctx& e, Value* x, Value*& sin_out, Value*& cos_out) {
   // pi/2 = p[0] + p[1] + p[2] + p[3] (floats), peeled off the double-double kPio2A + kPio2B.
   float p[4];
   double h = kPio2A, l = kPio2B + kPio2C;
@@ -325,13 +349,22 @@ Value* trig_small_f32(const Ctx& e, Value* x, bool is_cos) {
   Value* cos_tail = e.mul(e.mul(z, z), e.poly(z, {4.166664568298827e-2, -1.388731625493765e-3,
                                                   2.443315711809948e-5}));
   Value* cosp = e.add(e.fma(e.c(-0.5), z, e.c(1)), cos_tail);
-  Value* qq = e.b.CreateAdd(q, e.ci(is_cos ? 1 : 0));
-  Value* use_cos = e.b.CreateICmpNE(e.b.CreateAnd(qq, e.ci(1)), e.ci(0));
-  Value* negate = e.b.CreateICmpNE(e.b.CreateAnd(qq, e.ci(2)), e.ci(0));
-  Value* res = e.sel(use_cos, cosp, sinp);
-  res = e.sel(negate, e.neg(res), res);
-  if (!is_cos) res = e.sel(e.eq(x, e.c(0)), x, res);  // sin(-0) = -0
-  return res;
+  // sin(x) = +-sinp or +-cosp by q mod 4; cos(x) = sin(x + pi/2), i.e. q + 1.
+  auto pick = [&](int offset) {
+    Value* qq = e.b.CreateAdd(q, e.ci(offset));
+    Value* use_cos = e.b.CreateICmpNE(e.b.CreateAnd(qq, e.ci(1)), e.ci(0));
+    Value* negate = e.b.CreateICmpNE(e.b.CreateAnd(qq, e.ci(2)), e.ci(0));
+    Value* res = e.sel(use_cos, cosp, sinp);
+    return e.sel(negate, e.neg(res), res);
+  };
+  sin_out = e.sel(e.eq(x, e.c(0)), x, pick(0));  // sin(-0) = -0
+  cos_out = pick(1);
+}
+
+Value* trig_small_f32(const Ctx& e, Value* x, bool is_cos) {
+  Value *s, *c;
+  trig_small_f32_both(e, x, s, c);
+  return is_cos ? c : s;
 }
 
 // Lanes that need the exact reduction (finite, above the threshold).
@@ -601,41 +634,124 @@ llvm::Function* define_fn(llvm::Module& mod, llvm::Function* like, const std::st
   return f;
 }
 
+// The function computing fn over value type t (a scalar or a vector of it), defined in the
+// module on first use; the scalar one is kept out of line so the vectorizer sees the call.
+llvm::Function* math_fn(llvm::Module& mod, llvm::Function* caller, MathFn fn, llvm::Type* t, bool fast) {
+  llvm::Type* st = t->getScalarType();
+  std::string name = std::string("arrayc_") + fn_name(fn) + (st->isDoubleTy() ? "_f64" : "_f32") + (fast ? "_fast" : "");
+  if (auto* vt = llvm::dyn_cast<llvm::FixedVectorType>(t)) name += "_v" + std::to_string(vt->getNumElements());
+  if (llvm::Function* f = mod.getFunction(name)) return f;
+  llvm::Function* f = define_fn(mod, caller, name, fn, t, fast);
+  // Vector variants are referenced only once the vectorizer runs. Scalar ones are used too, so
+  // that no interprocedural pass rewrites their signature (constant propagation into `pow(x,
+  // 2.0)` used to drop the exponent, and the call no longer matched its vector variants).
+  llvm::appendToCompilerUsed(mod, {f});
+  if (!t->isVectorTy()) f->addFnAttr(llvm::Attribute::NoInline);
+  return f;
+}
+
+// The vector widths of every variant: 4/8/16 lanes of f32, 2/4/8 of f64.
+std::vector<unsigned> variant_widths(llvm::Type* scalar) {
+  return scalar->isDoubleTy() ? std::vector<unsigned>{2, 4, 8} : std::vector<unsigned>{4, 8, 16};
+}
+
+// The "vector-function-abi-variant" attribute value naming `scalar`'s vector variants.
+std::string variant_list(const std::string& scalar, const std::string& params, llvm::Type* t) {
+  std::string variants;
+  for (unsigned vf : variant_widths(t)) {
+    if (!variants.empty()) variants += ",";
+    variants += "_ZGV_LLVM_N" + std::to_string(vf) + params + "_" + scalar + "(" + scalar + "_v" + std::to_string(vf) + ")";
+  }
+  return variants;
+}
+
+// Packs float s and c (scalars or vectors) into one i64 per lane: c in the high half.
+Value* pack2(llvm::IRBuilder<>& b, Value* s, Value* c) {
+  llvm::Type* i32 = s->getType()->isVectorTy()
+                        ? static_cast<llvm::Type*>(llvm::VectorType::getInteger(llvm::cast<llvm::VectorType>(s->getType())))
+                        : b.getInt32Ty();
+  llvm::Type* i64 = s->getType()->isVectorTy()
+                        ? static_cast<llvm::Type*>(llvm::VectorType::get(b.getInt64Ty(), llvm::cast<llvm::VectorType>(s->getType())))
+                        : b.getInt64Ty();
+  Value* lo = b.CreateZExt(b.CreateBitCast(s, i32), i64);
+  Value* hi = b.CreateShl(b.CreateZExt(b.CreateBitCast(c, i32), i64), 32);
+  return b.CreateOr(lo, hi);
+}
+
+// i64 arrayc_sincos_f32(float x) (and its variants over <N x float> -> <N x i64>): sin(x) in the
+// low half, cos(x) in the high half, equal bit for bit to arrayc_sin_f32 / arrayc_cos_f32.
+llvm::Function* sincos_fn(llvm::Module& mod, llvm::Function* caller, llvm::Type* t) {
+  std::string name = "arrayc_sincos_f32";
+  if (auto* vt = llvm::dyn_cast<llvm::FixedVectorType>(t)) name += "_v" + std::to_string(vt->getNumElements());
+  if (llvm::Function* f = mod.getFunction(name)) return f;
+  llvm::LLVMContext& cx = mod.getContext();
+  llvm::Type* ret = t->isVectorTy() ? static_cast<llvm::Type*>(llvm::VectorType::get(llvm::Type::getInt64Ty(cx), llvm::cast<llvm::VectorType>(t)))
+                                    : llvm::Type::getInt64Ty(cx);
+  auto* f = llvm::Function::Create(llvm::FunctionType::get(ret, {t}, false), llvm::Function::InternalLinkage, name, mod);
+  copy_target_attrs(caller, f);
+  f->setDoesNotAccessMemory();
+  f->setDoesNotThrow();
+  f->addFnAttr(llvm::Attribute::WillReturn);
+  llvm::IRBuilder<> b(llvm::BasicBlock::Create(cx, "entry", f));
+  Ctx e(b, t);
+  Value* x = f->getArg(0);
+  auto lanes = [&](Value* mask, bool all) {
+    return !t->isVectorTy() ? mask : all ? b.CreateAndReduce(mask) : b.CreateOrReduce(mask);
+  };
+  // When cond holds, return both results computed by `both` on a path of its own.
+  auto path_if = [&](Value* cond, const char* name, const std::function<void(Value*&, Value*&)>& both) {
+    auto* taken = llvm::BasicBlock::Create(cx, name, f);
+    auto* rest = llvm::BasicBlock::Create(cx, "rest", f);
+    b.CreateCondBr(cond, taken, rest);
+    b.SetInsertPoint(taken);
+    Value *sv, *cv;
+    both(sv, cv);
+    b.CreateRet(pack2(b, sv, cv));
+    b.SetInsertPoint(rest);
+  };
+  // Every lane small (NaN fails the ordered compare): the shared float path. Else, no lane huge:
+  // the shared double path. Else each function's own, with its exact reduction.
+  path_if(lanes(e.lt(e.fabs(x), e.c(kSmallTrigF32)), true), "small",
+          [&](Value*& sv, Value*& cv) { trig_small_f32_both(e, x, sv, cv); });
+  path_if(b.CreateNot(lanes(trig_huge_mask(e, x), false)), "double",
+          [&](Value*& sv, Value*& cv) { trig_fast_both(e, x, sv, cv); });
+  Value* sl = b.CreateCall(math_fn(mod, caller, MathFn::Sin, t, false), {x});
+  Value* cl = b.CreateCall(math_fn(mod, caller, MathFn::Cos, t, false), {x});
+  b.CreateRet(pack2(b, sl, cl));
+  llvm::appendToCompilerUsed(mod, {f});  // as in math_fn
+  if (!t->isVectorTy()) f->addFnAttr(llvm::Attribute::NoInline);
+  return f;
+}
+
 }  // namespace
 
 llvm::Value* emit_math_call(llvm::IRBuilder<>& b, MathFn fn, llvm::ArrayRef<llvm::Value*> args,
                             const MathOptions& opts) {
   llvm::Type* t = args[0]->getType();
   if (fn == MathFn::Sqrt) return b.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, args[0]);
-
   llvm::Function* caller = b.GetInsertBlock()->getParent();
   llvm::Module& mod = *caller->getParent();
-  bool f64 = t->isDoubleTy();
-  std::string base = std::string("arrayc_") + fn_name(fn) + (f64 ? "_f64" : "_f32") +
-                     (opts.fast ? "_fast" : "");
-  llvm::Function* scalar = mod.getFunction(base);
-  std::string variants;
-  std::string params(fn == MathFn::Pow ? 2 : 1, 'v');
-  for (unsigned vf : {2u, 4u, 8u}) {
-    if (!f64) vf *= 2;
-    std::string vname = base + "_v" + std::to_string(vf);
-    if (!scalar) {
-      // A template function carrying the caller's target attributes only.
-      llvm::Function* vec = define_fn(mod, caller, vname, fn,
-                                      llvm::FixedVectorType::get(t, vf), opts.fast);
-      llvm::appendToCompilerUsed(mod, {vec});  // referenced only once the vectorizer runs
-    }
-    if (!variants.empty()) variants += ",";
-    variants += "_ZGV_LLVM_N" + std::to_string(vf) + params + "_" + base + "(" + vname + ")";
-  }
-  if (!scalar) {
-    scalar = define_fn(mod, caller, base, fn, t, opts.fast);
-    // Kept out of line so the vectorizer sees the call (and its variants), not the body.
-    scalar->addFnAttr(llvm::Attribute::NoInline);
-  }
+  for (unsigned vf : variant_widths(t)) math_fn(mod, caller, fn, llvm::FixedVectorType::get(t, vf), opts.fast);
+  llvm::Function* scalar = math_fn(mod, caller, fn, t, opts.fast);
   llvm::CallInst* call = b.CreateCall(scalar, args);
-  call->addFnAttr(llvm::Attribute::get(b.getContext(), "vector-function-abi-variant", variants));
+  std::string params(fn == MathFn::Pow ? 2 : 1, 'v');
+  call->addFnAttr(llvm::Attribute::get(b.getContext(), "vector-function-abi-variant",
+                                       variant_list(scalar->getName().str(), params, t)));
   return call;
+}
+
+std::pair<llvm::Value*, llvm::Value*> emit_sincos_f32(llvm::IRBuilder<>& b, llvm::Value* x) {
+  llvm::Type* t = x->getType();
+  llvm::Function* caller = b.GetInsertBlock()->getParent();
+  llvm::Module& mod = *caller->getParent();
+  for (unsigned vf : variant_widths(t)) sincos_fn(mod, caller, llvm::FixedVectorType::get(t, vf));
+  llvm::Function* scalar = sincos_fn(mod, caller, t);
+  llvm::CallInst* packed = b.CreateCall(scalar, {x});
+  packed->addFnAttr(llvm::Attribute::get(b.getContext(), "vector-function-abi-variant",
+                                         variant_list(scalar->getName().str(), "v", t)));
+  Value* s = b.CreateBitCast(b.CreateTrunc(packed, b.getInt32Ty()), t);
+  Value* c = b.CreateBitCast(b.CreateTrunc(b.CreateLShr(packed, 32), b.getInt32Ty()), t);
+  return {s, c};
 }
 
 }  // namespace arrayc::detail

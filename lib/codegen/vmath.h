@@ -2,6 +2,8 @@
 // Vectorizable transcendental functions emitted as LLVM IR (see docs/math_accuracy.md).
 #include <llvm/IR/IRBuilder.h>
 
+#include <utility>
+
 namespace arrayc::detail {
 
 enum class MathFn { Exp, Log, Sin, Cos, Tanh, Pow, Sqrt };
@@ -20,5 +22,13 @@ struct MathOptions {
 // ...) are copied from the function at the insertion point: set them before emitting math.
 llvm::Value* emit_math_call(llvm::IRBuilder<>& b, MathFn fn, llvm::ArrayRef<llvm::Value*> args,
                             const MathOptions& opts = {});
+
+// sin(x) and cos(x) of one float x in one call that shares the argument reduction and the
+// polynomials (W1 and W8 take both of one x). The results equal emit_math_call's Sin and Cos
+// (default mode) bit for bit. The call returns both packed in an i64 (sin low, cos high) and
+// has vector variants over 4/8/16 lanes; a loop containing it must be given its vector width
+// explicitly (llvm.loop.vectorize.width), since the i64 would otherwise halve the vectorizer's
+// choice.
+std::pair<llvm::Value*, llvm::Value*> emit_sincos_f32(llvm::IRBuilder<>& b, llvm::Value* x);
 
 }  // namespace arrayc::detail

@@ -1,0 +1,84 @@
+// sin(x) and cos(x) of one float32 x in one kernel share their argument reduction on the CPU
+// (vmath's packed sincos). The results must be the separate functions' results bit for bit, on
+// every kind of input (small, near the float path's 2^22 limit, huge, zeros of both signs,
+// subnormals, infinities, NaN), also when one 16-lane vector mixes small and huge lanes; and
+// the loop must still vectorize at 16 lanes.
+//
+// A vector whose lanes are not all below 2^22 computes every lane on the double path, which can
+// differ from the float path by an ulp (both within the documented bound), so a lane's bits
+// depend on which lanes share its vector. The kernels compared here group lanes differently only
+// in a loop's remainder, so the input is a whole number of 64-element blocks.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <random>
+
+#include "arrayc/arrayc.h"
+
+namespace {
+
+using namespace arrayc;
+
+std::vector<float> trig_edge_inputs() {
+  std::vector<float> v = {0.0f, -0.0f, 1e-45f, -1e-45f, 1e-38f, std::numeric_limits<float>::infinity(),
+                          -std::numeric_limits<float>::infinity(), std::numeric_limits<float>::quiet_NaN(),
+                          4194303.5f, 4194304.0f, 4194305.0f, -4194304.0f, 1e5f, 1e10f, 3.4e38f, -3.4e38f,
+                          1.5707963f, 3.1415927f, 0.7853982f, -0.7853982f, 2.3561945f, 105615.0f, 8.388608e6f};
+  std::mt19937 g(7);
+  std::uniform_real_distribution<float> small(-100.0f, 100.0f);
+  std::uniform_real_distribution<float> expo(0.0f, 38.0f);
+  for (int i = 0; i < 4000; ++i) v.push_back(small(g));
+  for (int i = 0; i < 1000; ++i) v.push_back((i % 2 ? -1.0f : 1.0f) * std::pow(10.0f, expo(g)));
+  // Vectors of 16 lanes with one huge lane each, at every position.
+  while (v.size() % 16) v.push_back(small(g));
+  for (int pos = 0; pos < 16; ++pos)
+    for (int i = 0; i < 16; ++i) v.push_back(i == pos ? 1e20f + static_cast<float>(pos) : small(g));
+  while (v.size() % 64) v.push_back(small(g));
+  return v;
+}
+
+bool same_bits(float a, float b) {
+  if (std::isnan(a) && std::isnan(b)) return true;
+  return std::memcmp(&a, &b, sizeof a) == 0;
+}
+
+TEST(SinCos, SharedReductionGivesTheSeparateResultsBitForBit) {
+  std::vector<float> in = trig_edge_inputs();
+  Array x = array(in, {static_cast<int64_t>(in.size())});
+  auto both = jit([](const Array& a) { return std::vector<Array>{arrayc::sin(a), arrayc::cos(a)}; });
+  reset_stats();
+  std::vector<Array> sc = both(x);
+  EXPECT_EQ(stats().kernel_launches, 1);  // one kernel computes both
+  std::vector<float> s = sc[0].to_vector<float>(), c = sc[1].to_vector<float>();
+  std::vector<float> s1 = arrayc::sin(x).to_vector<float>(), c1 = arrayc::cos(x).to_vector<float>();
+  int bad = 0;
+  for (size_t i = 0; i < in.size() && bad < 10; ++i) {
+    if (!same_bits(s[i], s1[i])) ++bad, ADD_FAILURE() << "sin(" << in[i] << "): " << s[i] << " vs " << s1[i];
+    if (!same_bits(c[i], c1[i])) ++bad, ADD_FAILURE() << "cos(" << in[i] << "): " << c[i] << " vs " << c1[i];
+  }
+  EXPECT_TRUE(std::signbit(s[1])) << "sin(-0) must be -0";
+}
+
+TEST(SinCos, TheLoopStillVectorizesAtSixteenLanes) {
+  if (default_device().kind != Device::Kind::CPU) GTEST_SKIP();
+  Array x = array(std::vector<float>(64, 0.5f), {64});
+  Stages st = inspect({arrayc::cos(x) * arrayc::cos(x) + arrayc::sin(x) * arrayc::sin(x)});
+  ASSERT_EQ(st.kernels.size(), 1u);
+  EXPECT_NE(st.kernels[0].opt.find("call <16 x i64> @arrayc_sincos_f32_v16("), std::string::npos);
+  // float64 and the fast mode keep separate calls.
+  Array xd = array(std::vector<double>(64, 0.5), {64});
+  EXPECT_EQ(inspect({arrayc::sin(xd) + arrayc::cos(xd)}).kernels[0].opt.find("sincos"), std::string::npos);
+}
+
+TEST(SinCos, PowWithAConstantExponentVectorizes) {
+  // Interprocedural constant propagation once dropped the constant exponent from the scalar
+  // pow, and the call no longer matched its vector variants.
+  Array x = array(std::vector<float>(64, 0.5f), {64});
+  Stages st = inspect({arrayc::pow(x, 2.0f)});
+  ASSERT_EQ(st.kernels.size(), 1u);
+  EXPECT_NE(st.kernels[0].opt.find("@arrayc_pow_f32_v16("), std::string::npos);
+}
+
+}  // namespace

@@ -264,6 +264,8 @@ std::vector<CaseDef> make_cases() {
   v.push_back({elementwise<float>("W1", w1, 100'000'000, "1e8", 32, &w1_expr, w1b32, &arange_input), Mode::FullOnly});
   v.push_back({elementwise<double>("W1", w1, 100'000'000, "1e8", 32, &w1_expr, w1b64, &arange_input), Mode::FullOnly});
   v.push_back({elementwise<float>("W2", w2, 1'000'000, "1e6", 16, &w2_expr, &baseline::w2, &normal_input_w2), Mode::Both});
+  // W2 on one element: what a cached jit call costs beyond its work (dispatch overhead).
+  v.push_back({elementwise<float>("W2", w2, 1, "1", 16, &w2_expr, &baseline::w2, &normal_input_w2), Mode::Both});
 
   // W3: (10000x784) . (784x10) f32
   v.push_back({product_case("W3", "10000x784 . 784x10", "dot(a, w), a ~ uniform(0,1), w ~ normal(0,1)",

@@ -47,10 +47,17 @@ Stages inspect(const std::vector<Array>& outputs, bool fuse) {
       // Operands are assumed 16-byte aligned (as fresh buffers are); the launch checks.
       Device d = sched.slots[dot->output].device;
       if (!is_float(dot->dtype)) continue;
-      int sms = d.kind == Device::Kind::GPU ? detail::cuda::device_info(d.index).multiprocessors : kAssumedSMs;
-      detail::GemmKernel gk = detail::choose_gemm(detail::gemm_problem(*dot, 0, 0), sms);
-      ptx_of->push_back([gk](int sm) { return "// ---- " + gk.name() + "\n" + detail::emit_gemm_ptx(gk, sm).ptx; });
-      if (d.kind == Device::Kind::GPU) gpu_stages(gk.name(), gk.str(), detail::gpu_gemm_kernel(gk, d.index), d);
+      bool gpu = d.kind == Device::Kind::GPU;
+      int sms = gpu ? detail::cuda::device_info(d.index).multiprocessors : kAssumedSMs;
+      detail::GemmProblem p = detail::gemm_problem(*dot, 0, 0);
+      ptx_of->push_back([p, sms](int sm) {
+        detail::GemmKernel gk = detail::choose_gemm(p, sms);
+        return "// ---- " + gk.name() + "\n" + detail::emit_gemm_ptx(gk, sm).ptx;
+      });
+      if (gpu) {
+        detail::GemmKernel gk = detail::choose_gemm(p, sms);
+        gpu_stages(gk.name(), gk.str(), detail::gpu_gemm_kernel(gk, d.index), d);
+      }
       continue;
     }
     const auto& ks = std::get<detail::KernelStep>(step.op);

@@ -111,6 +111,13 @@ TEST(GemmTest, InspectShowsTheProductKernelsPtx) {
   std::string ptx = s.ptx(90);
   EXPECT_NE(ptx.find("// ---- gemm_float32_32x32x32_2x2_ak4_bk4\n"), std::string::npos) << ptx.substr(0, 2000);
   EXPECT_LT(ptx.find("// ---- gemm_"), ptx.find("// ---- sum"));  // in step order
+
+  // On the CPU the product's tile is chosen only when its PTX is asked for, so a bad tuning
+  // variable fails there, with its message, and not the inspection itself.
+  setenv("ARRAYC_GEMM_TILE", "64x64", 1);
+  Stages t = inspect({dot(x, transpose(x))});
+  EXPECT_ARRAYC_ERROR(t.ptx(90), "ARRAYC_GEMM_TILE=64x64: expected BMxBNxBK/TMxTN");
+  unsetenv("ARRAYC_GEMM_TILE");
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <functional>
 
 #include "codegen/emitter.h"
+#include "codegen/vmath.h"
 
 namespace arrayc::detail {
 namespace {
@@ -144,12 +145,12 @@ class CpuLoopEmitter {
     Value* c_next = b_.CreateAdd(c, b_.getInt64(1));
     c->addIncoming(c_next, b_.GetInsertBlock());
     llvm::BranchInst* latch = b_.CreateBr(inner);
-    // An innermost elementwise row with the packed sincos (an i64 per lane): ask for 16 float
-    // lanes, or the vectorizer would size its vectors by the i64 and halve them. Not for
+    // An innermost elementwise row with the packed sincos (an i64 per lane): ask for its 16
+    // float lanes, or the vectorizer would size its vectors by the i64 and halve them. Not for
     // reductions, whose in-order float sums are not vectorized (forcing would only warn).
     if (loops_ == loops_before && body_.packed_sincos() && !k_.is_reduction) {
       llvm::Metadata* width[] = {llvm::MDString::get(ctx_, "llvm.loop.vectorize.width"),
-                                 llvm::ConstantAsMetadata::get(b_.getInt32(16))};
+                                 llvm::ConstantAsMetadata::get(b_.getInt32(kSincosWidth))};
       llvm::MDNode* id = llvm::MDNode::getDistinct(ctx_, {nullptr, llvm::MDNode::get(ctx_, width)});
       id->replaceOperandWith(0, id);
       latch->setMetadata(llvm::LLVMContext::MD_loop, id);

@@ -656,9 +656,9 @@ std::vector<unsigned> variant_widths(llvm::Type* scalar) {
 }
 
 // The "vector-function-abi-variant" attribute value naming `scalar`'s vector variants.
-std::string variant_list(const std::string& scalar, const std::string& params, llvm::Type* t) {
+std::string variant_list(const std::string& scalar, const std::string& params, const std::vector<unsigned>& widths) {
   std::string variants;
-  for (unsigned vf : variant_widths(t)) {
+  for (unsigned vf : widths) {
     if (!variants.empty()) variants += ",";
     variants += "_ZGV_LLVM_N" + std::to_string(vf) + params + "_" + scalar + "(" + scalar + "_v" + std::to_string(vf) + ")";
   }
@@ -736,7 +736,7 @@ llvm::Value* emit_math_call(llvm::IRBuilder<>& b, MathFn fn, llvm::ArrayRef<llvm
   llvm::CallInst* call = b.CreateCall(scalar, args);
   std::string params(fn == MathFn::Pow ? 2 : 1, 'v');
   call->addFnAttr(llvm::Attribute::get(b.getContext(), "vector-function-abi-variant",
-                                       variant_list(scalar->getName().str(), params, t)));
+                                       variant_list(scalar->getName().str(), params, variant_widths(t))));
   return call;
 }
 
@@ -744,11 +744,12 @@ std::pair<llvm::Value*, llvm::Value*> emit_sincos_f32(llvm::IRBuilder<>& b, llvm
   llvm::Type* t = x->getType();
   llvm::Function* caller = b.GetInsertBlock()->getParent();
   llvm::Module& mod = *caller->getParent();
-  for (unsigned vf : variant_widths(t)) sincos_fn(mod, caller, llvm::FixedVectorType::get(t, vf));
+  // Only the width its loops are given (kSincosWidth): every variant costs compile time.
+  sincos_fn(mod, caller, llvm::FixedVectorType::get(t, kSincosWidth));
   llvm::Function* scalar = sincos_fn(mod, caller, t);
   llvm::CallInst* packed = b.CreateCall(scalar, {x});
   packed->addFnAttr(llvm::Attribute::get(b.getContext(), "vector-function-abi-variant",
-                                         variant_list(scalar->getName().str(), "v", t)));
+                                         variant_list(scalar->getName().str(), "v", {kSincosWidth})));
   Value* s = b.CreateBitCast(b.CreateTrunc(packed, b.getInt32Ty()), t);
   Value* c = b.CreateBitCast(b.CreateTrunc(b.CreateLShr(packed, 32), b.getInt32Ty()), t);
   return {s, c};

@@ -98,18 +98,7 @@ Jitted compile(MathFn fn, bool f64, bool fast) {
   return j;
 }
 
-const char* name(MathFn fn) {
-  switch (fn) {
-    case MathFn::Exp: return "exp";
-    case MathFn::Log: return "log";
-    case MathFn::Sin: return "sin";
-    case MathFn::Cos: return "cos";
-    case MathFn::Tanh: return "tanh";
-    case MathFn::Pow: return "pow";
-    case MathFn::Sqrt: return "sqrt";
-  }
-  return "";
-}
+const char* name(MathFn fn) { return arrayc::detail::math_fn_name(fn); }
 
 long double ref32(MathFn fn, float x, float y) {
   switch (fn) {

@@ -531,18 +531,6 @@ Value* emit_body(const Ctx& e, MathFn fn, llvm::ArrayRef<Value*> a, bool fast) {
   return e.sel(e.b.CreateOr(e.eq(y, e.c(0)), e.eq(x, e.c(1))), e.c(1), res);
 }
 
-const char* fn_name(MathFn fn) {
-  switch (fn) {
-    case MathFn::Exp: return "exp";
-    case MathFn::Log: return "log";
-    case MathFn::Sin: return "sin";
-    case MathFn::Cos: return "cos";
-    case MathFn::Tanh: return "tanh";
-    case MathFn::Pow: return "pow";
-    case MathFn::Sqrt: return "sqrt";
-  }
-  return "";
-}
 
 // Defines name(args...) -> type over value type t (scalar or vector). Sin/cos branch to the
 // exact reduction when any lane is huge.
@@ -638,7 +626,7 @@ llvm::Function* define_fn(llvm::Module& mod, llvm::Function* like, const std::st
 // module on first use; the scalar one is kept out of line so the vectorizer sees the call.
 llvm::Function* math_fn(llvm::Module& mod, llvm::Function* caller, MathFn fn, llvm::Type* t, bool fast) {
   llvm::Type* st = t->getScalarType();
-  std::string name = std::string("arrayc_") + fn_name(fn) + (st->isDoubleTy() ? "_f64" : "_f32") + (fast ? "_fast" : "");
+  std::string name = std::string("arrayc_") + math_fn_name(fn) + (st->isDoubleTy() ? "_f64" : "_f32") + (fast ? "_fast" : "");
   if (auto* vt = llvm::dyn_cast<llvm::FixedVectorType>(t)) name += "_v" + std::to_string(vt->getNumElements());
   if (llvm::Function* f = mod.getFunction(name)) return f;
   llvm::Function* f = define_fn(mod, caller, name, fn, t, fast);
@@ -724,6 +712,19 @@ llvm::Function* sincos_fn(llvm::Module& mod, llvm::Function* caller, llvm::Type*
 }
 
 }  // namespace
+
+const char* math_fn_name(MathFn fn) {
+  switch (fn) {
+    case MathFn::Exp: return "exp";
+    case MathFn::Log: return "log";
+    case MathFn::Sin: return "sin";
+    case MathFn::Cos: return "cos";
+    case MathFn::Tanh: return "tanh";
+    case MathFn::Pow: return "pow";
+    case MathFn::Sqrt: return "sqrt";
+  }
+  return "";
+}
 
 llvm::Value* emit_math_call(llvm::IRBuilder<>& b, MathFn fn, llvm::ArrayRef<llvm::Value*> args,
                             const MathOptions& opts) {

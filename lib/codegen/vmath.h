@@ -7,6 +7,7 @@
 namespace arrayc::detail {
 
 enum class MathFn { Exp, Log, Sin, Cos, Tanh, Pow, Sqrt };
+const char* math_fn_name(MathFn fn);  // "exp", "log", ...
 
 // fast: reduced accuracy documented in docs/math_accuracy.md (sin/cos without the huge-argument
 // reduction, so branch-free; f64 pow without the extended-precision log).

@@ -249,18 +249,7 @@ Worst measure(MathFn fn, const std::vector<T>& a, const std::vector<T>& b = {},
   return w;
 }
 
-const char* name(MathFn fn) {
-  switch (fn) {
-    case MathFn::Exp: return "exp";
-    case MathFn::Log: return "log";
-    case MathFn::Sin: return "sin";
-    case MathFn::Cos: return "cos";
-    case MathFn::Tanh: return "tanh";
-    case MathFn::Pow: return "pow";
-    case MathFn::Sqrt: return "sqrt";
-  }
-  return "";
-}
+const char* name(MathFn fn) { return arrayc::detail::math_fn_name(fn); }
 
 template <class T>
 void expect_ulp(MathFn fn, const std::vector<T>& a, const std::vector<T>& b, double bound,

@@ -282,6 +282,35 @@ constexpr double kPio2A = 0x1.921fb54442d18p+0, kPio2B = 0x1.1a62633145c07p-54,
                  kPio2C = -0x1.f1976b7ed8fbcp-110;
 constexpr double kTwoOverPi = 0x1.45f306dc9c883p-1;
 
+// sin(x) and cos(x) in float from x's reduction r (+ r_lo, when r is a rounded double: then
+// r_lo = r - float(r)) and quadrant q (e's integer type; only q mod 4 matters), with minimax
+// polynomials on |r| <= pi/4 (Cephes sinf/cosf coefficients).
+void trig_poly_f32(const Ctx& e, Value* x, Value* r, Value* r_lo, Value* q, Value*& sin_out, Value*& cos_out) {
+  Value* z = e.mul(r, r);
+  Value* sin_poly = e.poly(z, {-1.6666654611e-1, 8.3321608736e-3, -1.9515295891e-4});
+  Value* cos_tail = e.mul(e.mul(z, z), e.poly(z, {4.166664568298827e-2, -1.388731625493765e-3,
+                                                  2.443315711809948e-5}));
+  Value *sinp, *cosp;
+  if (!r_lo) {
+    sinp = e.fma(e.mul(r, z), sin_poly, r);
+    cosp = e.add(e.fma(e.c(-0.5), z, e.c(1)), cos_tail);
+  } else {
+    // sin(r + r_lo) = sin r + r_lo cos r ~ r + (r_lo + r z P(z)); cos(r + r_lo) ~ cos r - r r_lo.
+    sinp = e.add(r, e.fma(e.mul(r, z), sin_poly, r_lo));
+    cosp = e.add(e.fma(e.c(-0.5), z, e.c(1)), e.fma(e.neg(r), r_lo, cos_tail));
+  }
+  // sin(x) = +-sinp or +-cosp by q mod 4; cos(x) = sin(x + pi/2), i.e. q + 1.
+  auto pick = [&](int offset) {
+    Value* qq = e.b.CreateAdd(q, e.ci(offset));
+    Value* use_cos = e.b.CreateICmpNE(e.b.CreateAnd(qq, e.ci(1)), e.ci(0));
+    Value* negate = e.b.CreateICmpNE(e.b.CreateAnd(qq, e.ci(2)), e.ci(0));
+    Value* res = e.sel(use_cos, cosp, sinp);
+    return e.sel(negate, e.neg(res), res);
+  };
+  sin_out = e.sel(e.eq(x, e.c(0)), x, pick(0));  // sin(-0) = -0
+  cos_out = pick(1);
+}
+
 // Cody-Waite sin and cos, valid below the huge-argument thresholds. Computed in double for both
 // element types (float inputs are exact in double and the reduction then needs no care).
 void trig_fast_both(const Ctx& e, Value* x, Value*& sin_out, Value*& cos_out) {
@@ -292,12 +321,16 @@ void trig_fast_both(const Ctx& e, Value* x, Value*& sin_out, Value*& cos_out) {
   Value* r = d.fma(d.neg(qd), d.c(kPio2A), xd);
   r = d.fma(d.neg(qd), d.c(kPio2B), r);
   r = d.fma(d.neg(qd), d.c(kPio2C), r);
-  Value *s, *c;
-  trig_eval_both(d, r, q, !e.f64, s, c);
   if (!e.f64) {
-    s = e.b.CreateFPTrunc(s, e.ft);
-    c = e.b.CreateFPTrunc(c, e.ft);
+    // A float result needs no double polynomials: r as two floats, then the float ones (half
+    // the vector registers of the double ones).
+    Value* r_hi = e.b.CreateFPTrunc(r, e.ft);
+    Value* r_lo = e.b.CreateFPTrunc(d.sub(r, e.b.CreateFPExt(r_hi, d.ft)), e.ft);
+    trig_poly_f32(e, x, r_hi, r_lo, e.b.CreateTrunc(q, e.it), sin_out, cos_out);
+    return;
   }
+  Value *s, *c;
+  trig_eval_both(d, r, q, false, s, c);
   sin_out = e.sel(e.eq(x, e.c(0)), x, s);  // sin(-0) = -0
   cos_out = c;
 }
@@ -343,22 +376,7 @@ void trig_small_f32_both(const Ctx& e, Value* x, Value*& sin_out, Value*& cos_ou
   Value* rc = e.fma(e.neg(s), e.c(p[1]), e.fma(e.neg(s), e.c(p[0]), r));
   r = e.sel(off, rc, r);
   q = e.b.CreateAdd(q, e.sel(off, e.b.CreateFPToSI(s, e.it), e.ci(0)));
-  Value* z = e.mul(r, r);
-  Value* sinp = e.fma(e.mul(r, z),
-                      e.poly(z, {-1.6666654611e-1, 8.3321608736e-3, -1.9515295891e-4}), r);
-  Value* cos_tail = e.mul(e.mul(z, z), e.poly(z, {4.166664568298827e-2, -1.388731625493765e-3,
-                                                  2.443315711809948e-5}));
-  Value* cosp = e.add(e.fma(e.c(-0.5), z, e.c(1)), cos_tail);
-  // sin(x) = +-sinp or +-cosp by q mod 4; cos(x) = sin(x + pi/2), i.e. q + 1.
-  auto pick = [&](int offset) {
-    Value* qq = e.b.CreateAdd(q, e.ci(offset));
-    Value* use_cos = e.b.CreateICmpNE(e.b.CreateAnd(qq, e.ci(1)), e.ci(0));
-    Value* negate = e.b.CreateICmpNE(e.b.CreateAnd(qq, e.ci(2)), e.ci(0));
-    Value* res = e.sel(use_cos, cosp, sinp);
-    return e.sel(negate, e.neg(res), res);
-  };
-  sin_out = e.sel(e.eq(x, e.c(0)), x, pick(0));  // sin(-0) = -0
-  cos_out = pick(1);
+  trig_poly_f32(e, x, r, nullptr, q, sin_out, cos_out);
 }
 
 Value* trig_small_f32(const Ctx& e, Value* x, bool is_cos) {

@@ -30,6 +30,7 @@
 #include <string>
 #include <vector>
 
+#include "../tests/support/ulp.h"
 namespace {
 
 using arrayc::detail::MathFn;
@@ -126,20 +127,7 @@ long double ref64(MathFn fn, double x, double y) {
   return 0;
 }
 
-// Same measure as tests/unit/vmath_test.cpp.
-template <class T>
-double ulp_error(T got, long double ref) {
-  if (std::isnan(ref) || std::isnan(got))
-    return std::isnan(ref) && std::isnan(got) ? 0 : std::numeric_limits<double>::infinity();
-  using lim = std::numeric_limits<T>;
-  long double top = std::ldexp(1.0L, lim::max_exponent);
-  long double r = std::fabs(ref) >= top ? std::copysign(top, ref) : ref;
-  long double g = std::isinf(got) ? std::copysign(top, static_cast<long double>(got)) : got;
-  int e = lim::min_exponent;
-  if (r != 0) std::frexp(r, &e);
-  return static_cast<double>(std::fabs(g - r) /
-                             std::ldexp(1.0L, std::max(e, lim::min_exponent) - lim::digits));
-}
+using arrayc_test::ulp_error;
 
 void report_f32(MathFn fn, bool fast, uint64_t stride) {
   Jitted j = compile(fn, false, fast);

@@ -18,12 +18,14 @@
 #include "codegen/nvptx.h"
 #include "passes/pipeline.h"
 #include "support/devices.h"
+#include "support/pipeline.h"
 
 namespace {
 
 using namespace arrayc;
 namespace cuda = arrayc::detail::cuda;
 using detail::KernelStep;
+using arrayc_test::kernel_steps;
 
 #define ARRAYC_REQUIRE_CUDA()                                                                     \
   do {                                                                                            \
@@ -32,16 +34,6 @@ using detail::KernelStep;
       GTEST_SKIP() << cuda::unavailable_reason();                                                 \
     }                                                                                             \
   } while (0)
-
-std::vector<KernelStep> kernel_steps(const std::vector<Array>& outputs) {
-  detail::Graph g;
-  for (const Array& a : outputs) g.outputs.push_back(a.node());
-  detail::Schedule s = detail::build_schedule(detail::run_passes(g), detail::FusionOptions{});
-  std::vector<KernelStep> out;
-  for (const detail::Step& step : s.steps)
-    if (const auto* ks = std::get_if<KernelStep>(&step.op)) out.push_back(*ks);
-  return out;
-}
 
 // A device buffer freed at scope exit.
 struct Buffer {

@@ -6,16 +6,17 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
-#include <regex>
 
 #include "arrayc/arrayc.h"
 #include "support/errors.h"
+#include "support/pipeline.h"
 
 namespace {
 
 using namespace arrayc;
 using detail::choose_gemm;
 using detail::GemmProblem;
+using arrayc_test::ptx_count;
 
 GemmProblem problem(DType t, int64_t m, int64_t k, int64_t n, int64_t a_rs, int64_t a_cs, int64_t b_rs, int64_t b_cs) {
   GemmProblem p;
@@ -28,11 +29,6 @@ GemmProblem problem(DType t, int64_t m, int64_t k, int64_t n, int64_t a_rs, int6
   p.b_rs = b_rs;
   p.b_cs = b_cs;
   return p;
-}
-
-int count(const std::string& ptx, const std::string& op) {
-  std::regex re("\\b" + std::regex_replace(op, std::regex("\\."), "\\.") + "[ \\t]");
-  return static_cast<int>(std::distance(std::sregex_iterator(ptx.begin(), ptx.end(), re), std::sregex_iterator()));
 }
 
 constexpr int kSMs = 132;
@@ -71,20 +67,20 @@ TEST(GemmTest, PtxIsARegisterTiledLoopOverSharedMemory) {
   std::string ptx = detail::emit_gemm_ptx(g, 90).ptx;
   const detail::GemmTile& t = g.tile;
   // The k-step's products, once each (the k-step loop is unrolled by two): tm * tn FMAs per k.
-  EXPECT_EQ(count(ptx, "fma.rn.f32"), 2 * t.tm * t.tn * t.bk) << ptx;
+  EXPECT_EQ(ptx_count(ptx, "fma.rn.f32"), 2 * t.tm * t.tn * t.bk) << ptx;
   // Each k reads the thread's A rows and B columns as 16-byte vectors, and nothing else.
-  EXPECT_EQ(count(ptx, "ld.shared.v4.f32"), 2 * (t.tm / 4 + t.tn / 4) * t.bk);
-  EXPECT_EQ(count(ptx, "ld.shared.f32"), 0);
-  EXPECT_GE(count(ptx, "ld.global.nc.v4.f32"), 2);
-  EXPECT_GE(count(ptx, "bar.sync"), 2);
+  EXPECT_EQ(ptx_count(ptx, "ld.shared.v4.f32"), 2 * (t.tm / 4 + t.tn / 4) * t.bk);
+  EXPECT_EQ(ptx_count(ptx, "ld.shared.f32"), 0);
+  EXPECT_GE(ptx_count(ptx, "ld.global.nc.v4.f32"), 2);
+  EXPECT_GE(ptx_count(ptx, "bar.sync"), 2);
   EXPECT_EQ(ptx.find(".local"), std::string::npos) << "the register tile spilled";
   EXPECT_NE(ptx.find(".entry arrayc_gemm_float32_128x128x16_8x8_ak4_bk4"), std::string::npos);
 
   detail::GemmKernel d = choose_gemm(problem(DType::Float64, 1000, 1000, 1000, 1000, 1, 1000, 1), kSMs);
   std::string ptx64 = detail::emit_gemm_ptx(d, 90).ptx;
-  EXPECT_EQ(count(ptx64, "fma.rn.f64"), 2 * d.tile.tm * d.tile.tn * d.tile.bk);
-  EXPECT_EQ(count(ptx64, "ld.shared.v2.f64"), 2 * (d.tile.tm / 2 + d.tile.tn / 2) * d.tile.bk);
-  EXPECT_GE(count(ptx64, "ld.global.nc.v2.f64"), 2);
+  EXPECT_EQ(ptx_count(ptx64, "fma.rn.f64"), 2 * d.tile.tm * d.tile.tn * d.tile.bk);
+  EXPECT_EQ(ptx_count(ptx64, "ld.shared.v2.f64"), 2 * (d.tile.tm / 2 + d.tile.tn / 2) * d.tile.bk);
+  EXPECT_GE(ptx_count(ptx64, "ld.global.nc.v2.f64"), 2);
   EXPECT_EQ(ptx64.find(".local"), std::string::npos);
 }
 

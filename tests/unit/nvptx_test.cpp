@@ -6,27 +6,17 @@
 
 #include <gtest/gtest.h>
 
-#include <regex>
-
 #include "arrayc/arrayc.h"
 #include "passes/pipeline.h"
+#include "support/pipeline.h"
 
 namespace {
 
 using namespace arrayc;
 using detail::Kernel;
 using detail::KernelStep;
-
-// The kernel steps the pipeline makes for `outputs`.
-std::vector<KernelStep> kernel_steps(const std::vector<Array>& outputs) {
-  detail::Graph g;
-  for (const Array& a : outputs) g.outputs.push_back(a.node());
-  detail::Schedule s = detail::build_schedule(detail::run_passes(g), detail::FusionOptions{});
-  std::vector<KernelStep> out;
-  for (const detail::Step& step : s.steps)
-    if (const auto* ks = std::get_if<KernelStep>(&step.op)) out.push_back(*ks);
-  return out;
-}
+using arrayc_test::kernel_steps;
+using arrayc_test::ptx_count;
 
 Kernel only_kernel(const std::vector<Array>& outputs) {
   std::vector<KernelStep> ks = kernel_steps(outputs);
@@ -34,17 +24,10 @@ Kernel only_kernel(const std::vector<Array>& outputs) {
   return ks.at(0).kernel;
 }
 
-// Occurrences of a PTX instruction: `op` followed by a space or tab (so "ld.global.f32" does not
-// count "ld.global.f32x" or the vector forms).
-int count(const std::string& ptx, const std::string& op) {
-  std::regex re("\\b" + std::regex_replace(op, std::regex("\\."), "\\.") + "[ \\t]");
-  return static_cast<int>(std::distance(std::sregex_iterator(ptx.begin(), ptx.end(), re), std::sregex_iterator()));
-}
-
 // Global loads of a type, coherent or through the read-only cache (".nc", for inputs the kernel
 // never writes).
 int loads(const std::string& ptx, const std::string& type) {
-  return count(ptx, "ld.global." + type) + count(ptx, "ld.global.nc." + type);
+  return ptx_count(ptx, "ld.global." + type) + ptx_count(ptx, "ld.global.nc." + type);
 }
 
 bool have_libdevice() {
@@ -76,13 +59,13 @@ TEST(NvptxTest, SeluContiguousIsOneVectorLoadAndStore) {
   // Vector path: one 16-byte load of x and one 16-byte store per 4 elements; the scalar tail
   // (and misaligned fallback): one load and one store per element.
   EXPECT_EQ(loads(p.ptx, "v4.f32"), 1) << p.ptx;
-  EXPECT_EQ(count(p.ptx, "st.global.v4.f32"), 1) << p.ptx;
+  EXPECT_EQ(ptx_count(p.ptx, "st.global.v4.f32"), 1) << p.ptx;
   EXPECT_EQ(loads(p.ptx, "f32"), 1) << p.ptx;
-  EXPECT_EQ(count(p.ptx, "st.global.f32"), 1) << p.ptx;
+  EXPECT_EQ(ptx_count(p.ptx, "st.global.f32"), 1) << p.ptx;
   // libdevice's expf: called before linking, inlined (ex2.approx) after.
   EXPECT_NE(p.ir.find("@__nv_expf("), std::string::npos) << p.ir;
   EXPECT_EQ(p.opt_ir.find("@__nv_expf("), std::string::npos) << p.opt_ir;
-  EXPECT_GE(count(p.ptx, "ex2.approx.f32") + count(p.ptx, "ex2.approx.ftz.f32"), 1) << p.ptx;
+  EXPECT_GE(ptx_count(p.ptx, "ex2.approx.f32") + ptx_count(p.ptx, "ex2.approx.ftz.f32"), 1) << p.ptx;
   EXPECT_EQ(p.ptx.find("call."), std::string::npos) << "no calls left:\n" << p.ptx;
 }
 
@@ -105,7 +88,7 @@ TEST(NvptxTest, Float64UsesTwoWideVectors) {
   detail::PtxKernel p = detail::emit_ptx(k, 90, detail::EmitOptions{});
   EXPECT_EQ(p.elements_per_thread, 2);
   EXPECT_EQ(loads(p.ptx, "v2.f64"), 1) << p.ptx;
-  EXPECT_EQ(count(p.ptx, "st.global.v2.f64"), 1) << p.ptx;
+  EXPECT_EQ(ptx_count(p.ptx, "st.global.v2.f64"), 1) << p.ptx;
 }
 
 TEST(NvptxTest, ReductionUsesWarpShuffles) {
@@ -114,8 +97,8 @@ TEST(NvptxTest, ReductionUsesWarpShuffles) {
   ASSERT_TRUE(k.is_reduction);
   detail::PtxKernel p = detail::emit_ptx(k, 90, detail::EmitOptions{});
   EXPECT_NE(p.ptx.find(".entry " + p.entry), std::string::npos) << p.ptx;
-  EXPECT_GE(count(p.ptx, "shfl.sync.bfly.b32"), 5) << p.ptx;
-  EXPECT_GE(count(p.ptx, "bar.sync"), 1) << p.ptx;
+  EXPECT_GE(ptx_count(p.ptx, "shfl.sync.bfly.b32"), 5) << p.ptx;
+  EXPECT_GE(ptx_count(p.ptx, "bar.sync"), 1) << p.ptx;
   EXPECT_NE(p.ptx.find(".shared"), std::string::npos) << p.ptx;
   // The row loop is unrolled 4 times, loads first, plus a remainder loop: x is read once per
   // element.
@@ -175,7 +158,7 @@ TEST(NvptxTest, LaunchConfiguration) {
   EXPECT_EQ(s.first.params[red.kernel.rank + 2], 0);  // no finalize in pass 1
   EXPECT_EQ(static_cast<int64_t>(s.second.params.size()), s.combine.num_params());
   detail::PtxKernel comb = detail::emit_ptx(s.combine, 90, detail::EmitOptions{});
-  EXPECT_GE(count(comb.ptx, "shfl.sync.bfly.b32"), 5);
+  EXPECT_GE(ptx_count(comb.ptx, "shfl.sync.bfly.b32"), 5);
 }
 
 TEST(NvptxTest, LaunchArgumentsFollowTheConvention) {

@@ -428,22 +428,23 @@ const std::vector<Session::Builtin>& builtins() {
                     DType dt = a.has(2) ? a.dtype(2) : default_dtype(a.get(1));
                     return array_value(full(a.shape(0), a.number(1), dt));
                   }});
+    // uniform/normal(shape, seed=0, p=0, q=1, dtype=f64): the two parameters are (low, high)
+    // or (mean, std).
+    using Random = Array (*)(const Shape&, uint64_t, double, double, DType, Device);
+    auto random = [](Random f) {
+      return [f](Args& a) {
+        int64_t seed = a.has(1) ? a.integer(1) : 0;
+        return array_value(f(a.shape(0), static_cast<uint64_t>(seed), a.has(2) ? a.number(2) : 0.0,
+                             a.has(3) ? a.number(3) : 1.0, a.has(4) ? a.dtype(4) : DType::Float64,
+                             default_device()));
+      };
+    };
     t.push_back(B{"uniform", {"shape", "seed?", "low?", "high?", "dtype?"},
                   "uniform(shape, seed=0, low=0, high=1, dtype=f64): counter-based (Philox) random numbers",
-                  [](Args& a) {
-                    int64_t seed = a.has(1) ? a.integer(1) : 0;
-                    return array_value(uniform(a.shape(0), static_cast<uint64_t>(seed),
-                                               a.has(2) ? a.number(2) : 0.0, a.has(3) ? a.number(3) : 1.0,
-                                               a.has(4) ? a.dtype(4) : DType::Float64));
-                  }});
+                  random(&uniform)});
     t.push_back(B{"normal", {"shape", "seed?", "mean?", "std?", "dtype?"},
                   "normal(shape, seed=0, mean=0, std=1, dtype=f64): counter-based (Philox) normal numbers",
-                  [](Args& a) {
-                    int64_t seed = a.has(1) ? a.integer(1) : 0;
-                    return array_value(normal(a.shape(0), static_cast<uint64_t>(seed),
-                                              a.has(2) ? a.number(2) : 0.0, a.has(3) ? a.number(3) : 1.0,
-                                              a.has(4) ? a.dtype(4) : DType::Float64));
-                  }});
+                  random(&normal)});
     t.push_back(B{"array", {"object", "dtype?"}, "array([[1, 2], [3, 4]], dtype=f32)",
                   [](Args& a) {
                     Array x = a.get(0).kind == Value::Kind::Weak ? strong(a.get(0)) : a.array(0);

@@ -1,0 +1,34 @@
+// Test helpers over the compiler pipeline and its PTX: the kernel steps the pipeline makes for
+// some outputs, and counting PTX instructions.
+#pragma once
+#include <iterator>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "arrayc/arrayc.h"
+#include "passes/pipeline.h"
+
+namespace arrayc_test {
+
+// The kernel steps (not library calls) of the schedule for `outputs`, as the real pipeline
+// (graph -> passes -> fusion -> schedule) makes them.
+inline std::vector<arrayc::detail::KernelStep> kernel_steps(const std::vector<arrayc::Array>& outputs) {
+  arrayc::detail::Graph g;
+  for (const arrayc::Array& a : outputs) g.outputs.push_back(a.node());
+  arrayc::detail::Schedule s =
+      arrayc::detail::build_schedule(arrayc::detail::run_passes(g), arrayc::detail::FusionOptions{});
+  std::vector<arrayc::detail::KernelStep> out;
+  for (const arrayc::detail::Step& step : s.steps)
+    if (const auto* ks = std::get_if<arrayc::detail::KernelStep>(&step.op)) out.push_back(*ks);
+  return out;
+}
+
+// Occurrences of a PTX instruction: `op` followed by a space or tab (so "ld.global.f32" does not
+// count "ld.global.f32x" or the vector forms).
+inline int ptx_count(const std::string& ptx, const std::string& op) {
+  std::regex re("\\b" + std::regex_replace(op, std::regex("\\."), "\\.") + "[ \\t]");
+  return static_cast<int>(std::distance(std::sregex_iterator(ptx.begin(), ptx.end(), re), std::sregex_iterator()));
+}
+
+}  // namespace arrayc_test

@@ -3,6 +3,12 @@
 #include <llvm/IR/DiagnosticInfo.h>
 #include <llvm/IR/DiagnosticPrinter.h>
 #include <llvm/Passes/PassBuilder.h>
+#include <llvm/Transforms/IPO/AlwaysInliner.h>
+#include <llvm/Transforms/IPO/GlobalDCE.h>
+#include <llvm/Transforms/InstCombine/InstCombine.h>
+#include <llvm/Transforms/Scalar/EarlyCSE.h>
+#include <llvm/Transforms/Scalar/SimplifyCFG.h>
+#include <llvm/Transforms/Utils/ModuleUtils.h>
 #include <llvm/Support/raw_ostream.h>
 
 #include "arrayc/error.h"
@@ -24,6 +30,26 @@ void diagnostics(const llvm::DiagnosticInfo* d, void*) {
   if (debug_level() >= 3) llvm::errs() << "arrayc: LLVM: " << text << "\n";
 }
 
+// The loop vectorizer runs after -O3's inliner, so the vector math variants it calls
+// (always-inline, codegen/vmath.cpp) are inlined here, followed by the clean-up that inlining
+// calls for: the sincos variant's packed i64 lanes fold away, constants are shared. The math
+// functions were kept alive for the vectorizer (llvm.compiler.used); now those left without a
+// call are deleted rather than compiled.
+void inline_vector_math(llvm::Module& m, llvm::ModuleAnalysisManager& mam) {
+  llvm::ModulePassManager mpm;
+  mpm.addPass(llvm::AlwaysInlinerPass(/*InsertLifetimeIntrinsics=*/false));
+  mpm.run(m, mam);
+  llvm::removeFromUsedLists(m, [](llvm::Constant* c) { return c->getName().starts_with("arrayc_"); });
+  mpm = llvm::ModulePassManager();
+  mpm.addPass(llvm::GlobalDCEPass());
+  llvm::FunctionPassManager fpm;
+  fpm.addPass(llvm::InstCombinePass());
+  fpm.addPass(llvm::EarlyCSEPass());
+  fpm.addPass(llvm::SimplifyCFGPass());
+  mpm.addPass(llvm::createModuleToFunctionPassAdaptor(std::move(fpm)));
+  mpm.run(m, mam);
+}
+
 }  // namespace
 
 void optimize_module(llvm::Module& m, llvm::TargetMachine& tm) {
@@ -39,6 +65,7 @@ void optimize_module(llvm::Module& m, llvm::TargetMachine& tm) {
   pb.registerLoopAnalyses(lam);
   pb.crossRegisterProxies(lam, fam, cgam, mam);
   pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3).run(m, mam);
+  inline_vector_math(m, mam);
 }
 
 }  // namespace arrayc::detail

@@ -550,6 +550,13 @@ Value* emit_body(const Ctx& e, MathFn fn, llvm::ArrayRef<Value*> a, bool fast) {
 }
 
 
+// Scalar functions stay out of line, so that the vectorizer sees their calls; vector variants are
+// inlined into the vectorized loop once it exists (inline_vector_math in codegen/optimize.cpp),
+// which keeps their constants in registers and their lanes out of the stack.
+void mark_inlining(llvm::Function* f, llvm::Type* t) {
+  f->addFnAttr(t->isVectorTy() ? llvm::Attribute::AlwaysInline : llvm::Attribute::NoInline);
+}
+
 // Defines name(args...) -> type over value type t (scalar or vector). Sin/cos branch to the
 // exact reduction when any lane is huge.
 llvm::Function* define_fn(llvm::Module& mod, llvm::Function* like, const std::string& name,
@@ -652,7 +659,7 @@ llvm::Function* math_fn(llvm::Module& mod, llvm::Function* caller, MathFn fn, ll
   // that no interprocedural pass rewrites their signature (constant propagation into `pow(x,
   // 2.0)` used to drop the exponent, and the call no longer matched its vector variants).
   llvm::appendToCompilerUsed(mod, {f});
-  if (!t->isVectorTy()) f->addFnAttr(llvm::Attribute::NoInline);
+  mark_inlining(f, t);
   return f;
 }
 
@@ -721,11 +728,14 @@ llvm::Function* sincos_fn(llvm::Module& mod, llvm::Function* caller, llvm::Type*
           [&](Value*& sv, Value*& cv) { trig_small_f32_both(e, x, sv, cv); });
   path_if(b.CreateNot(lanes(trig_huge_mask(e, x), false)), "double",
           [&](Value*& sv, Value*& cv) { trig_fast_both(e, x, sv, cv); });
-  Value* sl = b.CreateCall(math_fn(mod, caller, MathFn::Sin, t, false), {x});
-  Value* cl = b.CreateCall(math_fn(mod, caller, MathFn::Cos, t, false), {x});
+  // The rare path stays a call when this function is inlined.
+  llvm::CallInst* sl = b.CreateCall(math_fn(mod, caller, MathFn::Sin, t, false), {x});
+  llvm::CallInst* cl = b.CreateCall(math_fn(mod, caller, MathFn::Cos, t, false), {x});
+  sl->setIsNoInline();
+  cl->setIsNoInline();
   b.CreateRet(pack2(b, sl, cl));
   llvm::appendToCompilerUsed(mod, {f});  // as in math_fn
-  if (!t->isVectorTy()) f->addFnAttr(llvm::Attribute::NoInline);
+  mark_inlining(f, t);
   return f;
 }
 

@@ -276,14 +276,14 @@ Value* BodyEmitter::op(const KernelInstr& in, const std::vector<Value*>& a) {
 }
 
 // sin(x) and cos(x) of one x are computed together: the argument reduction, the costly part,
-// is shared. On NVPTX through libdevice's sincos; on the host, for float32 in the default math
-// mode, through vmath's packed sincos (bit for bit the separate functions' results). Returns
-// false when `i` has no such partner.
+// is shared. On NVPTX through libdevice's sincos; on the host, for float32, through vmath's
+// packed sincos (bit for bit the separate functions' results). Returns false when `i` has no
+// such partner.
 bool BodyEmitter::sincos(size_t i, std::vector<Value*>& v) {
   const KernelInstr& in = k_.body[i];
   if (in.op != Op::Sin && in.op != Op::Cos) return false;
   bool cpu = opts_.target == EmitOptions::Target::Cpu;
-  if (cpu && (in.dtype != DType::Float32 || opts_.fast_math)) return false;
+  if (cpu && in.dtype != DType::Float32) return false;
   Op partner = in.op == Op::Sin ? Op::Cos : Op::Sin;
   size_t j = i + 1;
   while (j < k_.body.size() && !(k_.body[j].op == partner && k_.body[j].args == in.args)) ++j;
@@ -291,7 +291,7 @@ bool BodyEmitter::sincos(size_t i, std::vector<Value*>& v) {
   Value* x = v[in.args[0]];
   Value *sv, *cv;
   if (cpu) {
-    std::tie(sv, cv) = emit_sincos_f32(b_, x);
+    std::tie(sv, cv) = emit_sincos_f32(b_, x, MathOptions{opts_.fast_math});
     packed_sincos_ = true;
   } else {
     llvm::Type* ty = x->getType();

@@ -335,6 +335,12 @@ void trig_fast_both(const Ctx& e, Value* x, Value*& sin_out, Value*& cos_out) {
   cos_out = c;
 }
 
+// Fast mode has no exact reduction: lanes above the huge threshold give NaN rather than an
+// unreduced (garbage, even infinite) result.
+Value* nan_if_huge(const Ctx& e, Value* x, Value* res) {
+  return e.sel(e.gt(e.fabs(x), e.c(e.f64 ? kHugeTrigF64 : kHugeTrigF32)), e.nan(), res);
+}
+
 Value* trig_fast(const Ctx& e, Value* x, bool is_cos) {
   Value *s, *c;
   trig_fast_both(e, x, s, c);
@@ -574,8 +580,9 @@ llvm::Function* define_fn(llvm::Module& mod, llvm::Function* like, const std::st
   Ctx e(b, t);
   std::vector<Value*> args;
   for (auto& a : f->args()) args.push_back(&a);
-  bool exact_trig = (fn == MathFn::Sin || fn == MathFn::Cos) && !fast;
-  if (exact_trig && !e.f64) {
+  bool trig = fn == MathFn::Sin || fn == MathFn::Cos;
+  bool exact_trig = trig && !fast;
+  if (trig && !e.f64) {
     // Every lane small (ordered compare: NaN fails): float path; else the double path below.
     Value* small = e.lt(e.fabs(args[0]), e.c(kSmallTrigF32));
     Value* all = t->isVectorTy() ? b.CreateAndReduce(small) : small;
@@ -588,7 +595,7 @@ llvm::Function* define_fn(llvm::Module& mod, llvm::Function* like, const std::st
   }
   Value* res = emit_body(e, fn, args, fast);
   if (!exact_trig) {
-    b.CreateRet(res);
+    b.CreateRet(trig ? nan_if_huge(e, args[0], res) : res);
     return f;
   }
   // Any lane huge: redo those lanes with the scalar exact reduction.
@@ -692,9 +699,10 @@ Value* pack2(llvm::IRBuilder<>& b, Value* s, Value* c) {
 }
 
 // i64 arrayc_sincos_f32(float x) (and its variants over <N x float> -> <N x i64>): sin(x) in the
-// low half, cos(x) in the high half, equal bit for bit to arrayc_sin_f32 / arrayc_cos_f32.
-llvm::Function* sincos_fn(llvm::Module& mod, llvm::Function* caller, llvm::Type* t) {
-  std::string name = "arrayc_sincos_f32";
+// low half, cos(x) in the high half, equal bit for bit to arrayc_sin_f32 / arrayc_cos_f32 (their
+// _fast versions in fast mode).
+llvm::Function* sincos_fn(llvm::Module& mod, llvm::Function* caller, llvm::Type* t, bool fast) {
+  std::string name = fast ? "arrayc_sincos_f32_fast" : "arrayc_sincos_f32";
   if (auto* vt = llvm::dyn_cast<llvm::FixedVectorType>(t)) name += "_v" + std::to_string(vt->getNumElements());
   if (llvm::Function* f = mod.getFunction(name)) return f;
   llvm::LLVMContext& cx = mod.getContext();
@@ -722,10 +730,18 @@ llvm::Function* sincos_fn(llvm::Module& mod, llvm::Function* caller, llvm::Type*
     b.CreateRet(pack2(b, sv, cv));
     b.SetInsertPoint(rest);
   };
-  // Every lane small (NaN fails the ordered compare): the shared float path. Else, no lane huge:
-  // the shared double path. Else each function's own, with its exact reduction.
+  // Every lane small (NaN fails the ordered compare): the shared float path. Else, no lane huge
+  // (or fast mode): the shared double path. Else each function's own, with its exact reduction.
   path_if(lanes(e.lt(e.fabs(x), e.c(kSmallTrigF32)), true), "small",
           [&](Value*& sv, Value*& cv) { trig_small_f32_both(e, x, sv, cv); });
+  if (fast) {
+    Value *sv, *cv;
+    trig_fast_both(e, x, sv, cv);
+    b.CreateRet(pack2(b, nan_if_huge(e, x, sv), nan_if_huge(e, x, cv)));
+    llvm::appendToCompilerUsed(mod, {f});
+    mark_inlining(f, t);
+    return f;
+  }
   path_if(b.CreateNot(lanes(trig_huge_mask(e, x), false)), "double",
           [&](Value*& sv, Value*& cv) { trig_fast_both(e, x, sv, cv); });
   // The rare path stays a call when this function is inlined.
@@ -769,13 +785,14 @@ llvm::Value* emit_math_call(llvm::IRBuilder<>& b, MathFn fn, llvm::ArrayRef<llvm
   return call;
 }
 
-std::pair<llvm::Value*, llvm::Value*> emit_sincos_f32(llvm::IRBuilder<>& b, llvm::Value* x) {
+std::pair<llvm::Value*, llvm::Value*> emit_sincos_f32(llvm::IRBuilder<>& b, llvm::Value* x,
+                                                      const MathOptions& opts) {
   llvm::Type* t = x->getType();
   llvm::Function* caller = b.GetInsertBlock()->getParent();
   llvm::Module& mod = *caller->getParent();
   // Only the width its loops are given (kSincosWidth): every variant costs compile time.
-  sincos_fn(mod, caller, llvm::FixedVectorType::get(t, kSincosWidth));
-  llvm::Function* scalar = sincos_fn(mod, caller, t);
+  sincos_fn(mod, caller, llvm::FixedVectorType::get(t, kSincosWidth), opts.fast);
+  llvm::Function* scalar = sincos_fn(mod, caller, t, opts.fast);
   llvm::CallInst* packed = b.CreateCall(scalar, {x});
   packed->addFnAttr(llvm::Attribute::get(b.getContext(), "vector-function-abi-variant",
                                          variant_list(scalar->getName().str(), "v", {kSincosWidth})));

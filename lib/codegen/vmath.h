@@ -26,11 +26,12 @@ llvm::Value* emit_math_call(llvm::IRBuilder<>& b, MathFn fn, llvm::ArrayRef<llvm
 
 // sin(x) and cos(x) of one float x in one call that shares the argument reduction and the
 // polynomials (W1 and W8 take both of one x). The results equal emit_math_call's Sin and Cos
-// (default mode) bit for bit. The call returns both packed in an i64 (sin low, cos high) and
+// (of the same mode) bit for bit. The call returns both packed in an i64 (sin low, cos high) and
 // has one vector variant, of kSincosWidth lanes; a loop containing it must be given that vector
 // width explicitly (llvm.loop.vectorize.width), since the i64 would otherwise halve the
 // vectorizer's choice.
 constexpr unsigned kSincosWidth = 16;
-std::pair<llvm::Value*, llvm::Value*> emit_sincos_f32(llvm::IRBuilder<>& b, llvm::Value* x);
+std::pair<llvm::Value*, llvm::Value*> emit_sincos_f32(llvm::IRBuilder<>& b, llvm::Value* x,
+                                                      const MathOptions& opts = {});
 
 }  // namespace arrayc::detail

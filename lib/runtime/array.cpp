@@ -27,7 +27,17 @@ std::atomic<bool>& fusion_flag() {
   static std::atomic<bool> f{env_int("ARRAYC_FUSION", 1) != 0};
   return f;
 }
+std::atomic<bool>& fast_math_flag() {
+  static std::atomic<bool> f{env_int("ARRAYC_FAST_MATH", 0) != 0};
+  return f;
+}
 }  // namespace
+
+EmitOptions user_emit_options() {
+  EmitOptions o;
+  o.fast_math = fast_math_flag();
+  return o;
+}
 
 }  // namespace detail
 
@@ -35,6 +45,8 @@ using detail::NodeRef;
 
 void set_fusion(bool enabled) { detail::fusion_flag() = enabled; }
 bool fusion_enabled() { return detail::fusion_flag(); }
+void set_fast_math(bool enabled) { detail::fast_math_flag() = enabled; }
+bool fast_math_enabled() { return detail::fast_math_flag(); }
 
 Array::Array() : Array(detail::make_constant(detail::Scalar::of(DType::Float32, 0), {}, cpu())) {}
 Array::Array(NodeRef node) : impl_(std::make_shared<detail::ArrayImpl>(std::move(node))) {}
@@ -62,7 +74,7 @@ void eval(const std::vector<Array>& arrays) {
       g.outputs.push_back(a.node());
     }
   if (todo.empty()) return;
-  detail::Program p = detail::prepare(detail::compile_graph(g, fusion_enabled()), detail::EmitOptions{});
+  detail::Program p = detail::prepare(detail::compile_graph(g, fusion_enabled()), detail::user_emit_options());
   std::vector<NodeRef> out = detail::run(p);
   for (size_t i = 0; i < todo.size(); ++i) {
     std::lock_guard<std::mutex> lock(todo[i].impl_->mu);

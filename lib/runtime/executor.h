@@ -17,6 +17,9 @@ struct Program {
 
 Program prepare(Schedule s, const EmitOptions& opts);
 
+// The code-generation options the user chose (arrayc::set_fast_math).
+EmitOptions user_emit_options();
+
 // The data bound to a jit parameter: contiguous, starting `offset` elements into storage.
 struct ParamBinding {
   StorageRef storage;

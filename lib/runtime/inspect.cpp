@@ -30,7 +30,7 @@ Stages inspect(const std::vector<Array>& outputs, bool fuse) {
   opts.fuse = fuse;
   detail::Schedule sched = detail::build_schedule(optimized, opts);
   s.fused = detail::print_schedule(sched);
-  detail::EmitOptions emit;
+  detail::EmitOptions emit = detail::user_emit_options();
   // Each kernel's PTX for a given sm, in step order (products as the GPU would run them).
   using PtxOf = std::function<std::string(int sm)>;
   auto ptx_of = std::make_shared<std::vector<PtxOf>>();

@@ -32,9 +32,9 @@ int64_t JitFunction::num_traces() const { return state_->traces; }
 
 namespace {
 
-// The exact key: fusion mode, then per input dtype, device, rank and extents.
+// The exact key: fusion and math modes, then per input dtype, device, rank and extents.
 std::vector<int64_t> exact_key(const std::vector<Array>& in) {
-  std::vector<int64_t> key{fusion_enabled() ? 1 : 0};
+  std::vector<int64_t> key{(fusion_enabled() ? 1 : 0) | (fast_math_enabled() ? 2 : 0)};
   for (const Array& a : in) {
     key.push_back(static_cast<int64_t>(a.dtype()) | (static_cast<int64_t>(a.device().kind) << 8) |
                   (static_cast<int64_t>(a.device().index) << 16));
@@ -88,7 +88,7 @@ std::vector<Array> JitFunction::call(const std::vector<Array>& inputs) {
     counters().traces++;
     Graph g;
     for (const Array& o : outs) g.outputs.push_back(o.node());
-    program = std::make_shared<Program>(prepare(compile_graph(g, fusion_enabled()), EmitOptions{}));
+    program = std::make_shared<Program>(prepare(compile_graph(g, fusion_enabled()), user_emit_options()));
     std::lock_guard<std::mutex> lock(s.mu);
     s.traces++;
     s.programs.emplace(key, program);

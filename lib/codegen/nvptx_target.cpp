@@ -191,6 +191,11 @@ class PtxEmitter {
     // into a private array that the body then reads (SROA turns it into registers): all loads
     // come first, even when the body branches (f64 math). Others get an alignment assumption,
     // which lets the backend's load/store vectorizer merge their scalar loads.
+    //
+    // The vector loads run one chunk ahead (`next`): a thread issues the load of its next
+    // grid-stride chunk before it computes the current one, so its 16 bytes stay in flight
+    // during the math. Without this, a kernel with heavy math per byte (W8) spent most of its
+    // cycles waiting on its own load with nothing else outstanding (docs/cuda.md).
     std::vector<int> ptr_uses(k_.num_ptrs, 0), index_uses(k_.num_indexed, 0);
     for (const KernelLeaf& lf : k_.leaves) {
       if (lf.ptr >= 0) ++ptr_uses[lf.ptr];
@@ -198,20 +203,40 @@ class PtxEmitter {
     }
     for (const KernelOutput& o : k_.outputs) ++ptr_uses[o.ptr], ++index_uses[o.index];
     llvm::IRBuilder<> eb(&f_->getEntryBlock(), f_->getEntryBlock().begin());
-    std::vector<llvm::AllocaInst*> local(k_.num_ptrs, nullptr);
+    std::vector<llvm::AllocaInst*> local(k_.num_ptrs, nullptr), next(k_.num_ptrs, nullptr);
     for (const Mem& m : mem)
-      if (!m.output && ptr_uses[m.ptr] == 1 && index_uses[m.index] == 1)
-        local[m.ptr] = eb.CreateAlloca(llvm::FixedVectorType::get(body_.memory_type(m.dtype), width_));
-
-    loop(global_id(), chunks, global_size(), [&](Value* c) {
+      if (!m.output && ptr_uses[m.ptr] == 1 && index_uses[m.index] == 1) {
+        llvm::Type* vt = llvm::FixedVectorType::get(body_.memory_type(m.dtype), width_);
+        local[m.ptr] = eb.CreateAlloca(vt);
+        next[m.ptr] = eb.CreateAlloca(vt);
+      }
+    // Loads chunk c of every vector-loaded input into `next`.
+    auto load_next = [&](Value* c) {
       Value* i0 = b_.CreateAdd(begin, b_.CreateMul(c, w));
+      for (const Mem& m : mem) {
+        llvm::AllocaInst* a = m.output ? nullptr : next[m.ptr];
+        if (!a) continue;
+        Value* p = b_.CreateInBoundsGEP(body_.memory_type(m.dtype), ptrs_[m.ptr], b_.CreateAdd(offsets_[m.index], i0));
+        b_.CreateStore(b_.CreateAlignedLoad(a->getAllocatedType(), p, llvm::Align(width_ * dtype_size(m.dtype))), a);
+      }
+    };
+    Value* first = global_id();
+    if_then(b_.CreateICmpULT(first, chunks), [&] { load_next(first); });
+
+    loop(first, chunks, global_size(), [&](Value* c) {
+      Value* i0 = b_.CreateAdd(begin, b_.CreateMul(c, w));
+      for (const Mem& m : mem)
+        if (llvm::AllocaInst* a = m.output ? nullptr : local[m.ptr])
+          b_.CreateStore(b_.CreateLoad(a->getAllocatedType(), next[m.ptr]), a);
+      // The next chunk, or this thread's last one again (a valid address, no branch).
+      Value* last = b_.CreateSub(chunks, b_.getInt64(1));
+      load_next(b_.CreateBinaryIntrinsic(llvm::Intrinsic::umin, b_.CreateAdd(c, global_size()), last));
       std::vector<Value*> ptrs = ptrs_;
       std::vector<int> local_index;
       for (const Mem& m : mem) {
         if (m.output) continue;
         Value* p = b_.CreateInBoundsGEP(body_.memory_type(m.dtype), ptrs_[m.ptr], b_.CreateAdd(offsets_[m.index], i0));
         if (llvm::AllocaInst* a = local[m.ptr]) {
-          b_.CreateStore(b_.CreateAlignedLoad(a->getAllocatedType(), p, llvm::Align(width_ * dtype_size(m.dtype))), a);
           ptrs[m.ptr] = a;
           local_index.push_back(m.index);
         } else {
@@ -527,7 +552,10 @@ PtxArgs::PtxArgs(const Kernel& k, const std::vector<void*>& ptrs, const std::vec
 
 PtxLaunchConfig ptx_launch_config(const Kernel& k, const PtxKernel& p, const LaunchParams& lp, int multiprocessors) {
   PtxLaunchConfig c;
-  const int64_t max_grid = 32 * static_cast<int64_t>(std::max(multiprocessors, 1));
+  // At most 64 blocks of 256 threads per SM (8 waves at full occupancy), then grid-stride: with
+  // the loads a chunk ahead this measured best for W8 on an H200 (docs/cuda.md), 32 and 128 a
+  // little slower, 8 (one wave) and 256 slower still.
+  const int64_t max_grid = 64 * static_cast<int64_t>(std::max(multiprocessors, 1));
   const int64_t n = std::max<int64_t>(lp.parallel_extent, 1);
   if (!k.is_reduction) {
     int64_t per_block = static_cast<int64_t>(c.block) * p.elements_per_thread;

@@ -56,9 +56,10 @@ TEST(NvptxTest, SeluContiguousIsOneVectorLoadAndStore) {
   EXPECT_EQ(p.elements_per_thread, 4);
   EXPECT_NE(p.ptx.find(".target sm_90"), std::string::npos) << p.ptx;
   EXPECT_NE(p.ptx.find(".entry arrayc_fused_gt_exp_mul_sub_where"), std::string::npos) << p.ptx;
-  // Vector path: one 16-byte load of x and one 16-byte store per 4 elements; the scalar tail
-  // (and misaligned fallback): one load and one store per element.
-  EXPECT_EQ(loads(p.ptx, "v4.f32"), 1) << p.ptx;
+  // Vector path: one 16-byte load of x and one 16-byte store per 4 elements, the load issued a
+  // grid-stride chunk ahead (two load sites: before the loop, and in it for the next chunk);
+  // the scalar tail (and misaligned fallback): one load and one store per element.
+  EXPECT_EQ(loads(p.ptx, "v4.f32"), 2) << p.ptx;
   EXPECT_EQ(ptx_count(p.ptx, "st.global.v4.f32"), 1) << p.ptx;
   EXPECT_EQ(loads(p.ptx, "f32"), 1) << p.ptx;
   EXPECT_EQ(ptx_count(p.ptx, "st.global.f32"), 1) << p.ptx;
@@ -87,7 +88,7 @@ TEST(NvptxTest, Float64UsesTwoWideVectors) {
   Kernel k = only_kernel({exp(vec(64, DType::Float64)) + 1.0});
   detail::PtxKernel p = detail::emit_ptx(k, 90, detail::EmitOptions{});
   EXPECT_EQ(p.elements_per_thread, 2);
-  EXPECT_EQ(loads(p.ptx, "v2.f64"), 1) << p.ptx;
+  EXPECT_EQ(loads(p.ptx, "v2.f64"), 2) << p.ptx;  // before the loop and one chunk ahead in it
   EXPECT_EQ(ptx_count(p.ptx, "st.global.v2.f64"), 1) << p.ptx;
 }
 
@@ -146,7 +147,7 @@ TEST(NvptxTest, LaunchConfiguration) {
   detail::PtxLaunchConfig c = detail::ptx_launch_config(ew.kernel, p, ew.launch, 132);
   EXPECT_EQ(c.block, 256u);
   EXPECT_EQ(c.grid, (1u << 20) / 1024);
-  EXPECT_EQ(detail::ptx_launch_config(ew.kernel, p, ew.launch, 4).grid, 128u);  // 32 per SM
+  EXPECT_EQ(detail::ptx_launch_config(ew.kernel, p, ew.launch, 4).grid, 256u);  // 64 per SM
 
   KernelStep red = kernel_steps({sum(x)}).at(0);
   p.elements_per_thread = 1;

@@ -10,7 +10,7 @@ enum class MathFn { Exp, Log, Sin, Cos, Tanh, Pow, Sqrt };
 const char* math_fn_name(MathFn fn);  // "exp", "log", ...
 
 // fast: reduced accuracy documented in docs/math_accuracy.md (sin/cos without the huge-argument
-// reduction, so branch-free; f64 pow without the extended-precision log).
+// reduction: NaN above it; f64 pow without the extended-precision log).
 struct MathOptions {
   bool fast = false;
 };

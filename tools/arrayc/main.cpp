@@ -30,6 +30,7 @@ const char* kUsage =
     "                     graph, optgraph, fused, kernels, llvm, opt, asm, ptx, cubin\n"
     "  --sm=sm_NN         the GPU architecture for --emit=ptx (default sm_90)\n"
     "  --fusion=on|off    fuse elementwise work (default on; ARRAYC_FUSION=0 also turns it off)\n"
+    "  --fast-math=on|off the math library's fast mode (default off; ARRAYC_FAST_MATH=1 turns it on)\n"
     "  --device=cpu|gpuN  where arrays live (default cpu; ARRAYC_DEVICE)\n"
     "  -h, --help         this text\n";
 
@@ -73,6 +74,9 @@ int main(int argc, char** argv) {
     } else if (auto v3 = value("--fusion")) {
       if (*v3 != "on" && *v3 != "off") return usage_error("--fusion wants on or off");
       arrayc::set_fusion(*v3 == "on");
+    } else if (auto v5 = value("--fast-math")) {
+      if (*v5 != "on" && *v5 != "off") return usage_error("--fast-math wants on or off");
+      arrayc::set_fast_math(*v5 == "on");
     } else if (auto v4 = value("--device")) {
       device = *v4;
     } else if (a.size() > 1 && a[0] == '-') {

@@ -44,8 +44,8 @@ namespace {
 const std::vector<std::string_view> kExprCommands = {"graph", "optgraph", "fused", "kernels",
                                                      "llvm",  "opt",      "asm",   "ptx",
                                                      "cubin", "time"};
-const std::vector<std::string_view> kOtherCommands = {"device", "fusion", "help", "quit", "q",
-                                                      "exit",   "vars",   "load", "stats"};
+const std::vector<std::string_view> kOtherCommands = {"device", "fusion", "fastmath", "help", "quit",
+                                                      "q",      "exit",   "vars",     "load", "stats"};
 
 }  // namespace
 

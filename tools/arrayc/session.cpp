@@ -1191,13 +1191,14 @@ void Session::command(const Program& p, const Stmt& s, const std::string& filena
       e.pos = s.pos;
       throw;
     }
-  } else if (cmd == "fusion") {
+  } else if (cmd == "fusion" || cmd == "fastmath") {
+    bool fusion = cmd == "fusion";
     if (arg == "on" || arg == "off") {
-      set_fusion(arg == "on");
+      (fusion ? set_fusion : set_fast_math)(arg == "on");
     } else if (!arg.empty()) {
-      throw UserError{s.pos, ":fusion takes on or off"};
+      throw UserError{s.pos, ":" + cmd + " takes on or off"};
     }
-    *opts_.out << "fusion: " << (fusion_enabled() ? "on" : "off") << "\n";
+    *opts_.out << cmd << ": " << ((fusion ? fusion_enabled() : fast_math_enabled()) ? "on" : "off") << "\n";
   } else if (cmd == "vars") {
     for (const auto& [name, v] : vars_) {
       *opts_.out << "  " << name << " : ";
@@ -1264,6 +1265,7 @@ commands (EXPR is any expression, or a call of a def):
   :ptx EXPR        PTX (needs the CUDA backend) :cubin EXPR    registers, shared memory, spills
   :time EXPR       each compile stage timed, then the steady-state run
   :device cpu|gpu0 where new arrays live       :fusion on|off  fuse elementwise work or not
+  :fastmath on|off CPU sin/cos without huge arguments, f64 pow in double (docs/math_accuracy.md)
   :vars            variables and defs          :stats          what the engine has done
   :load FILE       run a program file          :help ops       every function
   :quit            leave (or Ctrl-D)

@@ -14,6 +14,7 @@
 #include <llvm/IR/Module.h>
 #include <llvm/Transforms/Utils/ModuleUtils.h>
 
+#include <array>
 #include <cmath>
 #include <functional>
 #include <string>
@@ -353,10 +354,9 @@ Value* trig_fast(const Ctx& e, Value* x, bool is_cos) {
 // minimax polynomials on |r| <= pi/4 (Cephes sinf/cosf coefficients).
 constexpr double kSmallTrigF32 = 0x1p22;
 
-// Both sin(x) and cos(x): the reduction and both polynomials are shared.
-void trig_small_f32_both(const Ctx& e, Value* x, Value*& sin_out, Value*& cos_out) {
-  // pi/2 = p[0] + p[1] + p[2] + p[3] (floats), peeled off the double-double kPio2A + kPio2B.
-  float p[4];
+// pi/2 = p[0] + p[1] + p[2] + p[3] (floats), peeled off the double-double kPio2A + kPio2B.
+std::array<float, 4> pio2_floats() {
+  std::array<float, 4> p;
   double h = kPio2A, l = kPio2B + kPio2C;
   for (float& part : p) {
     part = static_cast<float>(h + l);
@@ -365,6 +365,32 @@ void trig_small_f32_both(const Ctx& e, Value* x, Value*& sin_out, Value*& cos_ou
     double bv = h - d;
     l = (d - (h - bv)) + (l - bv);
   }
+  return p;
+}
+
+// f32 sin/cos when every lane has |x| < kTinyTrigF32 (W8's normal inputs, anything of moderate
+// size): q = rint(x * 2/pi) in one FMA with the magic constant 1.5 * 2^23 (whose low mantissa
+// bits then hold q), r = x - q*pi/2 in four FMA steps, the same polynomials. float(2/pi) and
+// the one rounding put x*2/pi within 2^-13 of the true product, so q can be one off only where
+// 2x/pi is that close to a half-integer: |r| <= pi/4 + 2^-12, where the polynomials keep their
+// accuracy. This saves the small path's two-float product, its rounding and conversion, and
+// its one-off correction.
+constexpr double kTinyTrigF32 = 0x1p10;
+
+void trig_tiny_f32_both(const Ctx& e, Value* x, Value*& sin_out, Value*& cos_out) {
+  std::array<float, 4> p = pio2_floats();
+  constexpr float kMagic = 0x1.8p23f;
+  Value* j = e.fma(x, e.c(static_cast<float>(kTwoOverPi)), e.c(kMagic));
+  Value* nq = e.sub(e.c(kMagic), j);  // -q, exact
+  Value* q = e.b.CreateSub(e.bits(j), e.bits(e.c(kMagic)));
+  Value* r = e.fma(nq, e.c(p[0]), x);
+  for (int i = 1; i < 4; ++i) r = e.fma(nq, e.c(p[i]), r);
+  trig_poly_f32(e, x, r, nullptr, q, sin_out, cos_out);
+}
+
+// Both sin(x) and cos(x): the reduction and both polynomials are shared.
+void trig_small_f32_both(const Ctx& e, Value* x, Value*& sin_out, Value*& cos_out) {
+  std::array<float, 4> p = pio2_floats();
   // 2/pi as two floats: v = x*2/pi with one rounding (error < 0.5 while v < 2^23).
   float two_pi_hi = static_cast<float>(kTwoOverPi);
   float two_pi_lo = static_cast<float>(kTwoOverPi - two_pi_hi);
@@ -383,12 +409,6 @@ void trig_small_f32_both(const Ctx& e, Value* x, Value*& sin_out, Value*& cos_ou
   r = e.sel(off, rc, r);
   q = e.b.CreateAdd(q, e.sel(off, e.b.CreateFPToSI(s, e.it), e.ci(0)));
   trig_poly_f32(e, x, r, nullptr, q, sin_out, cos_out);
-}
-
-Value* trig_small_f32(const Ctx& e, Value* x, bool is_cos) {
-  Value *s, *c;
-  trig_small_f32_both(e, x, s, c);
-  return is_cos ? c : s;
 }
 
 // Lanes that need the exact reduction (finite, above the threshold).
@@ -583,15 +603,20 @@ llvm::Function* define_fn(llvm::Module& mod, llvm::Function* like, const std::st
   bool trig = fn == MathFn::Sin || fn == MathFn::Cos;
   bool exact_trig = trig && !fast;
   if (trig && !e.f64) {
-    // Every lane small (ordered compare: NaN fails): float path; else the double path below.
-    Value* small = e.lt(e.fabs(args[0]), e.c(kSmallTrigF32));
-    Value* all = t->isVectorTy() ? b.CreateAndReduce(small) : small;
-    auto* fpath = llvm::BasicBlock::Create(cx, "small", f);
-    auto* dpath = llvm::BasicBlock::Create(cx, "large", f);
-    b.CreateCondBr(all, fpath, dpath);
-    b.SetInsertPoint(fpath);
-    b.CreateRet(trig_small_f32(e, args[0], fn == MathFn::Cos));
-    b.SetInsertPoint(dpath);
+    // Every lane tiny, else every lane small (ordered compares: NaN fails): float paths; else
+    // the double path below.
+    for (bool tiny : {true, false}) {
+      Value* below = e.lt(e.fabs(args[0]), e.c(tiny ? kTinyTrigF32 : kSmallTrigF32));
+      Value* all = t->isVectorTy() ? b.CreateAndReduce(below) : below;
+      auto* fpath = llvm::BasicBlock::Create(cx, tiny ? "tiny" : "small", f);
+      auto* rest = llvm::BasicBlock::Create(cx, "rest", f);
+      b.CreateCondBr(all, fpath, rest);
+      b.SetInsertPoint(fpath);
+      Value *sv, *cv;
+      (tiny ? trig_tiny_f32_both : trig_small_f32_both)(e, args[0], sv, cv);
+      b.CreateRet(fn == MathFn::Cos ? cv : sv);
+      b.SetInsertPoint(rest);
+    }
   }
   Value* res = emit_body(e, fn, args, fast);
   if (!exact_trig) {
@@ -732,6 +757,8 @@ llvm::Function* sincos_fn(llvm::Module& mod, llvm::Function* caller, llvm::Type*
   };
   // Every lane small (NaN fails the ordered compare): the shared float path. Else, no lane huge
   // (or fast mode): the shared double path. Else each function's own, with its exact reduction.
+  path_if(lanes(e.lt(e.fabs(x), e.c(kTinyTrigF32)), true), "tiny",
+          [&](Value*& sv, Value*& cv) { trig_tiny_f32_both(e, x, sv, cv); });
   path_if(lanes(e.lt(e.fabs(x), e.c(kSmallTrigF32)), true), "small",
           [&](Value*& sv, Value*& cv) { trig_small_f32_both(e, x, sv, cv); });
   if (fast) {

@@ -413,6 +413,34 @@ TEST(VMath, SinCosF32SmallArgumentPath) {
   for (MathFn fn : {MathFn::Sin, MathFn::Cos}) expect_ulp<float>(fn, v, {}, kBound);
 }
 
+// The tiny path (every lane below 2^10): a sweep of the whole range, and every multiple and
+// half-integer multiple of pi/2 below 2^10 with its float neighbours: next to the half-integers
+// q may be one off (x*2/pi is rounded once) and |r| a little above pi/4.
+TEST(VMath, SinCosF32TinyArgumentPath) {
+  std::vector<float> v;
+  constexpr float kB = 0x1p10f;
+  uint32_t top;
+  std::memcpy(&top, &kB, 4);
+  for (uint32_t u = 0; u < top; u += 1009) {
+    float x = from_bits<float>(u);
+    v.push_back(x);
+    v.push_back(-x);
+  }
+  for (int64_t h = 1; h < 1304; ++h) {  // h * pi/4 below 2^10: odd h are the half-integers
+    float x = static_cast<float>(h * 0.78539816339744830962L);
+    for (int step = 0; step < 4; ++step) {
+      v.push_back(x);
+      v.push_back(-x);
+      x = std::nextafter(x, kB);
+    }
+  }
+  std::mt19937_64 rng(25);
+  std::normal_distribution<float> nd;
+  for (int i = 0; i < (1 << 18); ++i) v.push_back(nd(rng));
+  while (v.size() % 16) v.push_back(0.5f);  // whole vectors, every lane below 2^10
+  for (MathFn fn : {MathFn::Sin, MathFn::Cos}) expect_ulp<float>(fn, v, {}, kBound);
+}
+
 TEST(VMath, TanhF32UlpBound) { check_tanh<float>(); }
 TEST(VMath, TanhF64UlpBound) { check_tanh<double>(); }
 TEST(VMath, PowF32UlpBound) { check_pow<float>(); }

@@ -514,10 +514,8 @@ llvm::Function* get_trig_huge(llvm::Module& mod, llvm::Function* like) {
 // Straight-line body of fn over the context's value type (sin/cos: the Cody-Waite path only).
 Value* emit_body(const Ctx& e, MathFn fn, llvm::ArrayRef<Value*> a, bool fast) {
   switch (fn) {
-    case MathFn::Exp: {
-      Value* res = exp_core(e, a[0], nullptr);
-      return e.sel(e.isnan(a[0]), a[0], res);
-    }
+    case MathFn::Exp:
+      return exp_core(e, a[0], nullptr);  // NaN passes the clamp's ordered compares: NaN out
     case MathFn::Log:
       return log_fn(e, a[0]);
     case MathFn::Sin:

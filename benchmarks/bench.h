@@ -38,6 +38,7 @@ struct Row {
   std::string dtype;     // "float32"
   std::string status = "ok";  // "ok", or "FAILED: reason"
   int reps = 0;
+  int calls_per_sample = 0;  // steady state: each timed sample is the mean of this many calls (0: not timed here)
   std::optional<double> median_ms, min_ms, max_ms;
   std::optional<double> first_call_ms;    // cold: first call in a fresh process, empty cache
   std::optional<double> compile_ms;       // cold: stats().compile_ms after that first call

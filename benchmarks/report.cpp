@@ -79,6 +79,7 @@ template <typename R, typename F> void fields(R& r, F&& f) {
   f("dtype", r.dtype);
   f("status", r.status);
   f("reps", r.reps);
+  f("calls_per_sample", r.calls_per_sample);
   f("median_ms", r.median_ms);
   f("min_ms", r.min_ms);
   f("max_ms", r.max_ms);

@@ -65,7 +65,7 @@ void optimize_module(llvm::Module& m, llvm::TargetMachine& tm) {
   pb.registerLoopAnalyses(lam);
   pb.crossRegisterProxies(lam, fam, cgam, mam);
   pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3).run(m, mam);
-  inline_vector_math(m, mam);
+  if (!tm.getTargetTriple().isNVPTX()) inline_vector_math(m, mam);  // GPU math is libdevice's
 }
 
 }  // namespace arrayc::detail

@@ -37,8 +37,8 @@ void set_fusion(bool enabled);
 bool fusion_enabled();
 
 // Fast math, off by default (ARRAYC_FAST_MATH=1 turns it on at start-up). It gives up, on the
-// CPU: the exact reduction of huge sin/cos arguments (above 2^40 for float32, 2^30 for float64
-// the result is NaN), and float64 pow's extended-precision log (errors up to
+// CPU: the exact reduction of huge sin/cos arguments (sin and cos of abs(x) above 2^40 for
+// float32, 2^30 for float64, are NaN), and float64 pow's extended-precision log (errors up to
 // about 1000 ULP for results near the overflow and underflow limits). Nothing else changes, and
 // GPU kernels use libdevice in either mode. Measured errors: docs/math_accuracy.md. Like
 // set_fusion, it applies to what is compiled (or jit-traced) after the call.

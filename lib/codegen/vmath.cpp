@@ -411,6 +411,17 @@ void trig_small_f32_both(const Ctx& e, Value* x, Value*& sin_out, Value*& cos_ou
   trig_poly_f32(e, x, r, nullptr, q, sin_out, cos_out);
 }
 
+// The float paths of f32 sin/cos, tried in order, each taken when every lane is below its bound
+// (ordered compares: NaN and inf lanes fail them). The separate functions and the packed sincos
+// both read this table, which keeps their results equal bit for bit.
+struct FloatTrigTier {
+  double bound;
+  const char* name;
+  void (*both)(const Ctx&, Value*, Value*&, Value*&);
+};
+constexpr FloatTrigTier kFloatTrigTiers[] = {{kTinyTrigF32, "tiny", trig_tiny_f32_both},
+                                             {kSmallTrigF32, "small", trig_small_f32_both}};
+
 // Lanes that need the exact reduction (finite, above the threshold).
 Value* trig_huge_mask(const Ctx& e, Value* x) {
   Value* a = e.fabs(x);
@@ -601,17 +612,16 @@ llvm::Function* define_fn(llvm::Module& mod, llvm::Function* like, const std::st
   bool trig = fn == MathFn::Sin || fn == MathFn::Cos;
   bool exact_trig = trig && !fast;
   if (trig && !e.f64) {
-    // Every lane tiny, else every lane small (ordered compares: NaN fails): float paths; else
-    // the double path below.
-    for (bool tiny : {true, false}) {
-      Value* below = e.lt(e.fabs(args[0]), e.c(tiny ? kTinyTrigF32 : kSmallTrigF32));
+    // The float paths (kFloatTrigTiers); past them, the double path below.
+    for (const FloatTrigTier& tier : kFloatTrigTiers) {
+      Value* below = e.lt(e.fabs(args[0]), e.c(tier.bound));
       Value* all = t->isVectorTy() ? b.CreateAndReduce(below) : below;
-      auto* fpath = llvm::BasicBlock::Create(cx, tiny ? "tiny" : "small", f);
+      auto* fpath = llvm::BasicBlock::Create(cx, tier.name, f);
       auto* rest = llvm::BasicBlock::Create(cx, "rest", f);
       b.CreateCondBr(all, fpath, rest);
       b.SetInsertPoint(fpath);
       Value *sv, *cv;
-      (tiny ? trig_tiny_f32_both : trig_small_f32_both)(e, args[0], sv, cv);
+      tier.both(e, args[0], sv, cv);
       b.CreateRet(fn == MathFn::Cos ? cv : sv);
       b.SetInsertPoint(rest);
     }
@@ -753,28 +763,26 @@ llvm::Function* sincos_fn(llvm::Module& mod, llvm::Function* caller, llvm::Type*
     b.CreateRet(pack2(b, sv, cv));
     b.SetInsertPoint(rest);
   };
-  // Every lane small (NaN fails the ordered compare): the shared float path. Else, no lane huge
-  // (or fast mode): the shared double path. Else each function's own, with its exact reduction.
-  path_if(lanes(e.lt(e.fabs(x), e.c(kTinyTrigF32)), true), "tiny",
-          [&](Value*& sv, Value*& cv) { trig_tiny_f32_both(e, x, sv, cv); });
-  path_if(lanes(e.lt(e.fabs(x), e.c(kSmallTrigF32)), true), "small",
-          [&](Value*& sv, Value*& cv) { trig_small_f32_both(e, x, sv, cv); });
+  // The shared float paths (kFloatTrigTiers). Past them, in fast mode, the shared double path
+  // (NaN for huge lanes); in default mode, the shared double path when no lane is huge, else
+  // each function's own, with its exact reduction.
+  for (const FloatTrigTier& tier : kFloatTrigTiers)
+    path_if(lanes(e.lt(e.fabs(x), e.c(tier.bound)), true), tier.name,
+            [&](Value*& sv, Value*& cv) { tier.both(e, x, sv, cv); });
   if (fast) {
     Value *sv, *cv;
     trig_fast_both(e, x, sv, cv);
     b.CreateRet(pack2(b, nan_if_huge(e, x, sv), nan_if_huge(e, x, cv)));
-    llvm::appendToCompilerUsed(mod, {f});
-    mark_inlining(f, t);
-    return f;
+  } else {
+    path_if(b.CreateNot(lanes(trig_huge_mask(e, x), false)), "double",
+            [&](Value*& sv, Value*& cv) { trig_fast_both(e, x, sv, cv); });
+    // The rare path stays a call when this function is inlined.
+    llvm::CallInst* sl = b.CreateCall(math_fn(mod, caller, MathFn::Sin, t, false), {x});
+    llvm::CallInst* cl = b.CreateCall(math_fn(mod, caller, MathFn::Cos, t, false), {x});
+    sl->setIsNoInline();
+    cl->setIsNoInline();
+    b.CreateRet(pack2(b, sl, cl));
   }
-  path_if(b.CreateNot(lanes(trig_huge_mask(e, x), false)), "double",
-          [&](Value*& sv, Value*& cv) { trig_fast_both(e, x, sv, cv); });
-  // The rare path stays a call when this function is inlined.
-  llvm::CallInst* sl = b.CreateCall(math_fn(mod, caller, MathFn::Sin, t, false), {x});
-  llvm::CallInst* cl = b.CreateCall(math_fn(mod, caller, MathFn::Cos, t, false), {x});
-  sl->setIsNoInline();
-  cl->setIsNoInline();
-  b.CreateRet(pack2(b, sl, cl));
   llvm::appendToCompilerUsed(mod, {f});  // as in math_fn
   mark_inlining(f, t);
   return f;

@@ -39,9 +39,17 @@ def main():
         ("huge number", b"1" * 400 + b".0\n", 1, b"out of range"),
         ("huge shape", b"zeros([1000000000000, 1000000000000])\n", 1, b"error"),
     ]
+    # Command-line switches: a bad value is a usage error (exit 2) naming the option.
+    huge_sin = b"sin(array([1e30], f32))\n"
+    cases += [
+        ("--fusion=maybe", b"1\n", 2, b"--fusion wants on or off", ["--fusion=maybe"]),
+        ("--fast-math=maybe", b"1\n", 2, b"--fast-math wants on or off", ["--fast-math=maybe"]),
+        ("--fast-math=on", huge_sin, 0, b"[nan] : float32[1]", ["--fast-math=on"]),
+        ("--fast-math=off", huge_sin, 0, b"[-0.79116344] : float32[1]", ["--fast-math=off"]),
+    ]
     failed = 0
-    for name, src, want_rc, want_text in cases:
-        p, secs = run(arrayc, src)
+    for name, src, want_rc, want_text, *args in cases:
+        p, secs = run(arrayc, src, args[0] if args else ())
         out = p.stdout + p.stderr
         ok = p.returncode == want_rc and want_text in out and secs < 60
         print("%-20s exit %d in %5.2f s  %s" % (name, p.returncode, secs, "ok" if ok else "FAIL"))

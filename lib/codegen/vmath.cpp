@@ -4,18 +4,22 @@
 // vector (LLVM arithmetic and constants splat over vectors), then instantiated as a scalar
 // function plus vector variants. The scalar call carries the "vector-function-abi-variant"
 // attribute naming the variants, so the loop vectorizer replaces it by a call of the right width.
-// Bodies are branch-free except sin/cos, whose variants check "any lane huge" and reduce those
+// Bodies are branch-free except f32 exp and sin/cos. f32 exp takes a path without clamps when
+// every lane is below 87 in magnitude. sin/cos variants check "any lane huge" and reduce those
 // lanes one by one with an exact (Payne-Hanek) reduction; f32 sin/cos (default mode) first check
-// "every lane below 2^22" and then compute in float instead of double. Algorithms and measured
-// errors are in docs/math_accuracy.md.
+// "every lane below 2^10", then "below 2^22", and then compute in float instead of double.
+// Algorithms and measured errors are in docs/math_accuracy.md.
 #include "codegen/vmath.h"
 
 #include <llvm/IR/Intrinsics.h>
+#include <llvm/IR/IntrinsicsX86.h>
 #include <llvm/IR/Module.h>
+#include <llvm/TargetParser/Host.h>
 #include <llvm/Transforms/Utils/ModuleUtils.h>
 
 #include <array>
 #include <cmath>
+#include <cstring>
 #include <functional>
 #include <string>
 #include <vector>
@@ -86,6 +90,13 @@ struct Ctx {
     }
     return terms[0];
   }
+  // The same polynomial by Horner's rule: one multiply fewer than Estrin's for three or more
+  // coefficients (no x^2), at a longer dependency chain.
+  Value* horner(Value* x, const std::vector<double>& coef) const {
+    Value* acc = c(coef.back());
+    for (size_t i = coef.size() - 1; i-- > 0;) acc = fma(acc, x, c(coef[i]));
+    return acc;
+  }
   // 2^n for an integer n in the normal exponent range.
   Value* pow2i(Value* n) const {
     return flt(b.CreateShl(b.CreateAdd(n, ci(bias)), ci(mbits)));
@@ -151,6 +162,110 @@ Value* exp_core(const Ctx& e, Value* x, Value* xlo) {
   Value* n1 = e.b.CreateAShr(n, e.ci(1));
   Value* n2 = e.b.CreateSub(n, n1);
   return e.mul(e.mul(s, e.pow2i(n1)), e.pow2i(n2));
+}
+
+// The host's permute instructions (vmath emits code for the host only).
+struct HostPermutes {
+  bool avx2 = false, avx512f = false;
+};
+const HostPermutes& host_permutes() {
+  static const HostPermutes h = [] {
+    HostPermutes p;
+#if defined(__x86_64__) || defined(__i386__)
+    llvm::StringMap<bool> f = llvm::sys::getHostCPUFeatures();
+    p.avx2 = f.lookup("avx2");
+    p.avx512f = f.lookup("avx512f");
+#endif
+    return p;
+  }();
+  return h;
+}
+
+// tab[idx mod 16] in each lane (idx: e's integer type; tab: 32-bit words, returned as floats).
+// One vpermps for 16 lanes with AVX-512, two and a blend for 8 with AVX2; else loads (a gather).
+Value* lookup16(const Ctx& e, const std::array<uint32_t, 16>& tab, Value* idx) {
+  llvm::IRBuilder<>& b = e.b;
+  auto* vt = llvm::dyn_cast<llvm::FixedVectorType>(e.ft);
+  unsigned n = vt ? vt->getNumElements() : 1;
+  auto words = [&](unsigned from, unsigned count) {
+    std::vector<llvm::Constant*> c;
+    for (unsigned i = 0; i < count; ++i)
+      c.push_back(llvm::ConstantExpr::getBitCast(b.getInt32(tab[from + i]), b.getFloatTy()));
+    return llvm::ConstantVector::get(c);
+  };
+  if (n == 16 && host_permutes().avx512f)
+    return b.CreateIntrinsic(llvm::Intrinsic::x86_avx512_permvar_sf_512, {}, {words(0, 16), idx});
+  if (n == 8 && host_permutes().avx2) {
+    Value* lo = b.CreateIntrinsic(llvm::Intrinsic::x86_avx2_permps, {}, {words(0, 8), idx});
+    Value* hi = b.CreateIntrinsic(llvm::Intrinsic::x86_avx2_permps, {}, {words(8, 8), idx});
+    return e.sel(b.CreateICmpNE(b.CreateAnd(idx, e.ci(8)), e.ci(0)), hi, lo);
+  }
+  llvm::Module& mod = *b.GetInsertBlock()->getModule();
+  auto* at = llvm::ArrayType::get(b.getFloatTy(), 16);
+  std::vector<llvm::Constant*> elems;
+  for (uint32_t w : tab) elems.push_back(llvm::ConstantExpr::getBitCast(b.getInt32(w), b.getFloatTy()));
+  auto* g = new llvm::GlobalVariable(mod, at, true, llvm::GlobalValue::PrivateLinkage,
+                                     llvm::ConstantArray::get(at, elems), "arrayc_table16");
+  g->setUnnamedAddr(llvm::GlobalValue::UnnamedAddr::Global);
+  Value* ptr = b.CreateGEP(b.getFloatTy(), g, b.CreateAnd(idx, e.ci(15)));
+  if (!vt) return b.CreateAlignedLoad(b.getFloatTy(), ptr, llvm::Align(4));
+  return b.CreateMaskedGather(e.ft, ptr, llvm::Align(4));
+}
+
+// f32 exp with a 16-entry table: x = (16k + j + f) ln2/16, exp(x) = 2^k 2^(j/16) exp(r) with
+// r = x - (16k + j) ln2/16 (|r| <= ln2/32, Cody-Waite with FMA), exp(r) - 1 by its degree-3
+// Taylor polynomial (truncation error 0.08 ULP), 2^(j/16) from the table (rounded to float: 0.5
+// ULP), and one rounding in fma(s, p, s). z = 16x/ln2 + 1.5*2^23 holds 16k + j in its low
+// mantissa bits: the table lookup reads j from them and z << 19 puts k in the exponent field,
+// with j << 19 below it, which each table word has subtracted in advance. Every lane below
+// kExpTableFastF32 (the "fast" path: results normal, s formed by an integer add); otherwise x is
+// clamped and 2^k applied in two halves (subnormal and overflowing results), with the same
+// rounding of the in-range lanes, so a lane's result never depends on its neighbours.
+constexpr float kExpTableFastF32 = 87.0f;
+Value* exp_table_f32(const Ctx& e, Value* x, bool fast_path) {
+  constexpr float kShift = 0x1.8p23f;
+  constexpr double kLn2 = 0x1.62e42fefa39efp-1;
+  static const std::array<uint32_t, 16> table = [] {
+    std::array<uint32_t, 16> t;
+    for (uint32_t j = 0; j < 16; ++j) {
+      float v = static_cast<float>(std::exp2(j / 16.0));
+      uint32_t bits;
+      std::memcpy(&bits, &v, 4);
+      t[j] = bits - (j << 19);
+    }
+    return t;
+  }();
+  float step_hi = static_cast<float>(kLn2 / 16);
+  float step_lo = static_cast<float>(kLn2 / 16 - step_hi);
+  Value* xc = x;
+  if (!fast_path) {
+    xc = e.sel(e.gt(x, e.c(89)), e.c(89), x);  // ordered: NaN passes and gives NaN
+    xc = e.sel(e.lt(xc, e.c(-104)), e.c(-104), xc);
+  }
+  Value* z = e.fma(xc, e.c(static_cast<float>(16 / kLn2)), e.c(kShift));
+  Value* nd = e.sub(z, e.c(kShift));
+  Value* r = e.fma(nd, e.c(-step_hi), xc);
+  r = e.fma(nd, e.c(-step_lo), r);
+  Value* p = e.fma(e.mul(r, r), e.fma(r, e.c(1.0 / 6), e.c(0.5)), r);
+  Value* zb = e.bits(z);
+  Value* t = e.bits(lookup16(e, table, zb));
+  if (fast_path) {
+    Value* s = e.flt(e.b.CreateAdd(t, e.b.CreateShl(zb, e.ci(19))));
+    return e.fma(s, p, s);
+  }
+  Value* s = e.flt(e.b.CreateAdd(t, e.b.CreateShl(e.b.CreateAnd(zb, e.ci(15)), e.ci(19))));
+  Value* k = e.b.CreateAShr(e.b.CreateSub(zb, e.bits(e.c(kShift))), e.ci(4));
+  Value* k1 = e.b.CreateAShr(k, e.ci(1));
+  Value* k2 = e.b.CreateSub(k, k1);
+  return e.mul(e.mul(e.fma(s, p, s), e.pow2i(k1)), e.pow2i(k2));
+}
+
+// Every lane of f32 x has |x| < bound (an unsigned compare of the bits: NaN and inf fail).
+Value* all_below_f32(const Ctx& e, Value* x, float bound) {
+  uint32_t bb;
+  std::memcpy(&bb, &bound, 4);
+  Value* below = e.b.CreateICmpULT(e.b.CreateAnd(e.bits(x), e.ci(0x7fffffff)), e.ci(bb));
+  return e.ft->isVectorTy() ? e.b.CreateAndReduce(below) : below;
 }
 
 // expm1(a) for 0 <= a <= 30 (what tanh needs): 2^n*p + (2^n - 1) with one rounding.
@@ -287,29 +402,31 @@ constexpr double kTwoOverPi = 0x1.45f306dc9c883p-1;
 // r_lo = r - float(r)) and quadrant q (e's integer type; only q mod 4 matters), with minimax
 // polynomials on |r| <= pi/4 (Cephes sinf/cosf coefficients).
 void trig_poly_f32(const Ctx& e, Value* x, Value* r, Value* r_lo, Value* q, Value*& sin_out, Value*& cos_out) {
+  // Horner's rule: nine multiplies and FMAs for both, the fewest on Zen 4's two FMA pipes.
   Value* z = e.mul(r, r);
-  Value* sin_poly = e.poly(z, {-1.6666654611e-1, 8.3321608736e-3, -1.9515295891e-4});
-  Value* cos_tail = e.mul(e.mul(z, z), e.poly(z, {4.166664568298827e-2, -1.388731625493765e-3,
-                                                  2.443315711809948e-5}));
+  Value* sin_poly = e.horner(z, {-1.6666654611e-1, 8.3321608736e-3, -1.9515295891e-4});
+  Value* cos_poly = e.horner(z, {-0.5, 4.166664568298827e-2, -1.388731625493765e-3,
+                                 2.443315711809948e-5});
   Value *sinp, *cosp;
   if (!r_lo) {
     sinp = e.fma(e.mul(r, z), sin_poly, r);
-    cosp = e.add(e.fma(e.c(-0.5), z, e.c(1)), cos_tail);
+    cosp = e.fma(z, cos_poly, e.c(1));
   } else {
     // sin(r + r_lo) = sin r + r_lo cos r ~ r + (r_lo + r z P(z)); cos(r + r_lo) ~ cos r - r r_lo.
     sinp = e.add(r, e.fma(e.mul(r, z), sin_poly, r_lo));
-    cosp = e.add(e.fma(e.c(-0.5), z, e.c(1)), e.fma(e.neg(r), r_lo, cos_tail));
+    cosp = e.fma(e.neg(r), r_lo, e.fma(z, cos_poly, e.c(1)));
   }
-  // sin(x) = +-sinp or +-cosp by q mod 4; cos(x) = sin(x + pi/2), i.e. q + 1.
-  auto pick = [&](int offset) {
-    Value* qq = e.b.CreateAdd(q, e.ci(offset));
-    Value* use_cos = e.b.CreateICmpNE(e.b.CreateAnd(qq, e.ci(1)), e.ci(0));
-    Value* negate = e.b.CreateICmpNE(e.b.CreateAnd(qq, e.ci(2)), e.ci(0));
-    Value* res = e.sel(use_cos, cosp, sinp);
-    return e.sel(negate, e.neg(res), res);
-  };
-  sin_out = e.sel(e.eq(x, e.c(0)), x, pick(0));  // sin(-0) = -0
-  cos_out = pick(1);
+  // sin r has the sign of r (|r| < pi); the sums above lose it only for r = -0 (x = -0, whose
+  // sign the float reductions keep: see pio2_floats), so or it back in: sin(-0) = -0.
+  Value* sign_bit = e.ci(0x80000000);
+  sinp = e.flt(e.b.CreateOr(e.bits(sinp), e.b.CreateAnd(e.bits(r), sign_bit)));
+  // sin(x) = +-sinp or +-cosp by q mod 4; cos(x) = sin(x + pi/2), i.e. q + 1. Odd q swaps the
+  // two; bit 1 of q (of q + 1 for cos) is the sign, moved to bit 31 and xored in. Integer
+  // tests, shifts and xors: on Zen 4 these leave the two FMA pipes to the arithmetic.
+  Value* swap = e.b.CreateICmpNE(e.b.CreateAnd(q, e.ci(1)), e.ci(0));
+  auto sign = [&](Value* qq) { return e.b.CreateAnd(e.b.CreateShl(qq, e.ci(30)), sign_bit); };
+  sin_out = e.flt(e.b.CreateXor(e.bits(e.sel(swap, cosp, sinp)), sign(q)));
+  cos_out = e.flt(e.b.CreateXor(e.bits(e.sel(swap, sinp, cosp)), sign(e.b.CreateAdd(q, e.ci(1)))));
 }
 
 // Cody-Waite sin and cos, valid below the huge-argument thresholds. Computed in double for both
@@ -328,6 +445,7 @@ void trig_fast_both(const Ctx& e, Value* x, Value*& sin_out, Value*& cos_out) {
     Value* r_hi = e.b.CreateFPTrunc(r, e.ft);
     Value* r_lo = e.b.CreateFPTrunc(d.sub(r, e.b.CreateFPExt(r_hi, d.ft)), e.ft);
     trig_poly_f32(e, x, r_hi, r_lo, e.b.CreateTrunc(q, e.it), sin_out, cos_out);
+    sin_out = e.sel(e.eq(x, e.c(0)), x, sin_out);  // kPio2C < 0 turns a -0 of r into +0
     return;
   }
   Value *s, *c;
@@ -354,12 +472,16 @@ Value* trig_fast(const Ctx& e, Value* x, bool is_cos) {
 // minimax polynomials on |r| <= pi/4 (Cephes sinf/cosf coefficients).
 constexpr double kSmallTrigF32 = 0x1p22;
 
-// pi/2 = p[0] + p[1] + p[2] + p[3] (floats), peeled off the double-double kPio2A + kPio2B.
-std::array<float, 4> pio2_floats() {
+// pi/2 = p[0] + p[1] + p[2] + p[3] (floats), peeled off the double-double kPio2A + kPio2B, each
+// part rounded to nearest or (toward_zero) down. Parts rounded down are all positive: then every
+// step fma(q, -p[i], r) of a reduction with q = +0 adds -0, and a -0 of x survives it. The
+// nearest parts keep a long reduction (many q bits, four steps) 0.5 ULP more accurate.
+std::array<float, 4> pio2_floats(bool toward_zero) {
   std::array<float, 4> p;
   double h = kPio2A, l = kPio2B + kPio2C;
   for (float& part : p) {
     part = static_cast<float>(h + l);
+    if (toward_zero && part > h + l) part = std::nextafter(part, 0.0f);
     double d = h - part;  // exact: part is within a factor 2 of h
     h = d + l;            // two-sum (h, l) = d + l
     double bv = h - d;
@@ -370,7 +492,8 @@ std::array<float, 4> pio2_floats() {
 
 // f32 sin/cos when every lane has |x| < kTinyTrigF32 (W8's normal inputs, anything of moderate
 // size): q = rint(x * 2/pi) in one FMA with the magic constant 1.5 * 2^23 (whose low mantissa
-// bits then hold q), r = x - q*pi/2 in four FMA steps, the same polynomials. float(2/pi) and
+// bits then hold q), r = x - q*pi/2 in three FMA steps (q < 2^10: the first is exact and the
+// third part leaves an error below 2^-60), the same polynomials. float(2/pi) and
 // the one rounding put x*2/pi within 2^-13 of the true product, so q can be one off only where
 // 2x/pi is that close to a half-integer: |r| <= pi/4 + 2^-12, where the polynomials keep their
 // accuracy. This saves the small path's two-float product, its rounding and conversion, and
@@ -378,37 +501,45 @@ std::array<float, 4> pio2_floats() {
 constexpr double kTinyTrigF32 = 0x1p10;
 
 void trig_tiny_f32_both(const Ctx& e, Value* x, Value*& sin_out, Value*& cos_out) {
-  std::array<float, 4> p = pio2_floats();
+  std::array<float, 4> p = pio2_floats(true);
   constexpr float kMagic = 0x1.8p23f;
   Value* j = e.fma(x, e.c(static_cast<float>(kTwoOverPi)), e.c(kMagic));
-  Value* nq = e.sub(e.c(kMagic), j);  // -q, exact
+  Value* qf = e.sub(j, e.c(kMagic));  // q, exact; +0 near 0, so that r keeps a -0 of x
   Value* q = e.b.CreateSub(e.bits(j), e.bits(e.c(kMagic)));
-  Value* r = e.fma(nq, e.c(p[0]), x);
-  for (int i = 1; i < 4; ++i) r = e.fma(nq, e.c(p[i]), r);
+  Value* r = e.fma(qf, e.c(-p[0]), x);
+  for (int i = 1; i < 3; ++i) r = e.fma(qf, e.c(-p[i]), r);
   trig_poly_f32(e, x, r, nullptr, q, sin_out, cos_out);
 }
 
 // Both sin(x) and cos(x): the reduction and both polynomials are shared.
 void trig_small_f32_both(const Ctx& e, Value* x, Value*& sin_out, Value*& cos_out) {
-  std::array<float, 4> p = pio2_floats();
+  std::array<float, 4> p = pio2_floats(false);
   // 2/pi as two floats: v = x*2/pi with one rounding (error < 0.5 while v < 2^23).
   float two_pi_hi = static_cast<float>(kTwoOverPi);
   float two_pi_lo = static_cast<float>(kTwoOverPi - two_pi_hi);
   Value* v = e.fma(x, e.c(two_pi_hi), e.mul(x, e.c(two_pi_lo)));
-  Value* qd = e.b.CreateUnaryIntrinsic(llvm::Intrinsic::rint, v);
-  Value* q = e.b.CreateFPToSI(qd, e.it);
-  Value* nq = e.neg(qd);
-  Value* r = e.fma(nq, e.c(p[0]), x);
-  for (int i = 1; i < 4; ++i) r = e.fma(nq, e.c(p[i]), r);
+  // q = rint(v) by the magic constant (v < 2^22).
+  constexpr float kMagic = 0x1.8p23f;
+  Value* j = e.add(v, e.c(kMagic));
+  Value* qd = e.sub(j, e.c(kMagic));
+  Value* q = e.b.CreateSub(e.bits(j), e.bits(e.c(kMagic)));
+  Value* r = e.fma(qd, e.c(-p[0]), x);
+  for (int i = 1; i < 4; ++i) r = e.fma(qd, e.c(-p[i]), r);
   // v carries one rounding (up to 1/8 below the bound), so q can be one off when 2x/pi is near
   // a half-integer (|r| up to ~pi/4 + 0.2): move such r back by pi/2 (r - p[0] is exact; p[2],
   // p[3] do not matter at |r| > 0.5).
-  Value* off = e.gt(e.fabs(r), e.c(0x1.921fb6p-1));
-  Value* s = e.copysign(e.c(1), r);
-  Value* rc = e.fma(e.neg(s), e.c(p[1]), e.fma(e.neg(s), e.c(p[0]), r));
+  // (Integer compare and sign arithmetic: they stay off the FMA pipes.)
+  float pio4 = 0x1.921fb6p-1f;
+  uint32_t pio4_bits;
+  std::memcpy(&pio4_bits, &pio4, 4);
+  Value* off = e.b.CreateICmpUGT(e.b.CreateAnd(e.bits(r), e.ci(0x7fffffff)), e.ci(pio4_bits));
+  Value* s = e.b.CreateOr(e.b.CreateAShr(e.bits(r), e.ci(31)), e.ci(1));  // sign of r: -1 or 1
+  Value* ns = e.flt(e.b.CreateXor(e.bits(e.c(-1)), e.b.CreateAnd(e.bits(r), e.ci(0x80000000))));
+  Value* rc = e.fma(ns, e.c(p[1]), e.fma(ns, e.c(p[0]), r));
   r = e.sel(off, rc, r);
-  q = e.b.CreateAdd(q, e.sel(off, e.b.CreateFPToSI(s, e.it), e.ci(0)));
+  q = e.b.CreateAdd(q, e.sel(off, s, e.ci(0)));
   trig_poly_f32(e, x, r, nullptr, q, sin_out, cos_out);
+  sin_out = e.sel(e.eq(x, e.c(0)), x, sin_out);  // p[1] < 0 turns a -0 of r into +0
 }
 
 // The float paths of f32 sin/cos, tried in order, each taken when every lane is below its bound
@@ -526,6 +657,7 @@ llvm::Function* get_trig_huge(llvm::Module& mod, llvm::Function* like) {
 Value* emit_body(const Ctx& e, MathFn fn, llvm::ArrayRef<Value*> a, bool fast) {
   switch (fn) {
     case MathFn::Exp:
+      if (!e.f64) return exp_table_f32(e, a[0], false);
       return exp_core(e, a[0], nullptr);  // NaN passes the clamp's ordered compares: NaN out
     case MathFn::Log:
       return log_fn(e, a[0]);
@@ -611,11 +743,18 @@ llvm::Function* define_fn(llvm::Module& mod, llvm::Function* like, const std::st
   for (auto& a : f->args()) args.push_back(&a);
   bool trig = fn == MathFn::Sin || fn == MathFn::Cos;
   bool exact_trig = trig && !fast;
+  if (fn == MathFn::Exp && !e.f64) {
+    auto* fpath = llvm::BasicBlock::Create(cx, "fast", f);
+    auto* rest = llvm::BasicBlock::Create(cx, "rest", f);
+    b.CreateCondBr(all_below_f32(e, args[0], kExpTableFastF32), fpath, rest);
+    b.SetInsertPoint(fpath);
+    b.CreateRet(exp_table_f32(e, args[0], true));
+    b.SetInsertPoint(rest);
+  }
   if (trig && !e.f64) {
     // The float paths (kFloatTrigTiers); past them, the double path below.
     for (const FloatTrigTier& tier : kFloatTrigTiers) {
-      Value* below = e.lt(e.fabs(args[0]), e.c(tier.bound));
-      Value* all = t->isVectorTy() ? b.CreateAndReduce(below) : below;
+      Value* all = all_below_f32(e, args[0], static_cast<float>(tier.bound));
       auto* fpath = llvm::BasicBlock::Create(cx, tier.name, f);
       auto* rest = llvm::BasicBlock::Create(cx, "rest", f);
       b.CreateCondBr(all, fpath, rest);
@@ -763,26 +902,22 @@ llvm::Function* sincos_fn(llvm::Module& mod, llvm::Function* caller, llvm::Type*
     b.CreateRet(pack2(b, sv, cv));
     b.SetInsertPoint(rest);
   };
-  // The shared float paths (kFloatTrigTiers). Past them, in fast mode, the shared double path
-  // (NaN for huge lanes); in default mode, the shared double path when no lane is huge, else
-  // each function's own, with its exact reduction.
+  // The shared float paths (kFloatTrigTiers). Past them, in default mode, the shared double
+  // path when no lane is huge; else each function's own (default mode: with its exact
+  // reduction; fast mode: the double path, NaN for huge lanes). Those stay calls when this
+  // function is inlined: inlined, fast mode's double path cost W8 a third more time in its
+  // float path (the packed results of the paths were no longer unpacked before their merge).
   for (const FloatTrigTier& tier : kFloatTrigTiers)
-    path_if(lanes(e.lt(e.fabs(x), e.c(tier.bound)), true), tier.name,
+    path_if(all_below_f32(e, x, static_cast<float>(tier.bound)), tier.name,
             [&](Value*& sv, Value*& cv) { tier.both(e, x, sv, cv); });
-  if (fast) {
-    Value *sv, *cv;
-    trig_fast_both(e, x, sv, cv);
-    b.CreateRet(pack2(b, nan_if_huge(e, x, sv), nan_if_huge(e, x, cv)));
-  } else {
+  if (!fast)
     path_if(b.CreateNot(lanes(trig_huge_mask(e, x), false)), "double",
             [&](Value*& sv, Value*& cv) { trig_fast_both(e, x, sv, cv); });
-    // The rare path stays a call when this function is inlined.
-    llvm::CallInst* sl = b.CreateCall(math_fn(mod, caller, MathFn::Sin, t, false), {x});
-    llvm::CallInst* cl = b.CreateCall(math_fn(mod, caller, MathFn::Cos, t, false), {x});
-    sl->setIsNoInline();
-    cl->setIsNoInline();
-    b.CreateRet(pack2(b, sl, cl));
-  }
+  llvm::CallInst* sl = b.CreateCall(math_fn(mod, caller, MathFn::Sin, t, fast), {x});
+  llvm::CallInst* cl = b.CreateCall(math_fn(mod, caller, MathFn::Cos, t, fast), {x});
+  sl->setIsNoInline();
+  cl->setIsNoInline();
+  b.CreateRet(pack2(b, sl, cl));
   llvm::appendToCompilerUsed(mod, {f});  // as in math_fn
   mark_inlining(f, t);
   return f;

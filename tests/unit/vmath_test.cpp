@@ -15,6 +15,7 @@
 #include <llvm/Support/raw_ostream.h>
 #include <llvm/Target/TargetMachine.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
@@ -46,7 +47,9 @@ struct Kernel {
 
 // Builds, optimizes (-O3, host CPU) and JIT-compiles
 //   void kernel(const T* a, const T* b, T* out, i64 n) { for i < n: out[i] = fn(a[i], b[i]) }
-std::unique_ptr<Kernel> build_kernel(MathFn fn, bool f64, bool fast) {
+// width 0: the loop of emit_math_call's scalar call, vectorized by LLVM; width 1, 4, 8, 16: a
+// loop over whole vectors of that width (n a multiple of it) calling that variant itself.
+std::unique_ptr<Kernel> build_kernel(MathFn fn, bool f64, bool fast, unsigned width = 0) {
   static bool initialized = [] {
     llvm::InitializeNativeTarget();
     llvm::InitializeNativeTargetAsmPrinter();
@@ -83,12 +86,26 @@ std::unique_ptr<Kernel> build_kernel(MathFn fn, bool f64, bool fast) {
   b.SetInsertPoint(loop);
   auto* i = b.CreatePHI(b.getInt64Ty(), 2);
   i->addIncoming(b.getInt64(0), entry);
+  llvm::Type* vt = width > 1 ? llvm::FixedVectorType::get(t, width) : t;
+  llvm::Align elem(f64 ? 8 : 4);  // the arrays are aligned for their elements only
   std::vector<llvm::Value*> args;
-  args.push_back(b.CreateLoad(t, b.CreateInBoundsGEP(t, f->getArg(0), i)));
-  if (fn == MathFn::Pow) args.push_back(b.CreateLoad(t, b.CreateInBoundsGEP(t, f->getArg(1), i)));
-  llvm::Value* r = emit_math_call(b, fn, args, MathOptions{fast});
-  b.CreateStore(r, b.CreateInBoundsGEP(t, f->getArg(2), i));
-  llvm::Value* next = b.CreateAdd(i, b.getInt64(1));
+  args.push_back(b.CreateAlignedLoad(vt, b.CreateInBoundsGEP(t, f->getArg(0), i), elem));
+  if (fn == MathFn::Pow)
+    args.push_back(b.CreateAlignedLoad(vt, b.CreateInBoundsGEP(t, f->getArg(1), i), elem));
+  llvm::Value* r;
+  if (width == 0) {
+    r = emit_math_call(b, fn, args, MathOptions{fast});
+  } else {
+    // emit_math_call defines every variant; call the one of this width instead of the scalar.
+    std::vector<llvm::Value*> scalars(args.size(), llvm::ConstantFP::get(t, 0.5));
+    auto* call = llvm::cast<llvm::CallInst>(emit_math_call(b, fn, scalars, MathOptions{fast}));
+    std::string variant = call->getCalledFunction()->getName().str();
+    if (width > 1) variant += "_v" + std::to_string(width);
+    call->eraseFromParent();
+    r = b.CreateCall(mod->getFunction(variant), args);
+  }
+  b.CreateAlignedStore(r, b.CreateInBoundsGEP(t, f->getArg(2), i), elem);
+  llvm::Value* next = b.CreateAdd(i, b.getInt64(std::max(width, 1u)));
   i->addIncoming(next, loop);
   b.CreateCondBr(b.CreateICmpSLT(next, n), loop, exit);
   b.SetInsertPoint(exit);
@@ -118,19 +135,19 @@ std::unique_ptr<Kernel> build_kernel(MathFn fn, bool f64, bool fast) {
   return k;
 }
 
-const Kernel& kernel(MathFn fn, bool f64, bool fast = false) {
-  static std::map<std::tuple<MathFn, bool, bool>, std::unique_ptr<Kernel>> cache;
-  auto& slot = cache[{fn, f64, fast}];
-  if (!slot) slot = build_kernel(fn, f64, fast);
+const Kernel& kernel(MathFn fn, bool f64, bool fast = false, unsigned width = 0) {
+  static std::map<std::tuple<MathFn, bool, bool, unsigned>, std::unique_ptr<Kernel>> cache;
+  auto& slot = cache[{fn, f64, fast, width}];
+  if (!slot) slot = build_kernel(fn, f64, fast, width);
   return *slot;
 }
 
 template <class T>
 std::vector<T> run(MathFn fn, const std::vector<T>& a, const std::vector<T>& b = {},
-                   bool fast = false) {
+                   bool fast = false, unsigned width = 0) {
   std::vector<T> out(a.size());
-  kernel(fn, std::is_same_v<T, double>, fast).fn(a.data(), b.empty() ? a.data() : b.data(),
-                                                 out.data(), static_cast<int64_t>(a.size()));
+  kernel(fn, std::is_same_v<T, double>, fast, width).fn(a.data(), b.empty() ? a.data() : b.data(),
+                                                        out.data(), static_cast<int64_t>(a.size()));
   return out;
 }
 
@@ -439,6 +456,64 @@ TEST(VMath, SinCosF32TinyArgumentPath) {
   for (int i = 0; i < (1 << 18); ++i) v.push_back(nd(rng));
   while (v.size() % 16) v.push_back(0.5f);  // whole vectors, every lane below 2^10
   for (MathFn fn : {MathFn::Sin, MathFn::Cos}) expect_ulp<float>(fn, v, {}, kBound);
+}
+
+// f32 exp reads 2^(j/16) from a table: a vpermps for 16 lanes (AVX-512), two for 8 (AVX2), a
+// gather for 4, a load for one. Every variant and the scalar function give the same bits, and a
+// lane's result does not depend on its neighbours: vectors with one lane out of the fast range
+// (|x| >= 87, NaN, inf) take the clamped path, which must round in-range lanes the same way.
+TEST(VMath, ExpF32SameBitsAtEveryWidthAndNeighbourhood) {
+  std::vector<float> v;
+  add_uniform(v, -87, 87, 1 << 16, 31);
+  add_uniform(v, -1, 1, 1 << 12, 32);
+  for (float x : {0.0f, -0.0f, 86.99f, -86.99f, 0x1.5bf0a8p-5f, -0x1.5bf0a8p-5f, 1e-30f, -1e-30f})
+    v.push_back(x);
+  while (v.size() % 16) v.push_back(0.25f);
+  std::vector<float> want = run<float>(MathFn::Exp, v, {}, false, 1);
+  for (unsigned width : {0u, 4u, 8u, 16u}) {
+    std::vector<float> got = run<float>(MathFn::Exp, v, {}, false, width);
+    int bad = 0;
+    for (size_t i = 0; i < v.size() && bad < 5; ++i)
+      if (std::memcmp(&got[i], &want[i], 4) != 0)
+        ++bad, ADD_FAILURE() << "width " << width << ": exp(" << v[i] << ") = " << got[i]
+                             << ", scalar " << want[i];
+  }
+  // Lane 0 of every vector of 16 out of the fast range, the other lanes as before.
+  const float outside[] = {100.0f, -100.0f, 87.0f, -87.0f, std::numeric_limits<float>::infinity(),
+                           std::numeric_limits<float>::quiet_NaN()};
+  for (float o : outside) {
+    std::vector<float> w = v;
+    for (size_t i = 0; i < w.size(); i += 16) w[i] = o;
+    std::vector<float> got = run<float>(MathFn::Exp, w, {}, false, 16);
+    int bad = 0;
+    for (size_t i = 0; i < w.size() && bad < 5; ++i) {
+      if (i % 16 == 0) continue;
+      if (std::memcmp(&got[i], &want[i], 4) != 0)
+        ++bad, ADD_FAILURE() << "beside " << o << ": exp(" << w[i] << ") = " << got[i]
+                             << ", alone " << want[i];
+    }
+    float lane0 = got[0];
+    if (std::isnan(o)) EXPECT_TRUE(std::isnan(lane0));
+    else EXPECT_LE(ulp_error(lane0, reference<float>(MathFn::Exp, o, 0.0f)), kBound) << o;
+  }
+}
+
+// sin(-0) = -0 on every f32 path: the tiny one (all lanes below 2^10), the small one (some lane
+// up to 2^22), the double one (some lane huge, inf or NaN), and the scalar function.
+TEST(VMath, SinOfMinusZeroOnEveryF32Path) {
+  for (float neighbour : {0.5f, 3e5f, 1e30f, std::numeric_limits<float>::quiet_NaN()}) {
+    std::vector<float> v(16, neighbour);
+    v[3] = -0.0f;
+    v[5] = 0.0f;
+    for (unsigned width : {1u, 16u}) {
+      std::vector<float> s = run<float>(MathFn::Sin, v, {}, false, width);
+      std::vector<float> c = run<float>(MathFn::Cos, v, {}, false, width);
+      EXPECT_TRUE(s[3] == 0 && std::signbit(s[3])) << "beside " << neighbour << ", width " << width;
+      EXPECT_TRUE(s[5] == 0 && !std::signbit(s[5])) << "beside " << neighbour << ", width " << width;
+      EXPECT_EQ(c[3], 1.0f);
+      EXPECT_EQ(c[5], 1.0f);
+    }
+  }
 }
 
 TEST(VMath, TanhF32UlpBound) { check_tanh<float>(); }

@@ -182,8 +182,9 @@ const HostPermutes& host_permutes() {
 }
 
 // tab[idx mod 16] in each lane (idx: e's integer type; tab: 32-bit words, returned as floats).
-// One vpermps for 16 lanes with AVX-512, two and a blend for 8 with AVX2; else loads (a gather).
-Value* lookup16(const Ctx& e, const std::array<uint32_t, 16>& tab, Value* idx) {
+// One vpermps for 16 lanes with AVX-512, two and a blend for 8 with AVX2; else loads (a gather)
+// from the module's constant array `name` (defined on first use).
+Value* lookup16(const Ctx& e, const char* name, const std::array<uint32_t, 16>& tab, Value* idx) {
   llvm::IRBuilder<>& b = e.b;
   auto* vt = llvm::dyn_cast<llvm::FixedVectorType>(e.ft);
   unsigned n = vt ? vt->getNumElements() : 1;
@@ -201,12 +202,15 @@ Value* lookup16(const Ctx& e, const std::array<uint32_t, 16>& tab, Value* idx) {
     return e.sel(b.CreateICmpNE(b.CreateAnd(idx, e.ci(8)), e.ci(0)), hi, lo);
   }
   llvm::Module& mod = *b.GetInsertBlock()->getModule();
-  auto* at = llvm::ArrayType::get(b.getFloatTy(), 16);
-  std::vector<llvm::Constant*> elems;
-  for (uint32_t w : tab) elems.push_back(llvm::ConstantExpr::getBitCast(b.getInt32(w), b.getFloatTy()));
-  auto* g = new llvm::GlobalVariable(mod, at, true, llvm::GlobalValue::PrivateLinkage,
-                                     llvm::ConstantArray::get(at, elems), "arrayc_table16");
-  g->setUnnamedAddr(llvm::GlobalValue::UnnamedAddr::Global);
+  llvm::GlobalVariable* g = mod.getNamedGlobal(name);
+  if (!g) {
+    auto* at = llvm::ArrayType::get(b.getFloatTy(), 16);
+    std::vector<llvm::Constant*> elems;
+    for (uint32_t w : tab) elems.push_back(llvm::ConstantExpr::getBitCast(b.getInt32(w), b.getFloatTy()));
+    g = new llvm::GlobalVariable(mod, at, true, llvm::GlobalValue::PrivateLinkage,
+                                 llvm::ConstantArray::get(at, elems), name);
+    g->setUnnamedAddr(llvm::GlobalValue::UnnamedAddr::Global);
+  }
   Value* ptr = b.CreateGEP(b.getFloatTy(), g, b.CreateAnd(idx, e.ci(15)));
   if (!vt) return b.CreateAlignedLoad(b.getFloatTy(), ptr, llvm::Align(4));
   return b.CreateMaskedGather(e.ft, ptr, llvm::Align(4));
@@ -248,7 +252,7 @@ Value* exp_table_f32(const Ctx& e, Value* x, bool fast_path) {
   r = e.fma(nd, e.c(-step_lo), r);
   Value* p = e.fma(e.mul(r, r), e.fma(r, e.c(1.0 / 6), e.c(0.5)), r);
   Value* zb = e.bits(z);
-  Value* t = e.bits(lookup16(e, table, zb));
+  Value* t = e.bits(lookup16(e, "arrayc_exp2_sixteenths", table, zb));
   if (fast_path) {
     Value* s = e.flt(e.b.CreateAdd(t, e.b.CreateShl(zb, e.ci(19))));
     return e.fma(s, p, s);

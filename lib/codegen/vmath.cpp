@@ -227,7 +227,6 @@ Value* lookup16(const Ctx& e, const char* name, const std::array<uint32_t, 16>& 
 // rounding of the in-range lanes, so a lane's result never depends on its neighbours.
 constexpr float kExpTableFastF32 = 87.0f;
 Value* exp_table_f32(const Ctx& e, Value* x, bool fast_path) {
-  constexpr float kShift = 0x1.8p23f;
   constexpr double kLn2 = 0x1.62e42fefa39efp-1;
   static const std::array<uint32_t, 16> table = [] {
     std::array<uint32_t, 16> t;
@@ -246,19 +245,18 @@ Value* exp_table_f32(const Ctx& e, Value* x, bool fast_path) {
     xc = e.sel(e.gt(x, e.c(89)), e.c(89), x);  // ordered: NaN passes and gives NaN
     xc = e.sel(e.lt(xc, e.c(-104)), e.c(-104), xc);
   }
-  Value* z = e.fma(xc, e.c(static_cast<float>(16 / kLn2)), e.c(kShift));
-  Value* nd = e.sub(z, e.c(kShift));
+  Value* nd;
+  Value* m = e.round_int(xc, 16 / kLn2, nd);  // 16k + j
   Value* r = e.fma(nd, e.c(-step_hi), xc);
   r = e.fma(nd, e.c(-step_lo), r);
   Value* p = e.fma(e.mul(r, r), e.fma(r, e.c(1.0 / 6), e.c(0.5)), r);
-  Value* zb = e.bits(z);
-  Value* t = e.bits(lookup16(e, "arrayc_exp2_sixteenths", table, zb));
+  Value* t = e.bits(lookup16(e, "arrayc_exp2_sixteenths", table, m));
   if (fast_path) {
-    Value* s = e.flt(e.b.CreateAdd(t, e.b.CreateShl(zb, e.ci(19))));
+    Value* s = e.flt(e.b.CreateAdd(t, e.b.CreateShl(m, e.ci(19))));
     return e.fma(s, p, s);
   }
-  Value* s = e.flt(e.b.CreateAdd(t, e.b.CreateShl(e.b.CreateAnd(zb, e.ci(15)), e.ci(19))));
-  Value* k = e.b.CreateAShr(e.b.CreateSub(zb, e.bits(e.c(kShift))), e.ci(4));
+  Value* s = e.flt(e.b.CreateAdd(t, e.b.CreateShl(e.b.CreateAnd(m, e.ci(15)), e.ci(19))));
+  Value* k = e.b.CreateAShr(m, e.ci(4));
   Value* k1 = e.b.CreateAShr(k, e.ci(1));
   Value* k2 = e.b.CreateSub(k, k1);
   return e.mul(e.mul(e.fma(s, p, s), e.pow2i(k1)), e.pow2i(k2));
@@ -506,10 +504,8 @@ constexpr double kTinyTrigF32 = 0x1p10;
 
 void trig_tiny_f32_both(const Ctx& e, Value* x, Value*& sin_out, Value*& cos_out) {
   std::array<float, 4> p = pio2_floats(true);
-  constexpr float kMagic = 0x1.8p23f;
-  Value* j = e.fma(x, e.c(static_cast<float>(kTwoOverPi)), e.c(kMagic));
-  Value* qf = e.sub(j, e.c(kMagic));  // q, exact; +0 near 0, so that r keeps a -0 of x
-  Value* q = e.b.CreateSub(e.bits(j), e.bits(e.c(kMagic)));
+  Value* qf;  // q, exact; +0 near 0, so that r keeps a -0 of x
+  Value* q = e.round_int(x, kTwoOverPi, qf);
   Value* r = e.fma(qf, e.c(-p[0]), x);
   for (int i = 1; i < 3; ++i) r = e.fma(qf, e.c(-p[i]), r);
   trig_poly_f32(e, x, r, nullptr, q, sin_out, cos_out);
@@ -522,11 +518,8 @@ void trig_small_f32_both(const Ctx& e, Value* x, Value*& sin_out, Value*& cos_ou
   float two_pi_hi = static_cast<float>(kTwoOverPi);
   float two_pi_lo = static_cast<float>(kTwoOverPi - two_pi_hi);
   Value* v = e.fma(x, e.c(two_pi_hi), e.mul(x, e.c(two_pi_lo)));
-  // q = rint(v) by the magic constant (v < 2^22).
-  constexpr float kMagic = 0x1.8p23f;
-  Value* j = e.add(v, e.c(kMagic));
-  Value* qd = e.sub(j, e.c(kMagic));
-  Value* q = e.b.CreateSub(e.bits(j), e.bits(e.c(kMagic)));
+  Value* qd;  // q = rint(v) by the magic constant (v < 2^22)
+  Value* q = e.round_int(v, 1, qd);
   Value* r = e.fma(qd, e.c(-p[0]), x);
   for (int i = 1; i < 4; ++i) r = e.fma(qd, e.c(-p[i]), r);
   // v carries one rounding (up to 1/8 below the bound), so q can be one off when 2x/pi is near
@@ -547,7 +540,7 @@ void trig_small_f32_both(const Ctx& e, Value* x, Value*& sin_out, Value*& cos_ou
 }
 
 // The float paths of f32 sin/cos, tried in order, each taken when every lane is below its bound
-// (ordered compares: NaN and inf lanes fail them). The separate functions and the packed sincos
+// (all_below_f32: NaN and inf lanes fail it). The separate functions and the packed sincos
 // both read this table, which keeps their results equal bit for bit.
 struct FloatTrigTier {
   double bound;

@@ -4,7 +4,10 @@
 //   g++ -std=c++20 -O2 -Ilib -Iinclude -I/usr/lib/llvm-19/include lib/codegen/vmath.cpp
 //     lib/codegen/optimize.cpp lib/support/*.cpp benchmarks/ulp_report.cpp $(/usr/lib/llvm-19/bin/llvm-config --ldflags --libs orcjit
 //     native passes --system-libs) -o /tmp/ulp_report
-//   /tmp/ulp_report [--stride N] [--samples64 N] [--no-accuracy] [--no-throughput]
+//   /tmp/ulp_report [--stride N] [--range LO HI] [--samples64 N] [--no-accuracy] [--no-throughput]
+//
+// --range LO HI: the f32 rows sweep every N-th float with LO <= abs(x) <= HI (both signs) instead
+// of all bit patterns, and the f64 rows are skipped.
 //
 // Accuracy: every f32 bit pattern (or every N-th) through exp/log/sin/cos/tanh, random f64
 // inputs (and random pow pairs), against double / long double libm. Throughput: a JIT-compiled
@@ -23,6 +26,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <limits>
 #include <memory>
@@ -129,19 +133,27 @@ long double ref64(MathFn fn, double x, double y) {
 
 using arrayc_test::ulp_error;
 
-void report_f32(MathFn fn, bool fast, uint64_t stride) {
+// The f32 inputs: every stride-th bit pattern from lo to hi, and with both_signs each negated too
+// (--range: lo and hi are the bits of two positive floats).
+struct F32Sweep {
+  uint64_t stride = 1, lo = 0, hi = 0xffffffffull;
+  bool both_signs = false;
+};
+
+void report_f32(MathFn fn, bool fast, const F32Sweep& sw) {
   Jitted j = compile(fn, false, fast);
   constexpr size_t kChunk = 1 << 20;
   std::vector<float> in, out(kChunk);
   double worst = 0;
   float worst_x = 0;
   uint64_t count = 0;
-  for (uint64_t u = 0; u <= 0xffffffffull; u += stride) {
+  for (uint64_t u = sw.lo; u <= sw.hi; u += sw.stride) {
     uint32_t bits = static_cast<uint32_t>(u);
     float x;
     std::memcpy(&x, &bits, 4);
     in.push_back(x);
-    if (in.size() == kChunk || u + stride > 0xffffffffull) {
+    if (sw.both_signs) in.push_back(-x);
+    if (in.size() + 2 > kChunk || u + sw.stride > sw.hi) {
       j.fn(in.data(), in.data(), out.data(), static_cast<int64_t>(in.size()));
       for (size_t i = 0; i < in.size(); ++i) {
         double err = ulp_error(out[i], ref32(fn, in[i], 0));
@@ -151,8 +163,18 @@ void report_f32(MathFn fn, bool fast, uint64_t stride) {
       in.clear();
     }
   }
-  std::printf("%-5s f32%s  every %llu. bit pattern (%llu inputs)  max %.3f ulp at x=%a\n",
-              name(fn), fast ? " fast" : "", static_cast<unsigned long long>(stride),
+  std::string what = "bit pattern";
+  if (sw.both_signs) {
+    float lo, hi;
+    uint32_t lb = static_cast<uint32_t>(sw.lo), hb = static_cast<uint32_t>(sw.hi);
+    std::memcpy(&lo, &lb, 4);
+    std::memcpy(&hi, &hb, 4);
+    char buf[96];
+    std::snprintf(buf, sizeof buf, "float with abs in [%g, %g]", lo, hi);
+    what = buf;
+  }
+  std::printf("%-5s f32%s  every %llu. %s (%llu inputs)  max %.3f ulp at x=%a\n", name(fn),
+              fast ? " fast" : "", static_cast<unsigned long long>(sw.stride), what.c_str(),
               static_cast<unsigned long long>(count), worst, worst_x);
   std::fflush(stdout);
 }
@@ -238,17 +260,29 @@ void throughput(MathFn fn, bool fast) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  uint64_t stride = 1;
+  F32Sweep sweep;
   size_t samples64 = 1 << 22;
   bool accuracy = true, speed = true;
+  auto float_bits = [](const char* text) {
+    float v = std::strtof(text, nullptr);
+    uint32_t b;
+    std::memcpy(&b, &v, 4);
+    return static_cast<uint64_t>(b);
+  };
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
-    if (arg == "--stride" && i + 1 < argc) stride = std::stoull(argv[++i]);
+    if (arg == "--stride" && i + 1 < argc) sweep.stride = std::stoull(argv[++i]);
+    else if (arg == "--range" && i + 2 < argc) {
+      sweep.lo = float_bits(argv[++i]);
+      sweep.hi = float_bits(argv[++i]);
+      sweep.both_signs = true;
+      samples64 = 0;
+    }
     else if (arg == "--samples64" && i + 1 < argc) samples64 = std::stoull(argv[++i]);
     else if (arg == "--no-accuracy") accuracy = false;
     else if (arg == "--no-throughput") speed = false;
     else {
-      std::fprintf(stderr, "usage: %s [--stride N] [--samples64 N] [--no-accuracy]"
+      std::fprintf(stderr, "usage: %s [--stride N] [--range LO HI] [--samples64 N] [--no-accuracy]"
                    " [--no-throughput]\n", argv[0]);
       return 2;
     }
@@ -257,10 +291,12 @@ int main(int argc, char** argv) {
   llvm::InitializeNativeTargetAsmPrinter();
   const MathFn unary[] = {MathFn::Exp, MathFn::Log, MathFn::Sin, MathFn::Cos, MathFn::Tanh};
   if (accuracy) {
-    for (MathFn fn : unary) report_f32(fn, false, stride);
-    for (MathFn fn : unary) report_f64(fn, false, samples64);
-    report_f64(MathFn::Pow, false, samples64);
-    report_f64(MathFn::Pow, true, samples64);
+    for (MathFn fn : unary) report_f32(fn, false, sweep);
+    if (samples64) {
+      for (MathFn fn : unary) report_f64(fn, false, samples64);
+      report_f64(MathFn::Pow, false, samples64);
+      report_f64(MathFn::Pow, true, samples64);
+    }
   }
   if (speed) {
     for (MathFn fn : unary) {

@@ -164,26 +164,35 @@ Value* exp_core(const Ctx& e, Value* x, Value* xlo) {
   return e.mul(e.mul(s, e.pow2i(n1)), e.pow2i(n2));
 }
 
-// The host's permute instructions (vmath emits code for the host only).
-struct HostPermutes {
+// The permute instructions of the CPU that a function is compiled for: its "target-features"
+// attribute when it has one (copy_target_attrs passes the caller's on), else the host's.
+struct Permutes {
   bool avx2 = false, avx512f = false;
 };
-const HostPermutes& host_permutes() {
-  static const HostPermutes h = [] {
-    HostPermutes p;
+Permutes target_permutes(const llvm::Function& f) {
+  Permutes p;
 #if defined(__x86_64__) || defined(__i386__)
-    llvm::StringMap<bool> f = llvm::sys::getHostCPUFeatures();
-    p.avx2 = f.lookup("avx2");
-    p.avx512f = f.lookup("avx512f");
-#endif
+  if (f.hasFnAttribute("target-features")) {
+    llvm::SmallVector<llvm::StringRef, 64> feats;
+    f.getFnAttribute("target-features").getValueAsString().split(feats, ',');
+    for (llvm::StringRef ft : feats) {
+      if (ft == "+avx2") p.avx2 = true;
+      if (ft == "+avx512f") p.avx512f = true;
+    }
     return p;
+  }
+  static const Permutes host = [] {
+    llvm::StringMap<bool> f = llvm::sys::getHostCPUFeatures();
+    return Permutes{f.lookup("avx2"), f.lookup("avx512f")};
   }();
-  return h;
+  p = host;
+#endif
+  return p;
 }
 
 // tab[idx mod 16] in each lane (idx: e's integer type; tab: 32-bit words, returned as floats).
-// One vpermps for 16 lanes with AVX-512, two and a blend for 8 with AVX2; else loads (a gather)
-// from the module's constant array `name` (defined on first use).
+// One vpermps for 16 lanes with AVX-512, two and a blend per 8 lanes with AVX2; else loads (a
+// gather) from the module's constant array `name` (defined on first use).
 Value* lookup16(const Ctx& e, const char* name, const std::array<uint32_t, 16>& tab, Value* idx) {
   llvm::IRBuilder<>& b = e.b;
   auto* vt = llvm::dyn_cast<llvm::FixedVectorType>(e.ft);
@@ -194,12 +203,25 @@ Value* lookup16(const Ctx& e, const char* name, const std::array<uint32_t, 16>& 
       c.push_back(llvm::ConstantExpr::getBitCast(b.getInt32(tab[from + i]), b.getFloatTy()));
     return llvm::ConstantVector::get(c);
   };
-  if (n == 16 && host_permutes().avx512f)
+  Permutes cpu = target_permutes(*b.GetInsertBlock()->getParent());
+  if (n == 16 && cpu.avx512f)
     return b.CreateIntrinsic(llvm::Intrinsic::x86_avx512_permvar_sf_512, {}, {words(0, 16), idx});
-  if (n == 8 && host_permutes().avx2) {
+  if (n == 8 && cpu.avx2) {
     Value* lo = b.CreateIntrinsic(llvm::Intrinsic::x86_avx2_permps, {}, {words(0, 8), idx});
     Value* hi = b.CreateIntrinsic(llvm::Intrinsic::x86_avx2_permps, {}, {words(8, 8), idx});
     return e.sel(b.CreateICmpNE(b.CreateAnd(idx, e.ci(8)), e.ci(0)), hi, lo);
+  }
+  if (n == 16 && cpu.avx2) {
+    // Two halves of 8 lanes, each as above.
+    Ctx half(b, llvm::FixedVectorType::get(b.getFloatTy(), 8));
+    auto part = [&](int from) {
+      llvm::SmallVector<int, 8> m;
+      for (int i = 0; i < 8; ++i) m.push_back(from + i);
+      return lookup16(half, name, tab, b.CreateShuffleVector(idx, m));
+    };
+    llvm::SmallVector<int, 16> all;
+    for (int i = 0; i < 16; ++i) all.push_back(i);
+    return b.CreateShuffleVector(part(0), part(8), all);
   }
   llvm::Module& mod = *b.GetInsertBlock()->getModule();
   llvm::GlobalVariable* g = mod.getNamedGlobal(name);

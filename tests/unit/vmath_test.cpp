@@ -45,11 +45,26 @@ struct Kernel {
   bool avx512 = false;
 };
 
+// The host's target features with AVX-512 turned off: code for an AVX2 CPU that runs here.
+std::string without_avx512(llvm::StringRef features) {
+  llvm::SmallVector<llvm::StringRef, 64> parts;
+  features.split(parts, ',');
+  std::string out;
+  for (llvm::StringRef p : parts) {
+    std::string f = p.str();
+    if (p.starts_with("+avx512") || p.starts_with("+evex512") || p.starts_with("+avx10")) f[0] = '-';
+    out += (out.empty() ? "" : ",") + f;
+  }
+  return out;
+}
+
 // Builds, optimizes (-O3, host CPU) and JIT-compiles
 //   void kernel(const T* a, const T* b, T* out, i64 n) { for i < n: out[i] = fn(a[i], b[i]) }
 // width 0: the loop of emit_math_call's scalar call, vectorized by LLVM; width 1, 4, 8, 16: a
 // loop over whole vectors of that width (n a multiple of it) calling that variant itself.
-std::unique_ptr<Kernel> build_kernel(MathFn fn, bool f64, bool fast, unsigned width = 0) {
+// avx2_only: compiled for the host's features without AVX-512.
+std::unique_ptr<Kernel> build_kernel(MathFn fn, bool f64, bool fast, unsigned width = 0,
+                                     bool avx2_only = false) {
   static bool initialized = [] {
     llvm::InitializeNativeTarget();
     llvm::InitializeNativeTargetAsmPrinter();
@@ -71,6 +86,7 @@ std::unique_ptr<Kernel> build_kernel(MathFn fn, bool f64, bool fast, unsigned wi
   auto* f = llvm::Function::Create(fty, llvm::Function::ExternalLinkage, "kernel", *mod);
   auto k = std::make_unique<Kernel>();
   std::string features = tm->getTargetFeatureString().str();
+  if (avx2_only) features = without_avx512(features);
   k->avx512 = features.find("+avx512f") != std::string::npos;
   f->addFnAttr("target-cpu", tm->getTargetCPU());
   f->addFnAttr("target-features", features);
@@ -135,19 +151,20 @@ std::unique_ptr<Kernel> build_kernel(MathFn fn, bool f64, bool fast, unsigned wi
   return k;
 }
 
-const Kernel& kernel(MathFn fn, bool f64, bool fast = false, unsigned width = 0) {
-  static std::map<std::tuple<MathFn, bool, bool, unsigned>, std::unique_ptr<Kernel>> cache;
-  auto& slot = cache[{fn, f64, fast, width}];
-  if (!slot) slot = build_kernel(fn, f64, fast, width);
+const Kernel& kernel(MathFn fn, bool f64, bool fast = false, unsigned width = 0,
+                     bool avx2_only = false) {
+  static std::map<std::tuple<MathFn, bool, bool, unsigned, bool>, std::unique_ptr<Kernel>> cache;
+  auto& slot = cache[{fn, f64, fast, width, avx2_only}];
+  if (!slot) slot = build_kernel(fn, f64, fast, width, avx2_only);
   return *slot;
 }
 
 template <class T>
 std::vector<T> run(MathFn fn, const std::vector<T>& a, const std::vector<T>& b = {},
-                   bool fast = false, unsigned width = 0) {
+                   bool fast = false, unsigned width = 0, bool avx2_only = false) {
   std::vector<T> out(a.size());
-  kernel(fn, std::is_same_v<T, double>, fast, width).fn(a.data(), b.empty() ? a.data() : b.data(),
-                                                        out.data(), static_cast<int64_t>(a.size()));
+  kernel(fn, std::is_same_v<T, double>, fast, width, avx2_only)
+      .fn(a.data(), b.empty() ? a.data() : b.data(), out.data(), static_cast<int64_t>(a.size()));
   return out;
 }
 
@@ -495,6 +512,31 @@ TEST(VMath, ExpF32SameBitsAtEveryWidthAndNeighbourhood) {
     float lane0 = got[0];
     if (std::isnan(o)) EXPECT_TRUE(std::isnan(lane0));
     else EXPECT_LE(ulp_error(lane0, reference<float>(MathFn::Exp, o, 0.0f)), kBound) << o;
+  }
+}
+
+// On an AVX2 CPU without AVX-512 the 8- and 16-lane variants look the table up with vpermps
+// pairs (the 16-lane one as two halves), not with a gather; the bits stay the scalar function's.
+TEST(VMath, ExpF32Avx2LookupsSameBits) {
+  if (!__builtin_cpu_supports("avx2")) GTEST_SKIP() << "no AVX2 on this CPU";
+  std::vector<float> v;
+  add_uniform(v, -87, 87, 1 << 14, 33);
+  for (float x : {0.0f, -0.0f, 86.99f, -86.99f, 100.0f, -100.0f, 1e-30f,
+                  std::numeric_limits<float>::infinity(), std::numeric_limits<float>::quiet_NaN()})
+    v.push_back(x);
+  while (v.size() % 16) v.push_back(0.25f);
+  std::vector<float> want = run<float>(MathFn::Exp, v, {}, false, 1);
+  for (unsigned width : {8u, 16u}) {
+    const Kernel& k = kernel(MathFn::Exp, false, false, width, true);
+    EXPECT_FALSE(k.avx512);
+    EXPECT_NE(k.ir.find("llvm.x86.avx2.permps"), std::string::npos) << "width " << width;
+    EXPECT_EQ(k.ir.find("masked.gather"), std::string::npos) << "width " << width;
+    std::vector<float> got = run<float>(MathFn::Exp, v, {}, false, width, true);
+    int bad = 0;
+    for (size_t i = 0; i < v.size() && bad < 5; ++i)
+      if (std::memcmp(&got[i], &want[i], 4) != 0)
+        ++bad, ADD_FAILURE() << "AVX2, width " << width << ": exp(" << v[i] << ") = " << got[i]
+                             << ", scalar " << want[i];
   }
 }
 

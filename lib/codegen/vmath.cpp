@@ -446,8 +446,9 @@ void trig_poly_f32(const Ctx& e, Value* x, Value* r, Value* r_lo, Value* q, Valu
   Value* sign_bit = e.ci(0x80000000);
   sinp = e.flt(e.b.CreateOr(e.bits(sinp), e.b.CreateAnd(e.bits(r), sign_bit)));
   // sin(x) = +-sinp or +-cosp by q mod 4; cos(x) = sin(x + pi/2), i.e. q + 1. Odd q swaps the
-  // two; bit 1 of q (of q + 1 for cos) is the sign, moved to bit 31 and xored in. Integer
-  // tests, shifts and xors: on Zen 4 these leave the two FMA pipes to the arithmetic.
+  // two; bit 1 of q (of q + 1 for cos) is the sign, moved to bit 31 and xored in. On Zen 4 the
+  // shifts, xors and blends issue beside the FMAs; the test of bit 0 (a compare into a mask
+  // register) takes an FMA's slot, as any compare does (benchmarks/port_probe.cpp).
   Value* swap = e.b.CreateICmpNE(e.b.CreateAnd(q, e.ci(1)), e.ci(0));
   auto sign = [&](Value* qq) { return e.b.CreateAnd(e.b.CreateShl(qq, e.ci(30)), sign_bit); };
   sin_out = e.flt(e.b.CreateXor(e.bits(e.sel(swap, cosp, sinp)), sign(q)));
@@ -548,7 +549,7 @@ void trig_small_f32_both(const Ctx& e, Value* x, Value*& sin_out, Value*& cos_ou
   // v carries one rounding (up to 1/8 below the bound), so q can be one off when 2x/pi is near
   // a half-integer (|r| up to ~pi/4 + 0.2): move such r back by pi/2 (r - p[0] is exact; p[2],
   // p[3] do not matter at |r| > 0.5).
-  // (Integer compare and sign arithmetic: they stay off the FMA pipes.)
+  // (The sign arithmetic is integer shifts and logic, which issue beside the FMAs on Zen 4.)
   float pio4 = 0x1.921fb6p-1f;
   uint32_t pio4_bits;
   std::memcpy(&pio4_bits, &pio4, 4);

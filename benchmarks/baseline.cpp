@@ -1,10 +1,16 @@
 #include "baseline.h"
 
 #include <cblas.h>
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
 
 #include <algorithm>
 #include <cmath>
 #include <condition_variable>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <functional>
 #include <mutex>
 #include <thread>
@@ -150,5 +156,104 @@ void w7(const float* a, float* m, float* log, int64_t n, int iters) {
     log[it] = static_cast<float>(s);
   }
 }
+
+
+// ---- libmvec: the same loops over glibc's vector functions -------------------------------------
+
+namespace libmvec {
+namespace {
+
+// GCC vector types of the widest width this file is compiled for, and libmvec's entry points
+// for them (x86-64 vector ABI names: ISA 'e' AVX-512 or 'd' AVX2, N lanes, one vector argument).
+#define ARRAYC_BENCH_LIBMVEC(isa, nf, nd)                                       \
+  extern "C" VF _ZGV##isa##N##nf##v_expf(VF);                                   \
+  extern "C" VF _ZGV##isa##N##nf##v_sinf(VF);                                   \
+  extern "C" VF _ZGV##isa##N##nf##v_cosf(VF);                                   \
+  extern "C" VD _ZGV##isa##N##nd##v_sin(VD);                                    \
+  extern "C" VD _ZGV##isa##N##nd##v_cos(VD);                                    \
+  VF vexp(VF x) { return _ZGV##isa##N##nf##v_expf(x); }                         \
+  VF vsin(VF x) { return _ZGV##isa##N##nf##v_sinf(x); }                         \
+  VF vcos(VF x) { return _ZGV##isa##N##nf##v_cosf(x); }                         \
+  VD vsin(VD x) { return _ZGV##isa##N##nd##v_sin(x); }                          \
+  VD vcos(VD x) { return _ZGV##isa##N##nd##v_cos(x); }                          \
+  constexpr bool kAvailable = true;
+#if defined(ARRAYC_BENCH_NO_LIBMVEC)
+#define ARRAYC_BENCH_LIBMVEC_NONE
+#elif defined(__AVX512F__)
+using VF = __m512;
+using VD = __m512d;
+ARRAYC_BENCH_LIBMVEC(e, 16, 8)
+#elif defined(__AVX2__)
+using VF = __m256;
+using VD = __m256d;
+ARRAYC_BENCH_LIBMVEC(d, 8, 4)
+#else
+#define ARRAYC_BENCH_LIBMVEC_NONE
+#endif
+#ifdef ARRAYC_BENCH_LIBMVEC_NONE
+using VF = float __attribute__((vector_size(16)));
+using VD = double __attribute__((vector_size(16)));
+template <typename V> V unavailable(V) {
+  std::fputs("arrayc-bench: the libmvec baseline needs glibc's libmvec and AVX2\n", stderr);
+  std::abort();
+}
+VF vexp(VF x) { return unavailable(x); }
+VF vsin(VF x) { return unavailable(x); }
+VF vcos(VF x) { return unavailable(x); }
+VD vsin(VD x) { return unavailable(x); }
+VD vcos(VD x) { return unavailable(x); }
+constexpr bool kAvailable = false;
+#endif
+
+// y[i] = f(x[i]) a vector at a time on the pool; the last partial vector goes through a
+// zero-padded copy, so every element takes the same code.
+template <typename T, typename V, typename F> void vector_loop(const T* x, T* y, int64_t n, F f) {
+  constexpr int64_t kW = sizeof(V) / sizeof(T);
+  pool().run(n, [=](int64_t b, int64_t e) {
+    int64_t i = b;
+    for (; i + kW <= e; i += kW) {
+      V v, r;
+      std::memcpy(&v, x + i, sizeof v);
+      r = f(v);
+      std::memcpy(y + i, &r, sizeof r);
+    }
+    if (i < e) {
+      T buf[kW] = {};
+      std::memcpy(buf, x + i, static_cast<size_t>(e - i) * sizeof(T));
+      V v, r;
+      std::memcpy(&v, buf, sizeof v);
+      r = f(v);
+      std::memcpy(buf, &r, sizeof r);
+      std::memcpy(y + i, buf, static_cast<size_t>(e - i) * sizeof(T));
+    }
+  });
+}
+
+template <typename T, typename V> void w1_impl(const T* x, T* y, int64_t n) {
+  vector_loop<T, V>(x, y, n, [](V v) {
+    V c = vcos(v), s = vsin(v);
+    return c * c + s * s;
+  });
+}
+
+}  // namespace
+
+bool available() { return kAvailable; }
+
+void w1(const float* x, float* y, int64_t n) { w1_impl<float, VF>(x, y, n); }
+void w1(const double* x, double* y, int64_t n) { w1_impl<double, VD>(x, y, n); }
+
+void w2(const float* x, float* y, int64_t n) {
+  vector_loop<float, VF>(x, y, n, [](VF v) { return 1.05f * (v > 0 ? v : 1.67f * vexp(v) - 1.67f); });
+}
+
+void w8(const float* x, float* y, int64_t n) {
+  vector_loop<float, VF>(x, y, n, [](VF v) {
+    VF w = v > 0 ? v * 1.5f + 0.25f : vexp(v) - 1.0f;
+    return w * vcos(v) + vsin(v) * 0.5f;
+  });
+}
+
+}  // namespace libmvec
 
 }  // namespace bench::baseline

@@ -17,6 +17,19 @@ void w2(const float* x, float* y, int64_t n);
 // W8: y = (x > 0 ? x*1.5 + 0.25 : exp(x) - 1) * cos(x) + sin(x)*0.5
 void w8(const float* x, float* y, int64_t n);
 
+// The same elementwise loops over vectors of the widest width -march=native gives (AVX-512, or
+// else AVX2), calling glibc's vector math library libmvec (_ZGVeN16v_sinf and the like, which
+// GCC calls itself only under -ffast-math, and not at all for W1 and W8, whose sin and cos it
+// merges into a scalar sincosf). What a C++ programmer gets with the system's vector math.
+namespace libmvec {
+// false without libmvec, or when built for a CPU without AVX2: then the functions below abort
+bool available();
+void w1(const float* x, float* y, int64_t n);
+void w1(const double* x, double* y, int64_t n);
+void w2(const float* x, float* y, int64_t n);
+void w8(const float* x, float* y, int64_t n);
+}  // namespace libmvec
+
 // C[m,n] = A[m,k] . op(B), row-major; op(B) = B[k,n], or B[n,k] transposed when trans_b.
 void gemm(const float* a, const float* b, float* c, int64_t m, int64_t n, int64_t k, bool trans_b);
 void gemm(const double* a, const double* b, double* c, int64_t m, int64_t n, int64_t k, bool trans_b);

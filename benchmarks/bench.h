@@ -32,7 +32,7 @@ struct Row {
   std::string workload;  // "W1"
   std::string case_id;   // "W1-f32-1e7": workload, dtype and size, unique
   std::string device;    // "cpu", "gpu:0"
-  std::string variant;   // "fused" | "unfused" | "baseline" | "peer"
+  std::string variant;   // "fused" | "unfused" | "baseline" | "libmvec" | "peer"
   std::string impl;      // who computed it: "arrayc", "C++ loop -O3 -march=native", "OpenBLAS", "numpy"
   std::string size;      // "1e7", "10000x784 . 784x10"
   std::string dtype;     // "float32"
@@ -74,9 +74,9 @@ struct Instance {
   // function computes the workload once and returns its (evaluated) result. Fusion is whatever
   // arrayc::set_fusion says when the jit object first traces.
   virtual std::function<Array()> make_arrayc() = 0;
-  // The hand-written baseline; nullptr where there is none (e.g. on a GPU). Its output is kept
-  // inside and returned by baseline_values().
-  virtual std::function<void()> make_baseline() = 0;
+  // A hand-written baseline, `variant` "baseline" or "libmvec" (see Case); nullptr where there
+  // is none (e.g. on a GPU). Its output is kept inside and returned by baseline_values().
+  virtual std::function<void()> make_baseline(const std::string& variant) = 0;
   virtual Values baseline_values() = 0;
   // The values a correct implementation must produce: the reference interpreter on the whole
   // expression, or on a sample (see `reference_note`), with a per-element error bound.
@@ -101,10 +101,16 @@ struct Case {
   bool in_quick = true;     // run under --quick
   bool in_full = true;      // run without --quick
   std::string baseline_impl;
+  std::string libmvec_impl;  // empty: the case has no libmvec variant
   // Makes the inputs on a device; with `host_copies`, also the host copies and output buffer of
   // the baseline (CPU only; the cold runs do without).
   std::function<std::unique_ptr<Instance>(arrayc::Device, bool host_copies)> prepare;
 };
+
+// Whether variant ("fused", "unfused", "baseline", "libmvec") is run for c on device ("cpu",
+// "gpu:0"): libmvec only where the case has it, on the CPU. And the impl its rows name.
+bool runs_variant(const Case& c, const std::string& variant, const std::string& device);
+std::string impl_of(const Case& c, const std::string& variant);
 
 // Every case of W1-W8, in order.
 const std::vector<Case>& all_cases();

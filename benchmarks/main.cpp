@@ -49,7 +49,7 @@ struct Options {
   int reps = 0;  // 0: the default (10, or 5 under --quick)
   std::vector<std::string> workloads;  // workload ids or case ids; empty: all
   std::vector<std::string> devices{"cpu", "gpu"};
-  std::vector<std::string> variants{"baseline", "fused", "unfused"};
+  std::vector<std::string> variants{"baseline", "libmvec", "fused", "unfused"};
   std::string json;  // "" default path; "-" none
   std::string peers_script;
   std::string gpu_peers_script, gpu_peers_only;
@@ -75,10 +75,10 @@ bool contains(const std::vector<std::string>& v, const std::string& x) {
 
 const char* kUsage =
     "usage: arrayc-bench [--quick] [--workload W1,W2|CASE,...] [--device cpu,gpu] [--reps N]\n"
-    "                    [--variant baseline,fused,unfused] [--json PATH | --no-json]\n"
+    "                    [--variant baseline,libmvec,fused,unfused] [--json PATH | --no-json]\n"
     "                    [--peers-script PATH] [--gpu-peers-script PATH [--gpu-peers-only LIST]]\n"
     "                    [--no-cold] [--list] [--print-json-path]\n"
-    "Runs the reference workloads W1-W8 fused, unfused and as a hand-written baseline; prints a\n"
+    "Runs the reference workloads W1-W8 fused, unfused and as hand-written baselines; prints a\n"
     "table on stdout, progress on stderr, and writes JSON (default docs/bench/<machine>.json).\n"
     "Exit status 1 when any result is wrong or any case fails. See docs/benchmarks.md.\n";
 
@@ -126,7 +126,7 @@ Options parse(int argc, char** argv) {
     }
   }
   for (const std::string& v : o.variants)
-    if (v != "baseline" && v != "fused" && v != "unfused") {
+    if (v != "baseline" && v != "libmvec" && v != "fused" && v != "unfused") {
       std::fprintf(stderr, "arrayc-bench: unknown variant '%s'\n", v.c_str());
       std::exit(2);
     }
@@ -208,7 +208,7 @@ struct Variant {
   std::string name;
   Row row;
   std::function<Array()> arrayc;     // fused / unfused
-  std::function<void()> baseline;    // baseline
+  std::function<void()> baseline;    // baseline, libmvec
   Values values;
   bool ok = false;
 };
@@ -227,15 +227,15 @@ int child_measure(const Options& o) {
   }
   const int warmup = o.quick ? 1 : 2;
   std::vector<Variant> vs;
-  for (const char* name : {"baseline", "fused", "unfused"}) {
-    if (!contains(o.variants, name)) continue;
+  for (const char* name : {"baseline", "libmvec", "fused", "unfused"}) {
+    if (!contains(o.variants, name) || !runs_variant(*c, name, o.child_device)) continue;
     Variant v;
     v.name = name;
     v.row.workload = c->workload;
     v.row.case_id = c->id;
     v.row.device = o.child_device;
     v.row.variant = name;
-    v.row.impl = v.name == "baseline" ? c->baseline_impl : "arrayc";
+    v.row.impl = impl_of(*c, name);
     v.row.size = c->size;
     v.row.dtype = arrayc::dtype_name(c->dtype);
     vs.push_back(std::move(v));
@@ -266,13 +266,13 @@ int child_measure(const Options& o) {
   // Phase 1: first and second calls, and the checks. Nothing is timed for a variant that fails.
   for (Variant& v : vs) {
     try {
-      if (v.name == "baseline") {
-        v.baseline = inst->make_baseline();
+      if (v.name == "baseline" || v.name == "libmvec") {
+        v.baseline = inst->make_baseline(v.name);
         if (!v.baseline) {
-          v.row.status = "skipped: no baseline on " + o.child_device;
+          v.row.status = "skipped: no " + v.name + " on " + o.child_device;
           continue;
         }
-        phase(*c, "baseline: first call");
+        phase(*c, v.name + ": first call");
         v.baseline();
         v.values = inst->baseline_values();
       } else {
@@ -303,7 +303,7 @@ int child_measure(const Options& o) {
       }
       v.ok = true;
       v.row.check = "reference: " + ref.note + ": ok";
-      if (v.name == "baseline") v.values = {};  // only fused and unfused are compared further
+      if (v.baseline) v.values = {};  // only fused and unfused are compared further
     } catch (const std::exception& e) {
       fail(v, e.what());
     }
@@ -392,7 +392,7 @@ int child_measure(const Options& o) {
     v->row.median_ms = n % 2 ? t[n / 2] : 0.5 * (t[n / 2 - 1] + t[n / 2]);
     v->row.min_ms = t.front();
     v->row.max_ms = t.back();
-    if (v->name != "baseline") v->row.kernels_per_call = launches[v] / static_cast<int64_t>(n);
+    if (!v->baseline) v->row.kernels_per_call = launches[v] / static_cast<int64_t>(n);
     std::fprintf(stderr, "    %s: %s median %.3f ms (min %.3f, max %.3f)\n", c->id.c_str(), v->name.c_str(),
                  *v->row.median_ms, t.front(), t.back());
   }
@@ -689,8 +689,9 @@ int parent(const Options& o, const std::string& command) {
         if (l.rfind("PHASE\t", 0) == 0) last_phase = l.substr(6);
       }
       bool died = !(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-      for (const std::string& v : {std::string("fused"), std::string("unfused"), std::string("baseline")}) {
-        if (!contains(o.variants, v)) continue;
+      for (const std::string& v : {std::string("fused"), std::string("unfused"), std::string("baseline"),
+                                   std::string("libmvec")}) {
+        if (!contains(o.variants, v) || !runs_variant(*c, v, dev)) continue;
         auto it = std::find_if(got.begin(), got.end(), [&](const Row& r) { return r.variant == v; });
         Row r;
         if (it != got.end()) {
@@ -700,7 +701,7 @@ int parent(const Options& o, const std::string& command) {
           r.case_id = c->id;
           r.device = dev;
           r.variant = v;
-          r.impl = v == "baseline" ? c->baseline_impl : "arrayc";
+          r.impl = impl_of(*c, v);
           r.size = c->size;
           r.dtype = arrayc::dtype_name(c->dtype);
           r.status = "FAILED: measuring process " + describe_status(status) + " during '" + last_phase + "'";

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Plots an arrayc-bench JSON file: one panel per (case, device), one bar per row (arrayc fused,
-arrayc unfused, the hand-written baseline, then the peers), the median time in ms, with the
+arrayc unfused, the hand-written baselines, then the peers), the median time in ms, with the
 achieved rate and fraction of the ceiling written on each bar. Failed rows are shown as FAILED.
 
     python3 benchmarks/plot.py docs/bench/<machine>.json            # writes <machine>.png and .svg
@@ -19,14 +19,14 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-COLORS = {"fused": "#1f77b4", "unfused": "#ff7f0e", "baseline": "#2ca02c"}
+COLORS = {"fused": "#1f77b4", "unfused": "#ff7f0e", "baseline": "#2ca02c", "libmvec": "#98df8a"}
 PEER_COLORS = ["#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"]
 
 
 def label(row):
     if row["variant"] in ("fused", "unfused"):
         return "arrayc " + row["variant"]
-    if row["variant"] == "baseline":
+    if row["variant"] in ("baseline", "libmvec"):
         return row["impl"].replace(" -march=native", "")
     return row["impl"]
 
@@ -68,9 +68,9 @@ def main():
     fig, axes = plt.subplots(nrows, cols, figsize=(6.2 * cols, 3.9 * nrows), squeeze=False)
     for ax in axes.flat[len(groups):]:
         ax.axis("off")
-    order = {"fused": 0, "unfused": 1, "baseline": 2, "peer": 3}
+    order = {"fused": 0, "unfused": 1, "baseline": 2, "libmvec": 3, "peer": 4}
     for ax, ((case, device), rows) in zip(axes.flat, groups.items()):
-        rows = sorted(rows, key=lambda r: order.get(r["variant"], 4))  # stable: peers keep their order
+        rows = sorted(rows, key=lambda r: order.get(r["variant"], 5))  # stable: peers keep their order
         names, values, colors, notes = [], [], [], []
         peer_i = 0
         for r in rows:

@@ -557,7 +557,7 @@ std::string format_table(const std::vector<Row>& rows, const Ceiling& ceiling,
   out += "\nchecks:\n";
   std::vector<std::string> seen;
   for (const Row& r : rows) {
-    if (r.variant == "peer" || r.variant == "baseline" || r.check.empty()) continue;
+    if (r.variant == "peer" || r.variant == "baseline" || r.variant == "libmvec" || r.check.empty()) continue;
     if (std::find(seen.begin(), seen.end(), r.case_id + r.device) != seen.end()) continue;
     seen.push_back(r.case_id + r.device);
     out += fmt("  %-11s %-5s %s\n", r.case_id.c_str(), r.device.c_str(), r.check.c_str());

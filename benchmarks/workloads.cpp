@@ -38,8 +38,8 @@ template <typename T> using UnaryBaseline = void (*)(const T*, T*, int64_t);
 
 template <typename T> class Elementwise : public Instance {
  public:
-  Elementwise(Array x, Unary f, UnaryBaseline<T> base, bool host)
-      : x_(std::move(x)), f_(f), base_(base), host_(host) {
+  Elementwise(Array x, Unary f, UnaryBaseline<T> base, UnaryBaseline<T> vec, bool host)
+      : x_(std::move(x)), f_(f), base_(base), vec_(vec), host_(host) {
     x_.eval();
     if (host_) {
       xh_ = x_.to_vector<T>();
@@ -47,9 +47,10 @@ template <typename T> class Elementwise : public Instance {
     }
   }
   std::function<Array()> make_arrayc() override { return jit_runner(f_, x_); }
-  std::function<void()> make_baseline() override {
-    if (!host_) return nullptr;
-    return [this] { base_(xh_.data(), yh_.data(), static_cast<int64_t>(xh_.size())); };
+  std::function<void()> make_baseline(const std::string& variant) override {
+    UnaryBaseline<T> fn = variant == "libmvec" ? vec_ : base_;
+    if (!host_ || !fn) return nullptr;
+    return [this, fn] { fn(xh_.data(), yh_.data(), static_cast<int64_t>(xh_.size())); };
   }
   Values baseline_values() override { return {to_double(yh_), x_.shape()}; }
   Reference reference() override {
@@ -72,7 +73,7 @@ template <typename T> class Elementwise : public Instance {
  private:
   Array x_;
   Unary f_;
-  UnaryBaseline<T> base_;
+  UnaryBaseline<T> base_, vec_;
   bool host_;
   std::vector<T> xh_, yh_;
 };
@@ -111,8 +112,8 @@ template <typename T> class Product : public Instance {
                         a_, b_);
     return jit_runner([](const Array& a, const Array& b) { return arrayc::dot(a, b); }, a_, b_);
   }
-  std::function<void()> make_baseline() override {
-    if (!host_) return nullptr;
+  std::function<void()> make_baseline(const std::string& variant) override {
+    if (!host_ || variant != "baseline") return nullptr;
     return [this] { baseline::gemm(ah_.data(), bh_.data(), ch_.data(), m_, n_, k_, trans_b_); };
   }
   Values baseline_values() override { return {to_double(ch_), {m_, n_}}; }
@@ -175,8 +176,8 @@ class W7 : public Instance {
       return arrayc::array(log, {kW7Iters}, arrayc::cpu());
     };
   }
-  std::function<void()> make_baseline() override {
-    if (!host_) return nullptr;
+  std::function<void()> make_baseline(const std::string& variant) override {
+    if (!host_ || variant != "baseline") return nullptr;
     return [this] { baseline::w7(ah_.data(), mh_.data(), log_.data(), n_, kW7Iters); };
   }
   Values baseline_values() override { return {to_double(log_), {kW7Iters}}; }
@@ -216,7 +217,7 @@ Array normal_input_w8(int64_t n, DType t, arrayc::Device d) { return arrayc::nor
 
 template <typename T>
 Case elementwise(const char* w, const char* expr, int64_t n, const char* size, double fvu_ulps, Unary f,
-                 UnaryBaseline<T> base, Array (*input)(int64_t, DType, arrayc::Device)) {
+                 UnaryBaseline<T> base, UnaryBaseline<T> vec, Array (*input)(int64_t, DType, arrayc::Device)) {
   constexpr DType t = arrayc::dtype_of<T>();
   Case c;
   c.workload = w;
@@ -228,8 +229,9 @@ Case elementwise(const char* w, const char* expr, int64_t n, const char* size, d
   c.bytes = 2.0 * static_cast<double>(n) * sizeof(T);  // x read, y written
   c.fvu_ulps = fvu_ulps;
   c.baseline_impl = "C++ loop -O3 -march=native";
+  if (baseline::libmvec::available()) c.libmvec_impl = "C++ loop + glibc libmvec";
   c.prepare = [=](arrayc::Device d, bool h) -> std::unique_ptr<Instance> {
-    return std::make_unique<Elementwise<T>>(input(n, t, d), f, base, is_cpu(d) && h);
+    return std::make_unique<Elementwise<T>>(input(n, t, d), f, base, vec, is_cpu(d) && h);
   };
   return c;
 }
@@ -258,14 +260,16 @@ std::vector<CaseDef> make_cases() {
   const char* w8 = "where(x > 0, x*1.5 + 0.25, exp(x) - 1) * cos(x) + sin(x)*0.5, x ~ normal(0,1)";
   auto w1b32 = static_cast<UnaryBaseline<float>>(&baseline::w1);
   auto w1b64 = static_cast<UnaryBaseline<double>>(&baseline::w1);
+  auto w1v32 = static_cast<UnaryBaseline<float>>(&baseline::libmvec::w1);
+  auto w1v64 = static_cast<UnaryBaseline<double>>(&baseline::libmvec::w1);
   std::vector<CaseDef> v;
-  v.push_back({elementwise<float>("W1", w1, 10'000'000, "1e7", 32, &w1_expr, w1b32, &arange_input), Mode::Both});
-  v.push_back({elementwise<double>("W1", w1, 10'000'000, "1e7", 32, &w1_expr, w1b64, &arange_input), Mode::Both});
-  v.push_back({elementwise<float>("W1", w1, 100'000'000, "1e8", 32, &w1_expr, w1b32, &arange_input), Mode::FullOnly});
-  v.push_back({elementwise<double>("W1", w1, 100'000'000, "1e8", 32, &w1_expr, w1b64, &arange_input), Mode::FullOnly});
-  v.push_back({elementwise<float>("W2", w2, 1'000'000, "1e6", 16, &w2_expr, &baseline::w2, &normal_input_w2), Mode::Both});
+  v.push_back({elementwise<float>("W1", w1, 10'000'000, "1e7", 32, &w1_expr, w1b32, w1v32, &arange_input), Mode::Both});
+  v.push_back({elementwise<double>("W1", w1, 10'000'000, "1e7", 32, &w1_expr, w1b64, w1v64, &arange_input), Mode::Both});
+  v.push_back({elementwise<float>("W1", w1, 100'000'000, "1e8", 32, &w1_expr, w1b32, w1v32, &arange_input), Mode::FullOnly});
+  v.push_back({elementwise<double>("W1", w1, 100'000'000, "1e8", 32, &w1_expr, w1b64, w1v64, &arange_input), Mode::FullOnly});
+  v.push_back({elementwise<float>("W2", w2, 1'000'000, "1e6", 16, &w2_expr, &baseline::w2, &baseline::libmvec::w2, &normal_input_w2), Mode::Both});
   // W2 on one element: what a cached jit call costs beyond its work (dispatch overhead).
-  v.push_back({elementwise<float>("W2", w2, 1, "1", 16, &w2_expr, &baseline::w2, &normal_input_w2), Mode::Both});
+  v.push_back({elementwise<float>("W2", w2, 1, "1", 16, &w2_expr, &baseline::w2, &baseline::libmvec::w2, &normal_input_w2), Mode::Both});
 
   // W3: (10000x784) . (784x10) f32
   v.push_back({product_case("W3", "10000x784 . 784x10", "dot(a, w), a ~ uniform(0,1), w ~ normal(0,1)",
@@ -318,9 +322,9 @@ std::vector<CaseDef> make_cases() {
     c.baseline_impl = "OpenBLAS + C++ loop";
     v.push_back({c, Mode::Both});
   }
-  v.push_back({elementwise<float>("W8", w8, 100'000'000, "1e8", 64, &w8_expr, &baseline::w8, &normal_input_w8),
+  v.push_back({elementwise<float>("W8", w8, 100'000'000, "1e8", 64, &w8_expr, &baseline::w8, &baseline::libmvec::w8, &normal_input_w8),
                Mode::FullOnly});
-  v.push_back({elementwise<float>("W8", w8, 10'000'000, "1e7", 64, &w8_expr, &baseline::w8, &normal_input_w8),
+  v.push_back({elementwise<float>("W8", w8, 10'000'000, "1e7", 64, &w8_expr, &baseline::w8, &baseline::libmvec::w8, &normal_input_w8),
                Mode::QuickOnly});
   return v;
 }
@@ -344,6 +348,16 @@ const std::vector<Case>& all_cases() {
     return v;
   }();
   return cases;
+}
+
+bool runs_variant(const Case& c, const std::string& variant, const std::string& device) {
+  return variant != "libmvec" || (!c.libmvec_impl.empty() && device == "cpu");
+}
+
+std::string impl_of(const Case& c, const std::string& variant) {
+  if (variant == "baseline") return c.baseline_impl;
+  if (variant == "libmvec") return c.libmvec_impl;
+  return "arrayc";
 }
 
 const Case* find_case(const std::string& id) {

@@ -5,6 +5,7 @@
 //     lib/codegen/optimize.cpp lib/support/*.cpp benchmarks/ulp_report.cpp $(/usr/lib/llvm-19/bin/llvm-config --ldflags --libs orcjit
 //     native passes --system-libs) -o /tmp/ulp_report
 //   /tmp/ulp_report [--stride N] [--range LO HI] [--samples64 N] [--no-accuracy] [--no-throughput]
+//                   [--libmvec]
 //
 // --range LO HI: the f32 rows sweep every N-th float with LO <= abs(x) <= HI (both signs) instead
 // of all bit patterns, and the f64 rows are skipped.
@@ -12,7 +13,11 @@
 // Accuracy: every f32 bit pattern (or every N-th) through exp/log/sin/cos/tanh, random f64
 // inputs (and random pow pairs), against double / long double libm. Throughput: a JIT-compiled
 // loop of 1e7 elements out[i] = fn(in[i]) against the same loop calling glibc's scalar function.
+// --libmvec: every row once more for glibc's AVX-512 vector math library (libmvec, the
+// _ZGVeN16v_* entry points, called on 16 floats or 8 doubles at a time), on the same inputs:
+// the library a C++ programmer could call instead (needs an AVX-512 CPU).
 #include "codegen/vmath.h"
+#include "codegen/optimize.h"
 
 #include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
 #include <llvm/ExecutionEngine/Orc/LLJIT.h>
@@ -28,11 +33,16 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
 #include <limits>
 #include <memory>
 #include <random>
 #include <string>
 #include <vector>
+
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
 
 #include "../tests/support/ulp.h"
 namespace {
@@ -40,13 +50,85 @@ namespace {
 using arrayc::detail::MathFn;
 using KernelFn = void (*)(const void*, const void*, void*, int64_t);
 
+// ---- glibc's libmvec (AVX-512 variants), as kernels of the same signature -------------------
+
+#if defined(__x86_64__)
+#define ULP_AVX512 __attribute__((target("avx512f,avx512dq")))
+extern "C" {
+ULP_AVX512 __m512 _ZGVeN16v_expf(__m512);
+ULP_AVX512 __m512 _ZGVeN16v_logf(__m512);
+ULP_AVX512 __m512 _ZGVeN16v_sinf(__m512);
+ULP_AVX512 __m512 _ZGVeN16v_cosf(__m512);
+ULP_AVX512 __m512 _ZGVeN16v_tanhf(__m512);
+ULP_AVX512 __m512 _ZGVeN16vv_powf(__m512, __m512);
+ULP_AVX512 __m512d _ZGVeN8v_exp(__m512d);
+ULP_AVX512 __m512d _ZGVeN8v_log(__m512d);
+ULP_AVX512 __m512d _ZGVeN8v_sin(__m512d);
+ULP_AVX512 __m512d _ZGVeN8v_cos(__m512d);
+ULP_AVX512 __m512d _ZGVeN8v_tanh(__m512d);
+ULP_AVX512 __m512d _ZGVeN8vv_pow(__m512d, __m512d);
+}
+
+// out[i] = F(a[i], b[i]) a vector at a time; the last partial vector through a padded copy.
+template <typename T, typename V, V (*F)(V, V)>
+ULP_AVX512 void mvec_loop(const void* a, const void* b, void* out, int64_t n) {
+  constexpr int64_t kW = sizeof(V) / sizeof(T);
+  auto* x = static_cast<const T*>(a);
+  auto* y = static_cast<const T*>(b);
+  auto* o = static_cast<T*>(out);
+  int64_t i = 0;
+  for (; i + kW <= n; i += kW) {
+    V xv, yv, ov;
+    std::memcpy(&xv, x + i, sizeof xv);
+    std::memcpy(&yv, y + i, sizeof yv);
+    ov = F(xv, yv);
+    std::memcpy(o + i, &ov, sizeof ov);
+  }
+  if (i < n) {
+    int64_t m = n - i;
+    T xs[kW] = {}, ys[kW] = {}, os[kW];
+    std::memcpy(xs, x + i, static_cast<size_t>(m) * sizeof(T));
+    std::memcpy(ys, y + i, static_cast<size_t>(m) * sizeof(T));
+    V xv, yv, ov;
+    std::memcpy(&xv, xs, sizeof xv);
+    std::memcpy(&yv, ys, sizeof yv);
+    ov = F(xv, yv);
+    std::memcpy(os, &ov, sizeof ov);
+    std::memcpy(o + i, os, static_cast<size_t>(m) * sizeof(T));
+  }
+}
+template <typename V, V (*F)(V)> ULP_AVX512 V unary(V x, V) { return F(x); }
+
+// The libmvec kernel of fn, or null (no AVX-512 here, or no such function).
+KernelFn libmvec_kernel(MathFn fn, bool f64) {
+  if (!__builtin_cpu_supports("avx512f")) return nullptr;
+  switch (fn) {
+    case MathFn::Exp: return f64 ? mvec_loop<double, __m512d, unary<__m512d, _ZGVeN8v_exp>>
+                                 : mvec_loop<float, __m512, unary<__m512, _ZGVeN16v_expf>>;
+    case MathFn::Log: return f64 ? mvec_loop<double, __m512d, unary<__m512d, _ZGVeN8v_log>>
+                                 : mvec_loop<float, __m512, unary<__m512, _ZGVeN16v_logf>>;
+    case MathFn::Sin: return f64 ? mvec_loop<double, __m512d, unary<__m512d, _ZGVeN8v_sin>>
+                                 : mvec_loop<float, __m512, unary<__m512, _ZGVeN16v_sinf>>;
+    case MathFn::Cos: return f64 ? mvec_loop<double, __m512d, unary<__m512d, _ZGVeN8v_cos>>
+                                 : mvec_loop<float, __m512, unary<__m512, _ZGVeN16v_cosf>>;
+    case MathFn::Tanh: return f64 ? mvec_loop<double, __m512d, unary<__m512d, _ZGVeN8v_tanh>>
+                                  : mvec_loop<float, __m512, unary<__m512, _ZGVeN16v_tanhf>>;
+    case MathFn::Pow: return f64 ? mvec_loop<double, __m512d, _ZGVeN8vv_pow> : mvec_loop<float, __m512, _ZGVeN16vv_powf>;
+    case MathFn::Sqrt: return nullptr;
+  }
+  return nullptr;
+}
+#else
+KernelFn libmvec_kernel(MathFn, bool) { return nullptr; }
+#endif
+
 struct Jitted {
   std::unique_ptr<llvm::orc::LLJIT> jit;
   KernelFn fn;
 };
 
 // void kernel(const T* a, const T* b, T* out, i64 n) { for i < n: out[i] = fn(a[i], b[i]) },
-// optimized at -O3 for the host (512-bit vectors preferred where AVX-512 exists).
+// optimized by arrayc's -O3 pipeline for the host (512-bit vectors preferred where AVX-512 exists).
 Jitted compile(MathFn fn, bool f64, bool fast) {
   auto jtmb = llvm::cantFail(llvm::orc::JITTargetMachineBuilder::detectHost());
   jtmb.setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
@@ -84,17 +166,9 @@ Jitted compile(MathFn fn, bool f64, bool fast) {
   b.SetInsertPoint(exit);
   b.CreateRetVoid();
 
-  llvm::LoopAnalysisManager lam;
-  llvm::FunctionAnalysisManager fam;
-  llvm::CGSCCAnalysisManager cgam;
-  llvm::ModuleAnalysisManager mam;
-  llvm::PassBuilder pb(tm.get());
-  pb.registerModuleAnalyses(mam);
-  pb.registerCGSCCAnalyses(cgam);
-  pb.registerFunctionAnalyses(fam);
-  pb.registerLoopAnalyses(lam);
-  pb.crossRegisterProxies(lam, fam, cgam, mam);
-  pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3).run(*mod, mam);
+  // arrayc's own pipeline (codegen/optimize.cpp), which inlines the vector variants into the
+  // vectorized loop as the engine's kernels get them.
+  arrayc::detail::optimize_module(*mod, *tm);
 
   Jitted j;
   j.jit = llvm::cantFail(llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(jtmb).create());
@@ -140,8 +214,18 @@ struct F32Sweep {
   bool both_signs = false;
 };
 
-void report_f32(MathFn fn, bool fast, const F32Sweep& sw) {
-  Jitted j = compile(fn, false, fast);
+// The kernel a report measures: arrayc's (kept alive in j), or libmvec's (null: none).
+KernelFn subject(Jitted& j, MathFn fn, bool f64, bool fast, bool mvec) {
+  if (mvec) return libmvec_kernel(fn, f64);
+  j = compile(fn, f64, fast);
+  return j.fn;
+}
+const char* mode(bool fast, bool mvec) { return mvec ? " libmvec" : fast ? " fast" : ""; }
+
+void report_f32(MathFn fn, bool fast, const F32Sweep& sw, bool mvec = false) {
+  Jitted j;
+  KernelFn k = subject(j, fn, false, fast, mvec);
+  if (!k) return;
   constexpr size_t kChunk = 1 << 20;
   std::vector<float> in, out(kChunk);
   double worst = 0;
@@ -154,7 +238,7 @@ void report_f32(MathFn fn, bool fast, const F32Sweep& sw) {
     in.push_back(x);
     if (sw.both_signs) in.push_back(-x);
     if (in.size() + 2 > kChunk || u + sw.stride > sw.hi) {
-      j.fn(in.data(), in.data(), out.data(), static_cast<int64_t>(in.size()));
+      k(in.data(), in.data(), out.data(), static_cast<int64_t>(in.size()));
       for (size_t i = 0; i < in.size(); ++i) {
         double err = ulp_error(out[i], ref32(fn, in[i], 0));
         if (!(err <= worst)) worst = err, worst_x = in[i];
@@ -174,13 +258,15 @@ void report_f32(MathFn fn, bool fast, const F32Sweep& sw) {
     what = buf;
   }
   std::printf("%-5s f32%s  every %llu. %s (%llu inputs)  max %.3f ulp at x=%a\n", name(fn),
-              fast ? " fast" : "", static_cast<unsigned long long>(sw.stride), what.c_str(),
+              mode(fast, mvec), static_cast<unsigned long long>(sw.stride), what.c_str(),
               static_cast<unsigned long long>(count), worst, worst_x);
   std::fflush(stdout);
 }
 
-void report_f64(MathFn fn, bool fast, size_t samples) {
-  Jitted j = compile(fn, true, fast);
+void report_f64(MathFn fn, bool fast, size_t samples, bool mvec = false) {
+  Jitted j;
+  KernelFn k = subject(j, fn, true, fast, mvec);
+  if (!k) return;
   std::mt19937_64 rng(42);
   std::uniform_real_distribution<double> u(0, 1);
   std::vector<double> a(samples), b(samples), out(samples);
@@ -195,11 +281,11 @@ void report_f64(MathFn fn, bool fast, size_t samples) {
       b[i] = (u(rng) - 0.5) * 1400 / std::fabs(std::log(a[i]));
     }
   }
-  j.fn(a.data(), b.data(), out.data(), static_cast<int64_t>(samples));
+  k(a.data(), b.data(), out.data(), static_cast<int64_t>(samples));
   double worst = 0;
   for (size_t i = 0; i < samples; ++i)
     worst = std::max(worst, ulp_error(out[i], ref64(fn, a[i], b[i])));
-  std::printf("%-5s f64%s  %zu random inputs  max %.3f ulp\n", name(fn), fast ? " fast" : "",
+  std::printf("%-5s f64%s  %zu random inputs  max %.3f ulp\n", name(fn), mode(fast, mvec),
               samples, worst);
   std::fflush(stdout);
 }
@@ -218,11 +304,11 @@ T libm(MathFn fn, T x, T y) {
   return 0;
 }
 
-// Elements per ns, best of 5 runs, for the JIT loop and the same loop calling glibc: over 1e7
+// Elements per ns, best of 7 rounds, for the JIT loop and the same loop calling glibc: over 1e7
 // elements (what the array engine sees; partly memory bound) and over 4096 elements repeated
 // (in cache: the compute cost alone).
 template <class T>
-void throughput(MathFn fn, bool fast) {
+void throughput(MathFn fn, bool fast, bool mvec) {
   constexpr size_t n = 10'000'000, small = 4096;
   std::vector<T> a(n), b(n), out(n);
   std::mt19937_64 rng(7);
@@ -232,28 +318,38 @@ void throughput(MathFn fn, bool fast) {
     a[i] = static_cast<T>(positive ? u(rng) * 100 : (u(rng) - 0.5) * 20);
     b[i] = static_cast<T>((u(rng) - 0.5) * 8);
   }
-  auto rate = [&](size_t len, auto&& body) {
+  // Elements per ns of each kernel over len elements (repeated to n), best of 7 rounds; the
+  // kernels take turns within a round, so that a slow spell of a shared machine hits them alike.
+  auto rates = [&](size_t len, const std::vector<std::function<void(size_t)>>& bodies) {
     size_t reps = n / len;
-    double t = 1e30;
-    for (int rep = 0; rep < 5; ++rep) {
-      auto t0 = std::chrono::steady_clock::now();
-      for (size_t r = 0; r < reps; ++r) body(len);
-      auto t1 = std::chrono::steady_clock::now();
-      t = std::min(t, std::chrono::duration<double, std::nano>(t1 - t0).count());
-    }
-    return static_cast<double>(len * reps) / t;
+    std::vector<double> best(bodies.size(), 1e30);
+    for (int round = 0; round < 7; ++round)
+      for (size_t k = 0; k < bodies.size(); ++k) {
+        auto t0 = std::chrono::steady_clock::now();
+        for (size_t r = 0; r < reps; ++r) bodies[k](len);
+        auto t1 = std::chrono::steady_clock::now();
+        best[k] = std::min(best[k], std::chrono::duration<double, std::nano>(t1 - t0).count());
+      }
+    for (double& t : best) t = static_cast<double>(len * reps) / t;
+    return best;
   };
   Jitted j = compile(fn, sizeof(T) == 8, fast);
-  auto ours = [&](size_t len) { j.fn(a.data(), b.data(), out.data(), static_cast<int64_t>(len)); };
-  auto glibc = [&](size_t len) {
-    for (size_t i = 0; i < len; ++i) out[i] = libm<T>(fn, a[i], b[i]);
+  auto call = [&](KernelFn k) {
+    return [&, k](size_t len) { k(a.data(), b.data(), out.data(), static_cast<int64_t>(len)); };
   };
-  double big = rate(n, ours), big_ref = rate(n, glibc);
-  double hot = rate(small, ours), hot_ref = rate(small, glibc);
+  std::vector<std::function<void(size_t)>> bodies{call(j.fn), [&](size_t len) {
+                                                    for (size_t i = 0; i < len; ++i) out[i] = libm<T>(fn, a[i], b[i]);
+                                                  }};
+  if (KernelFn k = mvec ? libmvec_kernel(fn, sizeof(T) == 8) : nullptr) bodies.push_back(call(k));
+  std::vector<double> big = rates(n, bodies), hot = rates(small, bodies);
   std::printf("%-5s %s%-5s  1e7: arrayc %6.3f glibc %6.3f el/ns (x%4.1f)   in cache: arrayc %6.3f "
-              "glibc %6.3f el/ns (x%4.1f)\n",
-              name(fn), sizeof(T) == 8 ? "f64" : "f32", fast ? " fast" : "", big, big_ref,
-              big / big_ref, hot, hot_ref, hot / hot_ref);
+              "glibc %6.3f el/ns (x%4.1f)",
+              name(fn), sizeof(T) == 8 ? "f64" : "f32", fast ? " fast" : "", big[0], big[1],
+              big[0] / big[1], hot[0], hot[1], hot[0] / hot[1]);
+  if (bodies.size() > 2)
+    std::printf("   libmvec: 1e7 %6.3f (arrayc x%4.1f) in cache %6.3f (arrayc x%4.1f)", big[2],
+                big[0] / big[2], hot[2], hot[0] / hot[2]);
+  std::printf("\n");
   std::fflush(stdout);
 }
 
@@ -262,7 +358,7 @@ void throughput(MathFn fn, bool fast) {
 int main(int argc, char** argv) {
   F32Sweep sweep;
   size_t samples64 = 1 << 22;
-  bool accuracy = true, speed = true;
+  bool accuracy = true, speed = true, mvec = false;
   auto float_bits = [](const char* text) {
     float v = std::strtof(text, nullptr);
     uint32_t b;
@@ -281,9 +377,10 @@ int main(int argc, char** argv) {
     else if (arg == "--samples64" && i + 1 < argc) samples64 = std::stoull(argv[++i]);
     else if (arg == "--no-accuracy") accuracy = false;
     else if (arg == "--no-throughput") speed = false;
+    else if (arg == "--libmvec") mvec = true;
     else {
       std::fprintf(stderr, "usage: %s [--stride N] [--range LO HI] [--samples64 N] [--no-accuracy]"
-                   " [--no-throughput]\n", argv[0]);
+                   " [--no-throughput] [--libmvec]\n", argv[0]);
       return 2;
     }
   }
@@ -291,24 +388,29 @@ int main(int argc, char** argv) {
   llvm::InitializeNativeTargetAsmPrinter();
   const MathFn unary[] = {MathFn::Exp, MathFn::Log, MathFn::Sin, MathFn::Cos, MathFn::Tanh};
   if (accuracy) {
-    for (MathFn fn : unary) report_f32(fn, false, sweep);
+    for (MathFn fn : unary) {
+      report_f32(fn, false, sweep);
+      if (mvec) report_f32(fn, false, sweep, true);
+    }
     if (samples64) {
-      for (MathFn fn : unary) report_f64(fn, false, samples64);
+      for (MathFn fn : unary) {
+        report_f64(fn, false, samples64);
+        if (mvec) report_f64(fn, false, samples64, true);
+      }
       report_f64(MathFn::Pow, false, samples64);
       report_f64(MathFn::Pow, true, samples64);
+      if (mvec) report_f64(MathFn::Pow, false, samples64, true);
     }
   }
   if (speed) {
-    for (MathFn fn : unary) {
-      throughput<float>(fn, false);
-      throughput<double>(fn, false);
+    for (MathFn fn : {MathFn::Exp, MathFn::Log, MathFn::Sin, MathFn::Cos, MathFn::Tanh, MathFn::Pow}) {
+      throughput<float>(fn, false, mvec);
+      throughput<double>(fn, false, mvec);
     }
-    throughput<float>(MathFn::Pow, false);
-    throughput<double>(MathFn::Pow, false);
     for (MathFn fn : {MathFn::Sin, MathFn::Cos}) {
-      throughput<float>(fn, true);
-      throughput<double>(fn, true);
+      throughput<float>(fn, true, false);
+      throughput<double>(fn, true, false);
     }
-    throughput<double>(MathFn::Pow, true);
+    throughput<double>(MathFn::Pow, true, false);
   }
 }

@@ -238,46 +238,100 @@ Value* lookup16(const Ctx& e, const char* name, const std::array<uint32_t, 16>& 
   return b.CreateMaskedGather(e.ft, ptr, llvm::Align(4));
 }
 
-// f32 exp with a 16-entry table: x = (16k + j + f) ln2/16, exp(x) = 2^k 2^(j/16) exp(r) with
-// r = x - (16k + j) ln2/16 (|r| <= ln2/32, Cody-Waite with FMA), exp(r) - 1 by its degree-3
-// Taylor polynomial (truncation error 0.08 ULP), 2^(j/16) from the table (rounded to float: 0.5
-// ULP), and one rounding in fma(s, p, s). z = 16x/ln2 + 1.5*2^23 holds 16k + j in its low
-// mantissa bits: the table lookup reads j from them and z << 19 puts k in the exponent field,
-// with j << 19 below it, which each table word has subtracted in advance. Every lane below
-// kExpTableFastF32 (the "fast" path: results normal, s formed by an integer add); otherwise x is
-// clamped and 2^k applied in two halves (subnormal and overflowing results), with the same
-// rounding of the in-range lanes, so a lane's result never depends on its neighbours.
+// tab[idx mod 16] in each lane of a double context (idx: e's i64 type): one vpermi2pd over the
+// table in two registers for 8 lanes with AVX-512 (4 and 2 with AVX-512VL); else loads (a
+// gather) from the module's constant array `name`.
+Value* lookup16_f64(const Ctx& e, const char* name, const std::array<double, 16>& tab, Value* idx) {
+  llvm::IRBuilder<>& b = e.b;
+  auto* vt = llvm::dyn_cast<llvm::FixedVectorType>(e.ft);
+  unsigned n = vt ? vt->getNumElements() : 1;
+  Permutes cpu = target_permutes(*b.GetInsertBlock()->getParent());
+  if (n == 8 && cpu.avx512f) {
+    auto half = [&](unsigned from) {
+      std::vector<llvm::Constant*> c;
+      for (unsigned i = 0; i < 8; ++i) c.push_back(llvm::ConstantFP::get(b.getDoubleTy(), tab[from + i]));
+      return llvm::ConstantVector::get(c);
+    };
+    return b.CreateIntrinsic(llvm::Intrinsic::x86_avx512_vpermi2var_pd_512, {}, {half(0), idx, half(8)});
+  }
+  llvm::Module& mod = *b.GetInsertBlock()->getModule();
+  llvm::GlobalVariable* g = mod.getNamedGlobal(name);
+  if (!g) {
+    auto* at = llvm::ArrayType::get(b.getDoubleTy(), 16);
+    std::vector<llvm::Constant*> elems;
+    for (double v : tab) elems.push_back(llvm::ConstantFP::get(b.getDoubleTy(), v));
+    g = new llvm::GlobalVariable(mod, at, true, llvm::GlobalValue::PrivateLinkage,
+                                 llvm::ConstantArray::get(at, elems), name);
+    g->setUnnamedAddr(llvm::GlobalValue::UnnamedAddr::Global);
+  }
+  Value* ptr = b.CreateGEP(b.getDoubleTy(), g, b.CreateAnd(idx, e.ci(15)));
+  if (!vt) return b.CreateAlignedLoad(b.getDoubleTy(), ptr, llvm::Align(8));
+  return b.CreateMaskedGather(e.ft, ptr, llvm::Align(8));
+}
+
+// exp with a 16-entry table: x = (16k + j + f) ln2/16, exp(x) = 2^k 2^(j/16) exp(r) with
+// r = x - (16k + j) ln2/16 (|r| <= ln2/32, Cody-Waite with FMA), exp(r) - 1 by a Taylor
+// polynomial p (f32: degree 3, truncation error 0.08 ULP; f64: degree 7, 2^-59), 2^(j/16) from
+// the table and one rounding in fma(s, p, s). f32: the table rounded to float (0.5 ULP). f64:
+// 2^(j/16) = T (1 + c) from two tables, T rounded to double and c its relative error, added to
+// p. z = 16x/ln2 + 1.5*2^m (m: mantissa bits) holds 16k + j in its low bits: the lookup reads j
+// from them and z << (m - 4) puts k in the exponent field, with j << (m - 4) below it, which
+// each table word has subtracted in advance. Every lane below kExpTableFast (the "fast" path:
+// results normal, s formed by an integer add); otherwise x is clamped and 2^k applied in two
+// halves (subnormal and overflowing results), with the same rounding of the in-range lanes, so
+// a lane's result never depends on its neighbours.
 constexpr float kExpTableFastF32 = 87.0f;
-Value* exp_table_f32(const Ctx& e, Value* x, bool fast_path) {
+constexpr double kExpTableFastF64 = 708.0;
+Value* exp_table(const Ctx& e, Value* x, bool fast_path) {
   constexpr double kLn2 = 0x1.62e42fefa39efp-1;
-  static const std::array<uint32_t, 16> table = [] {
-    std::array<uint32_t, 16> t;
+  const int shift = e.mbits - 4;
+  struct Tables {
+    std::array<uint32_t, 16> f32;
+    std::array<double, 16> f64, f64_err;  // f64: the words of T as doubles
+  };
+  static const Tables tabs = [] {
+    Tables r;
     for (uint32_t j = 0; j < 16; ++j) {
       float v = static_cast<float>(std::exp2(j / 16.0));
-      uint32_t bits;
-      std::memcpy(&bits, &v, 4);
-      t[j] = bits - (j << 19);
+      std::memcpy(&r.f32[j], &v, 4);
+      r.f32[j] -= j << 19;
+      long double exact = std::exp2l(j / 16.0L);
+      double t = static_cast<double>(exact);
+      r.f64_err[j] = static_cast<double>((exact - t) / t);
+      uint64_t bits;
+      std::memcpy(&bits, &t, 8);
+      bits -= static_cast<uint64_t>(j) << 48;
+      std::memcpy(&r.f64[j], &bits, 8);
     }
-    return t;
+    return r;
   }();
-  float step_hi = static_cast<float>(kLn2 / 16);
-  float step_lo = static_cast<float>(kLn2 / 16 - step_hi);
+  // ln2/16 in two parts. f64: from ln2_hi (33 significant bits: nd*step_hi is exact for
+  // |nd| < 2^20) and ln2_lo; f32: the float nearest ln2/16 and the rest.
+  double step_hi = e.f64 ? ln2_hi(e) / 16 : static_cast<float>(kLn2 / 16);
+  double step_lo = e.f64 ? ln2_lo(e) / 16 : static_cast<float>(kLn2 / 16 - step_hi);
   Value* xc = x;
   if (!fast_path) {
-    xc = e.sel(e.gt(x, e.c(89)), e.c(89), x);  // ordered: NaN passes and gives NaN
-    xc = e.sel(e.lt(xc, e.c(-104)), e.c(-104), xc);
+    xc = e.sel(e.gt(x, e.c(e.f64 ? 710 : 89)), e.c(e.f64 ? 710 : 89), x);  // ordered: NaN passes
+    xc = e.sel(e.lt(xc, e.c(e.f64 ? -746 : -104)), e.c(e.f64 ? -746 : -104), xc);
   }
   Value* nd;
   Value* m = e.round_int(xc, 16 / kLn2, nd);  // 16k + j
   Value* r = e.fma(nd, e.c(-step_hi), xc);
   r = e.fma(nd, e.c(-step_lo), r);
-  Value* p = e.fma(e.mul(r, r), e.fma(r, e.c(1.0 / 6), e.c(0.5)), r);
-  Value* t = e.bits(lookup16(e, "arrayc_exp2_sixteenths", table, m));
+  Value *p, *t;
+  if (e.f64) {
+    p = e.fma(e.mul(r, r), e.horner(r, inv_factorials(2, 7, 1, false)), r);
+    p = e.add(p, lookup16_f64(e, "arrayc_exp2_sixteenths_f64_err", tabs.f64_err, m));
+    t = e.bits(lookup16_f64(e, "arrayc_exp2_sixteenths_f64", tabs.f64, m));
+  } else {
+    p = e.fma(e.mul(r, r), e.fma(r, e.c(1.0 / 6), e.c(0.5)), r);
+    t = e.bits(lookup16(e, "arrayc_exp2_sixteenths", tabs.f32, m));
+  }
   if (fast_path) {
-    Value* s = e.flt(e.b.CreateAdd(t, e.b.CreateShl(m, e.ci(19))));
+    Value* s = e.flt(e.b.CreateAdd(t, e.b.CreateShl(m, e.ci(shift))));
     return e.fma(s, p, s);
   }
-  Value* s = e.flt(e.b.CreateAdd(t, e.b.CreateShl(e.b.CreateAnd(m, e.ci(15)), e.ci(19))));
+  Value* s = e.flt(e.b.CreateAdd(t, e.b.CreateShl(e.b.CreateAnd(m, e.ci(15)), e.ci(shift))));
   Value* k = e.b.CreateAShr(m, e.ci(4));
   Value* k1 = e.b.CreateAShr(k, e.ci(1));
   Value* k2 = e.b.CreateSub(k, k1);
@@ -289,6 +343,14 @@ Value* all_below_f32(const Ctx& e, Value* x, float bound) {
   uint32_t bb;
   std::memcpy(&bb, &bound, 4);
   Value* below = e.b.CreateICmpULT(e.b.CreateAnd(e.bits(x), e.ci(0x7fffffff)), e.ci(bb));
+  return e.ft->isVectorTy() ? e.b.CreateAndReduce(below) : below;
+}
+
+// Every lane of f64 x has |x| < bound (NaN and inf fail).
+Value* all_below_f64(const Ctx& e, Value* x, double bound) {
+  uint64_t bb;
+  std::memcpy(&bb, &bound, 8);
+  Value* below = e.b.CreateICmpULT(e.b.CreateAnd(e.bits(x), e.ci(0x7fffffffffffffff)), e.ci(static_cast<int64_t>(bb)));
   return e.ft->isVectorTy() ? e.b.CreateAndReduce(below) : below;
 }
 
@@ -678,8 +740,7 @@ llvm::Function* get_trig_huge(llvm::Module& mod, llvm::Function* like) {
 Value* emit_body(const Ctx& e, MathFn fn, llvm::ArrayRef<Value*> a, bool fast) {
   switch (fn) {
     case MathFn::Exp:
-      if (!e.f64) return exp_table_f32(e, a[0], false);
-      return exp_core(e, a[0], nullptr);  // NaN passes the clamp's ordered compares: NaN out
+      return exp_table(e, a[0], false);
     case MathFn::Log:
       return log_fn(e, a[0]);
     case MathFn::Sin:
@@ -764,12 +825,13 @@ llvm::Function* define_fn(llvm::Module& mod, llvm::Function* like, const std::st
   for (auto& a : f->args()) args.push_back(&a);
   bool trig = fn == MathFn::Sin || fn == MathFn::Cos;
   bool exact_trig = trig && !fast;
-  if (fn == MathFn::Exp && !e.f64) {
+  if (fn == MathFn::Exp) {
     auto* fpath = llvm::BasicBlock::Create(cx, "fast", f);
     auto* rest = llvm::BasicBlock::Create(cx, "rest", f);
-    b.CreateCondBr(all_below_f32(e, args[0], kExpTableFastF32), fpath, rest);
+    b.CreateCondBr(e.f64 ? all_below_f64(e, args[0], kExpTableFastF64) : all_below_f32(e, args[0], kExpTableFastF32),
+                   fpath, rest);
     b.SetInsertPoint(fpath);
-    b.CreateRet(exp_table_f32(e, args[0], true));
+    b.CreateRet(exp_table(e, args[0], true));
     b.SetInsertPoint(rest);
   }
   if (trig && !e.f64) {

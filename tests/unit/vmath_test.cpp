@@ -475,45 +475,54 @@ TEST(VMath, SinCosF32TinyArgumentPath) {
   for (MathFn fn : {MathFn::Sin, MathFn::Cos}) expect_ulp<float>(fn, v, {}, kBound);
 }
 
-// f32 exp reads 2^(j/16) from a table: a vpermps for 16 lanes (AVX-512), two for 8 (AVX2), a
-// gather for 4, a load for one. Every variant and the scalar function give the same bits, and a
-// lane's result does not depend on its neighbours: vectors with one lane out of the fast range
-// (|x| >= 87, NaN, inf) take the clamped path, which must round in-range lanes the same way.
-TEST(VMath, ExpF32SameBitsAtEveryWidthAndNeighbourhood) {
-  std::vector<float> v;
-  add_uniform(v, -87, 87, 1 << 16, 31);
+// exp reads 2^(j/16) from a table: f32 by a vpermps for 16 lanes (AVX-512), two for 8 (AVX2);
+// f64 by vpermi2pd for 8 lanes (AVX-512); else a gather, and a load for one. Every variant and the
+// scalar function give the same bits, and a lane's result does not depend on its neighbours:
+// vectors with one lane out of the fast range (|x| >= 87 for f32, 708 for f64; NaN, inf) take the
+// clamped path, which must round in-range lanes the same way.
+template <class T>
+void check_exp_same_bits() {
+  constexpr bool f64 = sizeof(T) == 8;
+  constexpr T fast = f64 ? 708 : 87;
+  const unsigned widest = f64 ? 8 : 16;
+  std::vector<T> v;
+  add_uniform(v, -fast, fast, 1 << 16, 31);
   add_uniform(v, -1, 1, 1 << 12, 32);
-  for (float x : {0.0f, -0.0f, 86.99f, -86.99f, 0x1.5bf0a8p-5f, -0x1.5bf0a8p-5f, 1e-30f, -1e-30f})
+  for (T x : {T(0), T(-0.0), T(fast - 0.01), T(-fast + 0.01), T(0x1.5bf0a8p-5), T(-0x1.5bf0a8p-5), T(1e-30), T(-1e-30)})
     v.push_back(x);
-  while (v.size() % 16) v.push_back(0.25f);
-  std::vector<float> want = run<float>(MathFn::Exp, v, {}, false, 1);
-  for (unsigned width : {0u, 4u, 8u, 16u}) {
-    std::vector<float> got = run<float>(MathFn::Exp, v, {}, false, width);
+  while (v.size() % 16) v.push_back(T(0.25));
+  std::vector<T> want = run<T>(MathFn::Exp, v, {}, false, 1);
+  for (unsigned width : {0u, 2u, 4u, 8u, 16u}) {
+    if ((width == 2 && !f64) || (width == 16 && f64)) continue;
+    std::vector<T> got = run<T>(MathFn::Exp, v, {}, false, width);
     int bad = 0;
     for (size_t i = 0; i < v.size() && bad < 5; ++i)
-      if (std::memcmp(&got[i], &want[i], 4) != 0)
+      if (std::memcmp(&got[i], &want[i], sizeof(T)) != 0)
         ++bad, ADD_FAILURE() << "width " << width << ": exp(" << v[i] << ") = " << got[i]
                              << ", scalar " << want[i];
   }
-  // Lane 0 of every vector of 16 out of the fast range, the other lanes as before.
-  const float outside[] = {100.0f, -100.0f, 87.0f, -87.0f, std::numeric_limits<float>::infinity(),
-                           std::numeric_limits<float>::quiet_NaN()};
-  for (float o : outside) {
-    std::vector<float> w = v;
-    for (size_t i = 0; i < w.size(); i += 16) w[i] = o;
-    std::vector<float> got = run<float>(MathFn::Exp, w, {}, false, 16);
+  // Lane 0 of every widest vector out of the fast range, the other lanes as before.
+  const T outside[] = {T(f64 ? 720 : 100), T(f64 ? -720 : -100), fast, -fast, T(f64 ? -745 : -103.5),
+                       std::numeric_limits<T>::infinity(), std::numeric_limits<T>::quiet_NaN()};
+  for (T o : outside) {
+    std::vector<T> w = v;
+    for (size_t i = 0; i < w.size(); i += widest) w[i] = o;
+    std::vector<T> got = run<T>(MathFn::Exp, w, {}, false, widest);
     int bad = 0;
     for (size_t i = 0; i < w.size() && bad < 5; ++i) {
-      if (i % 16 == 0) continue;
-      if (std::memcmp(&got[i], &want[i], 4) != 0)
+      if (i % widest == 0) continue;
+      if (std::memcmp(&got[i], &want[i], sizeof(T)) != 0)
         ++bad, ADD_FAILURE() << "beside " << o << ": exp(" << w[i] << ") = " << got[i]
                              << ", alone " << want[i];
     }
-    float lane0 = got[0];
+    T lane0 = got[0];
     if (std::isnan(o)) EXPECT_TRUE(std::isnan(lane0));
-    else EXPECT_LE(ulp_error(lane0, reference<float>(MathFn::Exp, o, 0.0f)), kBound) << o;
+    else EXPECT_LE(ulp_error(lane0, reference<T>(MathFn::Exp, o, T(0))), kBound) << o;
   }
 }
+
+TEST(VMath, ExpF32SameBitsAtEveryWidthAndNeighbourhood) { check_exp_same_bits<float>(); }
+TEST(VMath, ExpF64SameBitsAtEveryWidthAndNeighbourhood) { check_exp_same_bits<double>(); }
 
 // On an AVX2 CPU without AVX-512 the 8- and 16-lane variants look the table up with vpermps
 // pairs (the 16-lane one as two halves), not with a gather; the bits stay the scalar function's.

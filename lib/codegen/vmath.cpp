@@ -190,9 +190,27 @@ Permutes target_permutes(const llvm::Function& f) {
   return p;
 }
 
+// elems[idx mod 16] in each lane read from the module's constant array `name` (defined on first
+// use): a load for one lane, a gather for a vector. The fallback of the lookups below.
+Value* lookup16_memory(const Ctx& e, const char* name, const std::vector<llvm::Constant*>& elems, Value* idx) {
+  llvm::IRBuilder<>& b = e.b;
+  llvm::Type* st = e.ft->getScalarType();
+  llvm::Align align(st->getPrimitiveSizeInBits() / 8);
+  llvm::Module& mod = *b.GetInsertBlock()->getModule();
+  llvm::GlobalVariable* g = mod.getNamedGlobal(name);
+  if (!g) {
+    auto* at = llvm::ArrayType::get(st, elems.size());
+    g = new llvm::GlobalVariable(mod, at, true, llvm::GlobalValue::PrivateLinkage, llvm::ConstantArray::get(at, elems), name);
+    g->setUnnamedAddr(llvm::GlobalValue::UnnamedAddr::Global);
+  }
+  Value* ptr = b.CreateGEP(st, g, b.CreateAnd(idx, e.ci(15)));
+  if (!e.ft->isVectorTy()) return b.CreateAlignedLoad(st, ptr, align);
+  return b.CreateMaskedGather(e.ft, ptr, align);
+}
+
 // tab[idx mod 16] in each lane (idx: e's integer type; tab: 32-bit words, returned as floats).
-// One vpermps for 16 lanes with AVX-512, two and a blend per 8 lanes with AVX2; else loads (a
-// gather) from the module's constant array `name` (defined on first use).
+// One vpermps for 16 lanes with AVX-512, two and a blend per 8 lanes with AVX2; else
+// lookup16_memory.
 Value* lookup16(const Ctx& e, const char* name, const std::array<uint32_t, 16>& tab, Value* idx) {
   llvm::IRBuilder<>& b = e.b;
   auto* vt = llvm::dyn_cast<llvm::FixedVectorType>(e.ft);
@@ -223,24 +241,13 @@ Value* lookup16(const Ctx& e, const char* name, const std::array<uint32_t, 16>& 
     for (int i = 0; i < 16; ++i) all.push_back(i);
     return b.CreateShuffleVector(part(0), part(8), all);
   }
-  llvm::Module& mod = *b.GetInsertBlock()->getModule();
-  llvm::GlobalVariable* g = mod.getNamedGlobal(name);
-  if (!g) {
-    auto* at = llvm::ArrayType::get(b.getFloatTy(), 16);
-    std::vector<llvm::Constant*> elems;
-    for (uint32_t w : tab) elems.push_back(llvm::ConstantExpr::getBitCast(b.getInt32(w), b.getFloatTy()));
-    g = new llvm::GlobalVariable(mod, at, true, llvm::GlobalValue::PrivateLinkage,
-                                 llvm::ConstantArray::get(at, elems), name);
-    g->setUnnamedAddr(llvm::GlobalValue::UnnamedAddr::Global);
-  }
-  Value* ptr = b.CreateGEP(b.getFloatTy(), g, b.CreateAnd(idx, e.ci(15)));
-  if (!vt) return b.CreateAlignedLoad(b.getFloatTy(), ptr, llvm::Align(4));
-  return b.CreateMaskedGather(e.ft, ptr, llvm::Align(4));
+  std::vector<llvm::Constant*> elems;
+  for (uint32_t w : tab) elems.push_back(llvm::ConstantExpr::getBitCast(b.getInt32(w), b.getFloatTy()));
+  return lookup16_memory(e, name, elems, idx);
 }
 
 // tab[idx mod 16] in each lane of a double context (idx: e's i64 type): one vpermi2pd over the
-// table in two registers for 8 lanes with AVX-512 (4 and 2 with AVX-512VL); else loads (a
-// gather) from the module's constant array `name`.
+// table in two registers for 8 lanes with AVX-512; else lookup16_memory.
 Value* lookup16_f64(const Ctx& e, const char* name, const std::array<double, 16>& tab, Value* idx) {
   llvm::IRBuilder<>& b = e.b;
   auto* vt = llvm::dyn_cast<llvm::FixedVectorType>(e.ft);
@@ -254,19 +261,9 @@ Value* lookup16_f64(const Ctx& e, const char* name, const std::array<double, 16>
     };
     return b.CreateIntrinsic(llvm::Intrinsic::x86_avx512_vpermi2var_pd_512, {}, {half(0), idx, half(8)});
   }
-  llvm::Module& mod = *b.GetInsertBlock()->getModule();
-  llvm::GlobalVariable* g = mod.getNamedGlobal(name);
-  if (!g) {
-    auto* at = llvm::ArrayType::get(b.getDoubleTy(), 16);
-    std::vector<llvm::Constant*> elems;
-    for (double v : tab) elems.push_back(llvm::ConstantFP::get(b.getDoubleTy(), v));
-    g = new llvm::GlobalVariable(mod, at, true, llvm::GlobalValue::PrivateLinkage,
-                                 llvm::ConstantArray::get(at, elems), name);
-    g->setUnnamedAddr(llvm::GlobalValue::UnnamedAddr::Global);
-  }
-  Value* ptr = b.CreateGEP(b.getDoubleTy(), g, b.CreateAnd(idx, e.ci(15)));
-  if (!vt) return b.CreateAlignedLoad(b.getDoubleTy(), ptr, llvm::Align(8));
-  return b.CreateMaskedGather(e.ft, ptr, llvm::Align(8));
+  std::vector<llvm::Constant*> elems;
+  for (double v : tab) elems.push_back(llvm::ConstantFP::get(b.getDoubleTy(), v));
+  return lookup16_memory(e, name, elems, idx);
 }
 
 // exp with a 16-entry table: x = (16k + j + f) ln2/16, exp(x) = 2^k 2^(j/16) exp(r) with

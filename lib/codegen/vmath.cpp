@@ -4,9 +4,10 @@
 // vector (LLVM arithmetic and constants splat over vectors), then instantiated as a scalar
 // function plus vector variants. The scalar call carries the "vector-function-abi-variant"
 // attribute naming the variants, so the loop vectorizer replaces it by a call of the right width.
-// Bodies are branch-free except f32 exp and sin/cos. f32 exp takes a path without clamps when
-// every lane is below 87 in magnitude. sin/cos variants check "any lane huge" and reduce those
-// lanes one by one with an exact (Payne-Hanek) reduction; f32 sin/cos (default mode) first check
+// exp, log and pow branch once per vector to a lean path when every lane allows it (exp: every
+// lane below the fast bound; log, pow: every x positive, normal and finite, pow's y finite); the
+// other lanes' paths give in-range lanes the same bits. sin/cos variants check "any lane huge" and
+// reduce those lanes one by one with an exact (Payne-Hanek) reduction; f32 sin/cos first check
 // "every lane below 2^10", then "below 2^22", and then compute in float instead of double.
 // Algorithms and measured errors are in docs/math_accuracy.md.
 #include "codegen/vmath.h"
@@ -138,6 +139,7 @@ void copy_target_attrs(llvm::Function* like, llvm::Function* to) {
 double ln2_hi(const Ctx& e) { return e.f64 ? 0x1.62e42fee00000p-1 : 0x1.62e4p-1; }
 double ln2_lo(const Ctx& e) { return e.f64 ? 0x1.a39ef35793c76p-33 : 0x1.7f7d1cp-20; }
 constexpr double kLog2e = 0x1.71547652b82fep+0;
+constexpr double kLn2 = 0x1.62e42fefa39efp-1;
 
 // exp(r) - 1 for |r| <= ln2/2, as r + r^2*Q(r).
 Value* expm1_poly(const Ctx& e, Value* r) {
@@ -208,6 +210,18 @@ Value* lookup16_memory(const Ctx& e, const char* name, const std::vector<llvm::C
   return b.CreateMaskedGather(e.ft, ptr, align);
 }
 
+// f applied to each 8-lane half of the 16-lane idx, the results joined again.
+Value* by_halves(llvm::IRBuilder<>& b, Value* idx, const std::function<Value*(Value*)>& f) {
+  auto part = [&](int from) {
+    llvm::SmallVector<int, 8> m;
+    for (int i = 0; i < 8; ++i) m.push_back(from + i);
+    return f(b.CreateShuffleVector(idx, m));
+  };
+  llvm::SmallVector<int, 16> all;
+  for (int i = 0; i < 16; ++i) all.push_back(i);
+  return b.CreateShuffleVector(part(0), part(8), all);
+}
+
 // tab[idx mod 16] in each lane (idx: e's integer type; tab: 32-bit words, returned as floats).
 // One vpermps for 16 lanes with AVX-512, two and a blend per 8 lanes with AVX2; else
 // lookup16_memory.
@@ -232,14 +246,7 @@ Value* lookup16(const Ctx& e, const char* name, const std::array<uint32_t, 16>& 
   if (n == 16 && cpu.avx2) {
     // Two halves of 8 lanes, each as above.
     Ctx half(b, llvm::FixedVectorType::get(b.getFloatTy(), 8));
-    auto part = [&](int from) {
-      llvm::SmallVector<int, 8> m;
-      for (int i = 0; i < 8; ++i) m.push_back(from + i);
-      return lookup16(half, name, tab, b.CreateShuffleVector(idx, m));
-    };
-    llvm::SmallVector<int, 16> all;
-    for (int i = 0; i < 16; ++i) all.push_back(i);
-    return b.CreateShuffleVector(part(0), part(8), all);
+    return by_halves(b, idx, [&](Value* i) { return lookup16(half, name, tab, i); });
   }
   std::vector<llvm::Constant*> elems;
   for (uint32_t w : tab) elems.push_back(llvm::ConstantExpr::getBitCast(b.getInt32(w), b.getFloatTy()));
@@ -247,7 +254,7 @@ Value* lookup16(const Ctx& e, const char* name, const std::array<uint32_t, 16>& 
 }
 
 // tab[idx mod 16] in each lane of a double context (idx: e's i64 type): one vpermi2pd over the
-// table in two registers for 8 lanes with AVX-512; else lookup16_memory.
+// table in two registers per 8 lanes with AVX-512; else lookup16_memory.
 Value* lookup16_f64(const Ctx& e, const char* name, const std::array<double, 16>& tab, Value* idx) {
   llvm::IRBuilder<>& b = e.b;
   auto* vt = llvm::dyn_cast<llvm::FixedVectorType>(e.ft);
@@ -260,6 +267,11 @@ Value* lookup16_f64(const Ctx& e, const char* name, const std::array<double, 16>
       return llvm::ConstantVector::get(c);
     };
     return b.CreateIntrinsic(llvm::Intrinsic::x86_avx512_vpermi2var_pd_512, {}, {half(0), idx, half(8)});
+  }
+  if (n == 16 && cpu.avx512f) {
+    // Two halves of 8 lanes (f32 functions that compute in double: pow).
+    Ctx half(b, llvm::FixedVectorType::get(b.getDoubleTy(), 8));
+    return by_halves(b, idx, [&](Value* i) { return lookup16_f64(half, name, tab, i); });
   }
   std::vector<llvm::Constant*> elems;
   for (double v : tab) elems.push_back(llvm::ConstantFP::get(b.getDoubleTy(), v));
@@ -280,7 +292,6 @@ Value* lookup16_f64(const Ctx& e, const char* name, const std::array<double, 16>
 constexpr float kExpTableFastF32 = 87.0f;
 constexpr double kExpTableFastF64 = 708.0;
 Value* exp_table(const Ctx& e, Value* x, bool fast_path) {
-  constexpr double kLn2 = 0x1.62e42fefa39efp-1;
   const int shift = e.mbits - 4;
   struct Tables {
     std::array<uint32_t, 16> f32;
@@ -379,19 +390,104 @@ void log_reduce(const Ctx& e, Value* x, Value*& f, Value*& kd) {
   kd = e.b.CreateSIToFP(k, e.ft);
 }
 
-// log(x) for positive finite x: k*ln2 + log1p(f), log1p(f) = f - hfsq + s*(hfsq + R) with
-// s = f/(2+f), hfsq = f^2/2 and R = 2*atanh(s) - 2s from the atanh series in s^2.
-Value* log_core(const Ctx& e, Value* x) {
-  Value *f, *kd;
-  log_reduce(e, x, f, kd);
-  Value* s = e.div(f, e.add(e.c(2), f));
-  Value* z = e.mul(s, s);
-  std::vector<double> coef;
-  for (int j = 3; j <= (e.f64 ? 21 : 9); j += 2) coef.push_back(2.0 / j);
-  Value* rr = e.mul(z, e.poly(z, coef));
-  Value* hfsq = e.mul(e.c(0.5), e.mul(f, f));
-  Value* lo = e.fma(s, e.add(hfsq, rr), e.mul(kd, e.c(ln2_lo(e))));
-  return e.fma(kd, e.c(ln2_hi(e)), e.sub(f, e.sub(hfsq, lo)));
+// log(x) for positive finite x by a 16-entry table, without a division. x = 2^k z with z in
+// [0.699, 1.398) (subnormals scaled first): the bits of x minus those of kLogOff give k above the
+// mantissa and the subinterval j of z in the mantissa's top 4 bits. log(x) = k ln2 + log(c_j)
+// + log1p(r) with r = z/c_j - 1 = fma(z, 1/c_j, -1). Each 1/c_j has at most 7 significant bits,
+// chosen so that every r of its subinterval is exact (abs(r) < 2^(1-bits); abs(r) < 0.044) and
+// as small as that allows; 1/c_j = 1 in the subinterval of 1. log1p(r) = r + r^2 P(r) by Taylor's
+// series (f32: degree 6, f64: 12; truncation below 0.03 ULP). -log(1/c_j) = hi + lo from two
+// tables, hi on the grid of ln2_hi so that k ln2_hi + hi is exact; (k ln2_hi + hi) + r is summed
+// as a two-sum and the small terms (lo, k ln2_lo, r^2 P, the two-sum's error) added last.
+struct LogTables {
+  std::array<uint32_t, 16> inv32, hi32, lo32;  // float words
+  std::array<double, 16> inv64, hi64, lo64;
+};
+constexpr uint32_t kLogOffF32 = 0x3f330000;             // 0.69921875
+constexpr uint64_t kLogOffF64 = 0x3fe6600000000000ull;  // the same value
+constexpr double kLn2HiF32 = 45426.0 / 65536;           // ln2 on a 2^-16 grid: k ln2_hi exact
+const LogTables& log_tables() {
+  static const LogTables t = [] {
+    LogTables r;
+    auto word = [](float v) {
+      uint32_t w;
+      std::memcpy(&w, &v, 4);
+      return w;
+    };
+    for (int j = 0; j < 16; ++j) {
+      // The subinterval [lo, hi) of z, from the f32 layout (the f64 one is the same in value).
+      uint32_t lo_bits = kLogOffF32 + (uint32_t(j) << 19), hi_bits = lo_bits + (1u << 19);
+      float lo, hi;
+      std::memcpy(&lo, &lo_bits, 4);
+      std::memcpy(&hi, &hi_bits, 4);
+      double inv = 1, best = 1;  // 1/c_j and its largest abs(r)
+      if (!(lo <= 1.0f && 1.0f < hi)) {
+        double ideal = 2.0 / (double(lo) + hi);
+        for (int bits = 5; bits <= 7; ++bits) {
+          double step = std::ldexp(1.0, std::ilogb(ideal) - bits + 1);
+          for (double m = std::floor(ideal / step) - 2; m <= std::floor(ideal / step) + 3; ++m) {
+            double rmax = std::max(std::fabs(lo * m * step - 1), std::fabs(hi * m * step - 1));
+            if (rmax < std::ldexp(1.0, 1 - bits) && rmax < best) best = rmax, inv = m * step;
+          }
+        }
+      }
+      long double lc = -std::log(static_cast<long double>(inv));
+      for (int f64 = 0; f64 < 2; ++f64) {
+        long double grid = f64 ? 0x1p-33L : 0x1p-16L;  // the grid of ln2_hi
+        long double h = std::nearbyint(lc / grid) * grid;
+        if (f64) {
+          r.inv64[j] = inv;
+          r.hi64[j] = static_cast<double>(h);
+          r.lo64[j] = static_cast<double>(lc - h);
+        } else {
+          r.inv32[j] = word(static_cast<float>(inv));
+          r.hi32[j] = word(static_cast<float>(h));
+          r.lo32[j] = word(static_cast<float>(lc - h));
+        }
+      }
+    }
+    return r;
+  }();
+  return t;
+}
+
+// normal_only: every x is known to be normal (define_fn's "normal" path), so subnormals need no
+// scaling.
+Value* log_core(const Ctx& e, Value* x, bool normal_only = false) {
+  const LogTables& t = log_tables();
+  Value* xs = x;
+  Value* kadj = e.ci(0);
+  if (!normal_only) {
+    int up = e.f64 ? 54 : 24;
+    Value* sub = e.lt(x, e.c(e.f64 ? 0x1p-1022 : 0x1p-126));
+    xs = e.sel(sub, e.mul(x, e.c(std::ldexp(1.0, up))), x);
+    kadj = e.sel(sub, e.ci(-up), e.ci(0));
+  }
+  Value* tmp = e.b.CreateSub(e.bits(xs), e.ci(e.f64 ? static_cast<int64_t>(kLogOffF64) : kLogOffF32));
+  Value* j = e.b.CreateLShr(tmp, e.ci(e.mbits - 4));  // the lookups read its low 4 bits
+  Value* k = e.b.CreateAShr(tmp, e.ci(e.mbits));
+  Value* z = e.flt(e.b.CreateSub(e.bits(xs), e.b.CreateShl(k, e.ci(e.mbits))));
+  Value* kd = e.b.CreateSIToFP(e.b.CreateAdd(k, kadj), e.ft);
+  Value *inv, *lc_hi, *lc_lo;
+  if (e.f64) {
+    inv = lookup16_f64(e, "arrayc_log_inv_f64", t.inv64, j);
+    lc_hi = lookup16_f64(e, "arrayc_log_hi_f64", t.hi64, j);
+    lc_lo = lookup16_f64(e, "arrayc_log_lo_f64", t.lo64, j);
+  } else {
+    inv = lookup16(e, "arrayc_log_inv", t.inv32, j);
+    lc_hi = lookup16(e, "arrayc_log_hi", t.hi32, j);
+    lc_lo = lookup16(e, "arrayc_log_lo", t.lo32, j);
+  }
+  double l2hi = e.f64 ? ln2_hi(e) : kLn2HiF32;
+  double l2lo = e.f64 ? ln2_lo(e) : static_cast<double>(static_cast<float>(kLn2 - kLn2HiF32));
+  Value* r = e.fma(z, inv, e.c(-1));
+  Value* w = e.fma(kd, e.c(l2hi), lc_hi);  // exact
+  Value* hi = e.add(w, r);
+  Value* lo = e.add(e.sub(w, hi), r);  // exact: |w| >= |r| (the tables make it so) or w = 0
+  std::vector<double> coef;  // log1p(r) = r + r^2 (-1/2 + r/3 - r^2/4 ...)
+  for (int i = 2; i <= (e.f64 ? 12 : 6); ++i) coef.push_back((i % 2 ? 1.0 : -1.0) / i);
+  Value* small = e.fma(e.mul(r, r), e.horner(r, coef), e.fma(kd, e.c(l2lo), lc_lo));
+  return e.add(hi, e.add(lo, small));
 }
 
 Value* log_fn(const Ctx& e, Value* x) {
@@ -733,45 +829,30 @@ llvm::Function* get_trig_huge(llvm::Module& mod, llvm::Function* like) {
   return fn;
 }
 
-// Straight-line body of fn over the context's value type (sin/cos: the Cody-Waite path only).
-Value* emit_body(const Ctx& e, MathFn fn, llvm::ArrayRef<Value*> a, bool fast) {
-  switch (fn) {
-    case MathFn::Exp:
-      return exp_table(e, a[0], false);
-    case MathFn::Log:
-      return log_fn(e, a[0]);
-    case MathFn::Sin:
-      return trig_fast(e, a[0], false);
-    case MathFn::Cos:
-      return trig_fast(e, a[0], true);
-    case MathFn::Tanh:
-      return tanh_fn(e, a[0]);
-    case MathFn::Sqrt:
-      return e.b.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, a[0]);
-    case MathFn::Pow:
-      break;
-  }
-  // pow(x, y) = exp(y * log|x|) with C99 special cases on top.
-  Value* x = a[0];
-  Value* y = a[1];
-  Value* ax = e.fabs(x);
-  Value* core;
+// exp(y log ax) for ax >= 0, without pow's special cases. normal_only: every ax is normal.
+Value* pow_core(const Ctx& e, Value* ax, Value* y, bool fast, bool normal_only) {
   if (e.f64 && !fast) {
     Value *lh, *ll;
     log_dd(e, ax, lh, ll);
     Value* ph = e.mul(y, lh);
     Value* pl = e.fma(y, ll, e.fma(y, lh, e.neg(ph)));
     pl = e.sel(e.lt(e.fabs(ph), e.c(4096)), pl, e.c(0));  // beyond: over/underflow anyway
-    core = exp_core(e, ph, pl);
-  } else if (e.f64) {
-    core = exp_core(e, e.mul(y, log_core(e, ax)), nullptr);
-  } else {
-    // float: double log and exp are far more accurate than the float result needs.
-    Ctx d = e.as_double();
-    Value* l = log_core(d, e.b.CreateFPExt(ax, d.ft));
-    Value* p = d.mul(e.b.CreateFPExt(y, d.ft), l);
-    core = e.b.CreateFPTrunc(exp_core(d, p, nullptr), e.ft);
+    return exp_core(e, ph, pl);
   }
+  if (e.f64) return exp_table(e, e.mul(y, log_core(e, ax, normal_only)), false);
+  // float: double log and exp are far more accurate than the float result needs. Beyond +-200
+  // the float result is 0 or inf anyway: the clamp keeps exp_table on its fast path.
+  Ctx d = e.as_double();
+  Value* p = d.mul(e.b.CreateFPExt(y, d.ft), log_core(d, e.b.CreateFPExt(ax, d.ft), normal_only));
+  p = d.sel(d.gt(p, d.c(200)), d.c(200), p);  // ordered: NaN passes
+  p = d.sel(d.lt(p, d.c(-200)), d.c(-200), p);
+  return e.b.CreateFPTrunc(exp_table(d, p, true), e.ft);
+}
+
+// pow(x, y) = exp(y * log|x|) with C99 special cases on top.
+Value* pow_fn(const Ctx& e, Value* x, Value* y, bool fast) {
+  Value* ax = e.fabs(x);
+  Value* core = pow_core(e, ax, y, fast, false);
   auto is_int = [&](Value* v) {
     return e.eq(e.b.CreateUnaryIntrinsic(llvm::Intrinsic::trunc, v), v);
   };
@@ -793,6 +874,27 @@ Value* emit_body(const Ctx& e, MathFn fn, llvm::ArrayRef<Value*> a, bool fast) {
   res = e.sel(e.eq(e.fabs(y), e.inf()), y_inf_res, res);
   res = e.sel(e.b.CreateOr(e.isnan(x), e.isnan(y)), e.add(x, y), res);
   return e.sel(e.b.CreateOr(e.eq(y, e.c(0)), e.eq(x, e.c(1))), e.c(1), res);
+}
+
+// Straight-line body of fn over the context's value type (sin/cos: the Cody-Waite path only).
+Value* emit_body(const Ctx& e, MathFn fn, llvm::ArrayRef<Value*> a, bool fast) {
+  switch (fn) {
+    case MathFn::Exp:
+      return exp_table(e, a[0], false);
+    case MathFn::Log:
+      return log_fn(e, a[0]);
+    case MathFn::Sin:
+      return trig_fast(e, a[0], false);
+    case MathFn::Cos:
+      return trig_fast(e, a[0], true);
+    case MathFn::Tanh:
+      return tanh_fn(e, a[0]);
+    case MathFn::Sqrt:
+      return e.b.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, a[0]);
+    case MathFn::Pow:
+      return pow_fn(e, a[0], a[1], fast);
+  }
+  return nullptr;
 }
 
 
@@ -829,6 +931,21 @@ llvm::Function* define_fn(llvm::Module& mod, llvm::Function* like, const std::st
                    fpath, rest);
     b.SetInsertPoint(fpath);
     b.CreateRet(exp_table(e, args[0], true));
+    b.SetInsertPoint(rest);
+  }
+  if (fn == MathFn::Log || fn == MathFn::Pow) {
+    // Every x positive, normal and finite (pow: every y finite too): log without the scaling of
+    // subnormals, neither function with its special cases. Those lanes get the same bits on
+    // the full path below.
+    int64_t min_normal = e.f64 ? int64_t{1} << 52 : int64_t{1} << 23;
+    int64_t inf_bits = e.f64 ? int64_t{0x7ff} << 52 : int64_t{0xff} << 23;
+    Value* ok = e.b.CreateICmpULT(e.b.CreateSub(e.bits(args[0]), e.ci(min_normal)), e.ci(inf_bits - min_normal));
+    if (fn == MathFn::Pow) ok = b.CreateAnd(ok, e.lt(e.fabs(args[1]), e.inf()));
+    auto* fpath = llvm::BasicBlock::Create(cx, "normal", f);
+    auto* rest = llvm::BasicBlock::Create(cx, "rest", f);
+    b.CreateCondBr(t->isVectorTy() ? b.CreateAndReduce(ok) : ok, fpath, rest);
+    b.SetInsertPoint(fpath);
+    b.CreateRet(fn == MathFn::Log ? log_core(e, args[0], true) : pow_core(e, args[0], args[1], fast, true));
     b.SetInsertPoint(rest);
   }
   if (trig && !e.f64) {

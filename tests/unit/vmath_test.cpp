@@ -24,6 +24,7 @@
 #include <map>
 #include <memory>
 #include <random>
+#include <sstream>
 #include <string>
 #include <tuple>
 #include <type_traits>
@@ -480,72 +481,119 @@ TEST(VMath, SinCosF32TinyArgumentPath) {
 // scalar function give the same bits, and a lane's result does not depend on its neighbours:
 // vectors with one lane out of the fast range (|x| >= 87 for f32, 708 for f64; NaN, inf) take the
 // clamped path, which must round in-range lanes the same way.
+// fn gives the scalar function's bits at every vector width, and keeps giving them to the lanes
+// beside one that leaves the function's fast path: lane 0 of every widest vector is set to each
+// (x, y) of `outside`, whose own result must be within the bound (NaN where the reference is).
+template <class T>
+void check_same_bits(MathFn fn, std::vector<T> x, std::vector<T> y, const std::vector<std::pair<T, T>>& outside) {
+  constexpr bool f64 = sizeof(T) == 8;
+  const unsigned widest = f64 ? 8 : 16;
+  while (x.size() % 16) {
+    x.push_back(T(0.25));
+    if (!y.empty()) y.push_back(T(0.5));
+  }
+  std::vector<T> want = run<T>(fn, x, y, false, 1);
+  auto compare = [&](const std::vector<T>& got, const std::string& what, bool skip_lane0) {
+    int bad = 0;
+    for (size_t i = 0; i < x.size() && bad < 5; ++i) {
+      if (skip_lane0 && i % widest == 0) continue;
+      if (std::memcmp(&got[i], &want[i], sizeof(T)) != 0)
+        ++bad, ADD_FAILURE() << what << ": " << name(fn) << "(" << x[i] << (y.empty() ? "" : ", ")
+                             << (y.empty() ? "" : std::to_string(y[i])) << ") = " << got[i] << ", scalar " << want[i];
+    }
+  };
+  for (unsigned width : {0u, 2u, 4u, 8u, 16u}) {
+    if ((width == 2 && !f64) || (width == 16 && f64)) continue;
+    compare(run<T>(fn, x, y, false, width), "width " + std::to_string(width), false);
+  }
+  for (auto [ox, oy] : outside) {
+    std::vector<T> wx = x, wy = y;
+    for (size_t i = 0; i < wx.size(); i += widest) {
+      wx[i] = ox;
+      if (!wy.empty()) wy[i] = oy;
+    }
+    std::vector<T> got = run<T>(fn, wx, wy, false, widest);
+    std::ostringstream what;
+    what << "beside (" << ox << ", " << oy << ")";
+    compare(got, what.str(), true);
+    long double ref = reference<T>(fn, ox, oy);
+    if (std::isnan(ref)) EXPECT_TRUE(std::isnan(got[0])) << what.str();
+    else EXPECT_LE(ulp_error(got[0], ref), kBound) << what.str();
+  }
+}
+
 template <class T>
 void check_exp_same_bits() {
   constexpr bool f64 = sizeof(T) == 8;
   constexpr T fast = f64 ? 708 : 87;
-  const unsigned widest = f64 ? 8 : 16;
   std::vector<T> v;
   add_uniform(v, -fast, fast, 1 << 16, 31);
   add_uniform(v, -1, 1, 1 << 12, 32);
   for (T x : {T(0), T(-0.0), T(fast - 0.01), T(-fast + 0.01), T(0x1.5bf0a8p-5), T(-0x1.5bf0a8p-5), T(1e-30), T(-1e-30)})
     v.push_back(x);
-  while (v.size() % 16) v.push_back(T(0.25));
-  std::vector<T> want = run<T>(MathFn::Exp, v, {}, false, 1);
-  for (unsigned width : {0u, 2u, 4u, 8u, 16u}) {
-    if ((width == 2 && !f64) || (width == 16 && f64)) continue;
-    std::vector<T> got = run<T>(MathFn::Exp, v, {}, false, width);
-    int bad = 0;
-    for (size_t i = 0; i < v.size() && bad < 5; ++i)
-      if (std::memcmp(&got[i], &want[i], sizeof(T)) != 0)
-        ++bad, ADD_FAILURE() << "width " << width << ": exp(" << v[i] << ") = " << got[i]
-                             << ", scalar " << want[i];
-  }
-  // Lane 0 of every widest vector out of the fast range, the other lanes as before.
-  const T outside[] = {T(f64 ? 720 : 100), T(f64 ? -720 : -100), fast, -fast, T(f64 ? -745 : -103.5),
-                       std::numeric_limits<T>::infinity(), std::numeric_limits<T>::quiet_NaN()};
-  for (T o : outside) {
-    std::vector<T> w = v;
-    for (size_t i = 0; i < w.size(); i += widest) w[i] = o;
-    std::vector<T> got = run<T>(MathFn::Exp, w, {}, false, widest);
-    int bad = 0;
-    for (size_t i = 0; i < w.size() && bad < 5; ++i) {
-      if (i % widest == 0) continue;
-      if (std::memcmp(&got[i], &want[i], sizeof(T)) != 0)
-        ++bad, ADD_FAILURE() << "beside " << o << ": exp(" << w[i] << ") = " << got[i]
-                             << ", alone " << want[i];
-    }
-    T lane0 = got[0];
-    if (std::isnan(o)) EXPECT_TRUE(std::isnan(lane0));
-    else EXPECT_LE(ulp_error(lane0, reference<T>(MathFn::Exp, o, T(0))), kBound) << o;
-  }
+  std::vector<std::pair<T, T>> outside;
+  for (T o : {T(f64 ? 720 : 100), T(f64 ? -720 : -100), fast, -fast, T(f64 ? -745 : -103.5),
+              std::numeric_limits<T>::infinity(), std::numeric_limits<T>::quiet_NaN()})
+    outside.push_back({o, T(0)});
+  check_same_bits<T>(MathFn::Exp, v, {}, outside);
+}
+
+// log's fast path takes vectors of positive normal numbers; pow's, positive normal x with
+// finite y.
+template <class T>
+void check_log_pow_same_bits() {
+  using lim = std::numeric_limits<T>;
+  std::vector<T> x, y;
+  add_log_uniform(x, lim::min_exponent, lim::max_exponent - 1, 1 << 14, 41);
+  add_uniform(x, 0.5, 2, 1 << 14, 42);
+  for (T& v : x) v = std::fabs(v);
+  for (T v : {T(1), lim::min(), lim::max(), T(1) - lim::epsilon(), T(1) + lim::epsilon()}) x.push_back(v);
+  const T inf = lim::infinity(), nan = lim::quiet_NaN(), sub = lim::min() / 4;
+  std::vector<std::pair<T, T>> log_out;
+  for (T o : {T(0), T(-0.0), T(-1), sub, lim::denorm_min(), inf, -inf, nan}) log_out.push_back({o, T(0)});
+  check_same_bits<T>(MathFn::Log, x, {}, log_out);
+  // pow: |y log x| kept below the overflow limits, so that every result is finite.
+  x.resize(1 << 14);
+  for (T& v : x) v = std::clamp(v, T(1e-5), T(1e5));
+  add_uniform(y, -4, 4, x.size(), 43);
+  check_same_bits<T>(MathFn::Pow, x, y,
+                     {{T(-2), T(3)}, {T(-2), T(0.5)}, {T(0), T(2)}, {T(0), T(-1)}, {inf, T(1)}, {sub, T(0.5)},
+                      {T(2), inf}, {T(0.5), -inf}, {nan, T(1)}, {T(1), nan}, {T(2), T(0)}});
 }
 
 TEST(VMath, ExpF32SameBitsAtEveryWidthAndNeighbourhood) { check_exp_same_bits<float>(); }
 TEST(VMath, ExpF64SameBitsAtEveryWidthAndNeighbourhood) { check_exp_same_bits<double>(); }
+TEST(VMath, LogPowF32SameBitsAtEveryWidthAndNeighbourhood) { check_log_pow_same_bits<float>(); }
+TEST(VMath, LogPowF64SameBitsAtEveryWidthAndNeighbourhood) { check_log_pow_same_bits<double>(); }
 
-// On an AVX2 CPU without AVX-512 the 8- and 16-lane variants look the table up with vpermps
-// pairs (the 16-lane one as two halves), not with a gather; the bits stay the scalar function's.
-TEST(VMath, ExpF32Avx2LookupsSameBits) {
+// On an AVX2 CPU without AVX-512 the 8- and 16-lane variants of f32 exp and log look their
+// tables up with vpermps pairs (the 16-lane one as two halves), not with a gather; the bits stay
+// the scalar function's.
+TEST(VMath, ExpLogF32Avx2LookupsSameBits) {
   if (!__builtin_cpu_supports("avx2")) GTEST_SKIP() << "no AVX2 on this CPU";
   std::vector<float> v;
   add_uniform(v, -87, 87, 1 << 14, 33);
-  for (float x : {0.0f, -0.0f, 86.99f, -86.99f, 100.0f, -100.0f, 1e-30f,
+  for (float x : {0.0f, -0.0f, 86.99f, -86.99f, 100.0f, -100.0f, 1e-30f, 1e-40f,
                   std::numeric_limits<float>::infinity(), std::numeric_limits<float>::quiet_NaN()})
     v.push_back(x);
   while (v.size() % 16) v.push_back(0.25f);
-  std::vector<float> want = run<float>(MathFn::Exp, v, {}, false, 1);
-  for (unsigned width : {8u, 16u}) {
-    const Kernel& k = kernel(MathFn::Exp, false, false, width, true);
-    EXPECT_FALSE(k.avx512);
-    EXPECT_NE(k.ir.find("llvm.x86.avx2.permps"), std::string::npos) << "width " << width;
-    EXPECT_EQ(k.ir.find("masked.gather"), std::string::npos) << "width " << width;
-    std::vector<float> got = run<float>(MathFn::Exp, v, {}, false, width, true);
-    int bad = 0;
-    for (size_t i = 0; i < v.size() && bad < 5; ++i)
-      if (std::memcmp(&got[i], &want[i], 4) != 0)
-        ++bad, ADD_FAILURE() << "AVX2, width " << width << ": exp(" << v[i] << ") = " << got[i]
-                             << ", scalar " << want[i];
+  for (MathFn fn : {MathFn::Exp, MathFn::Log}) {
+    std::vector<float> x = v;
+    if (fn == MathFn::Log)
+      for (size_t i = 0; i < x.size(); i += 2) x[i] = std::exp2(x[i]);  // positive, all binades
+    std::vector<float> want = run<float>(fn, x, {}, false, 1);
+    for (unsigned width : {8u, 16u}) {
+      const Kernel& k = kernel(fn, false, false, width, true);
+      EXPECT_FALSE(k.avx512);
+      EXPECT_NE(k.ir.find("llvm.x86.avx2.permps"), std::string::npos) << name(fn) << " width " << width;
+      EXPECT_EQ(k.ir.find("masked.gather"), std::string::npos) << name(fn) << " width " << width;
+      std::vector<float> got = run<float>(fn, x, {}, false, width, true);
+      int bad = 0;
+      for (size_t i = 0; i < x.size() && bad < 5; ++i)
+        if (std::memcmp(&got[i], &want[i], 4) != 0)
+          ++bad, ADD_FAILURE() << "AVX2, width " << width << ": " << name(fn) << "(" << x[i] << ") = " << got[i]
+                               << ", scalar " << want[i];
+    }
   }
 }
 

@@ -75,6 +75,11 @@ struct Ctx {
   Value* eq(Value* x, Value* y) const { return b.CreateFCmpOEQ(x, y); }
   Value* isnan(Value* x) const { return b.CreateFCmpUNO(x, x); }
   Value* inf() const { return c(INFINITY); }
+  // x limited to [lo, hi] by ordered compares: NaN passes through.
+  Value* clamp(Value* x, double lo, double hi) const {
+    x = sel(gt(x, c(hi)), c(hi), x);
+    return sel(lt(x, c(lo)), c(lo), x);
+  }
   Value* nan() const { return c(NAN); }
 
   // c[0] + c[1]*x + c[2]*x^2 + ... by Estrin's scheme: pairs c[i] + c[i+1]*x, then pairs of
@@ -153,8 +158,7 @@ Value* expm1_poly(const Ctx& e, Value* r) {
 Value* exp_core(const Ctx& e, Value* x, Value* xlo) {
   double hi = e.f64 ? 710 : 89;     // exp(hi) overflows
   double lo = e.f64 ? -746 : -104;  // exp(lo) rounds to zero
-  Value* xc = e.sel(e.gt(x, e.c(hi)), e.c(hi), x);
-  xc = e.sel(e.lt(xc, e.c(lo)), e.c(lo), xc);
+  Value* xc = e.clamp(x, lo, hi);
   Value* nd;
   Value* n = e.round_int(xc, kLog2e, nd);
   Value* r = e.fma(e.neg(nd), e.c(ln2_hi(e)), xc);
@@ -317,11 +321,7 @@ Value* exp_table(const Ctx& e, Value* x, bool fast_path) {
   // |nd| < 2^20) and ln2_lo; f32: the float nearest ln2/16 and the rest.
   double step_hi = e.f64 ? ln2_hi(e) / 16 : static_cast<float>(kLn2 / 16);
   double step_lo = e.f64 ? ln2_lo(e) / 16 : static_cast<float>(kLn2 / 16 - step_hi);
-  Value* xc = x;
-  if (!fast_path) {
-    xc = e.sel(e.gt(x, e.c(e.f64 ? 710 : 89)), e.c(e.f64 ? 710 : 89), x);  // ordered: NaN passes
-    xc = e.sel(e.lt(xc, e.c(e.f64 ? -746 : -104)), e.c(e.f64 ? -746 : -104), xc);
-  }
+  Value* xc = fast_path ? x : e.clamp(x, e.f64 ? -746 : -104, e.f64 ? 710 : 89);
   Value* nd;
   Value* m = e.round_int(xc, 16 / kLn2, nd);  // 16k + j
   Value* r = e.fma(nd, e.c(-step_hi), xc);
@@ -346,20 +346,30 @@ Value* exp_table(const Ctx& e, Value* x, bool fast_path) {
   return e.mul(e.mul(e.fma(s, p, s), e.pow2i(k1)), e.pow2i(k2));
 }
 
-// Every lane of f32 x has |x| < bound (an unsigned compare of the bits: NaN and inf fail).
-Value* all_below_f32(const Ctx& e, Value* x, float bound) {
-  uint32_t bb;
-  std::memcpy(&bb, &bound, 4);
-  Value* below = e.b.CreateICmpULT(e.b.CreateAnd(e.bits(x), e.ci(0x7fffffff)), e.ci(bb));
-  return e.ft->isVectorTy() ? e.b.CreateAndReduce(below) : below;
+// Whether mask holds in every lane (a scalar mask as it is).
+Value* all_lanes(const Ctx& e, Value* mask) {
+  return e.ft->isVectorTy() ? e.b.CreateAndReduce(mask) : mask;
 }
 
-// Every lane of f64 x has |x| < bound (NaN and inf fail).
-Value* all_below_f64(const Ctx& e, Value* x, double bound) {
-  uint64_t bb;
-  std::memcpy(&bb, &bound, 8);
-  Value* below = e.b.CreateICmpULT(e.b.CreateAnd(e.bits(x), e.ci(0x7fffffffffffffff)), e.ci(static_cast<int64_t>(bb)));
-  return e.ft->isVectorTy() ? e.b.CreateAndReduce(below) : below;
+// Every lane of x has |x| < bound (an unsigned compare of the bits: NaN and inf fail).
+Value* all_below(const Ctx& e, Value* x, double bound) {
+  int64_t bb;
+  if (e.f64) {
+    std::memcpy(&bb, &bound, 8);
+  } else {
+    float f = static_cast<float>(bound);
+    uint32_t u;
+    std::memcpy(&u, &f, 4);
+    bb = u;
+  }
+  int64_t abs_mask = e.f64 ? INT64_MAX : 0x7fffffff;
+  return all_lanes(e, e.b.CreateICmpULT(e.b.CreateAnd(e.bits(x), e.ci(abs_mask)), e.ci(bb)));
+}
+
+// Every lane of x positive, normal and finite (one unsigned compare of the bits).
+Value* all_positive_normal(const Ctx& e, Value* x) {
+  int64_t min_normal = int64_t{1} << e.mbits, inf_bits = int64_t{2 * e.bias + 1} << e.mbits;
+  return all_lanes(e, e.b.CreateICmpULT(e.b.CreateSub(e.bits(x), e.ci(min_normal)), e.ci(inf_bits - min_normal)));
 }
 
 // expm1(a) for 0 <= a <= 30 (what tanh needs): 2^n*p + (2^n - 1) with one rounding.
@@ -373,14 +383,20 @@ Value* expm1_nonneg(const Ctx& e, Value* a) {
   return e.fma(t, p, e.sub(t, e.c(1)));
 }
 
+// Positive x with subnormals scaled up into the normal range (xs), and the exponent that
+// scaling added, negated (kadj: 0 for normal x).
+void scale_subnormal(const Ctx& e, Value* x, Value*& xs, Value*& kadj) {
+  int up = e.f64 ? 54 : 24;
+  Value* sub = e.lt(x, e.c(e.f64 ? 0x1p-1022 : 0x1p-126));
+  xs = e.sel(sub, e.mul(x, e.c(std::ldexp(1.0, up))), x);
+  kadj = e.sel(sub, e.ci(-up), e.ci(0));
+}
+
 // Splits positive x into x = m * 2^k with m in [sqrt(1/2), sqrt(2)); subnormals are scaled up
 // first. Returns f = m - 1 (exact) and k as a float.
 void log_reduce(const Ctx& e, Value* x, Value*& f, Value*& kd) {
-  double min_normal = e.f64 ? 0x1p-1022 : 0x1p-126;
-  int up = e.f64 ? 54 : 24;
-  Value* sub = e.lt(x, e.c(min_normal));
-  Value* xs = e.sel(sub, e.mul(x, e.c(std::ldexp(1.0, up))), x);
-  Value* kadj = e.sel(sub, e.ci(-up), e.ci(0));
+  Value *xs, *kadj;
+  scale_subnormal(e, x, xs, kadj);
   int64_t sqrt_half = e.f64 ? 0x3FE6A09E667F3BCD : 0x3F3504F3;
   Value* t = e.b.CreateSub(e.bits(xs), e.ci(sqrt_half));
   Value* k = e.b.CreateAdd(e.b.CreateAShr(t, e.ci(e.mbits)), kadj);
@@ -457,12 +473,7 @@ Value* log_core(const Ctx& e, Value* x, bool normal_only = false) {
   const LogTables& t = log_tables();
   Value* xs = x;
   Value* kadj = e.ci(0);
-  if (!normal_only) {
-    int up = e.f64 ? 54 : 24;
-    Value* sub = e.lt(x, e.c(e.f64 ? 0x1p-1022 : 0x1p-126));
-    xs = e.sel(sub, e.mul(x, e.c(std::ldexp(1.0, up))), x);
-    kadj = e.sel(sub, e.ci(-up), e.ci(0));
-  }
+  if (!normal_only) scale_subnormal(e, x, xs, kadj);
   Value* tmp = e.b.CreateSub(e.bits(xs), e.ci(e.f64 ? static_cast<int64_t>(kLogOffF64) : kLogOffF32));
   Value* j = e.b.CreateLShr(tmp, e.ci(e.mbits - 4));  // the lookups read its low 4 bits
   Value* k = e.b.CreateAShr(tmp, e.ci(e.mbits));
@@ -719,7 +730,7 @@ void trig_small_f32_both(const Ctx& e, Value* x, Value*& sin_out, Value*& cos_ou
 }
 
 // The float paths of f32 sin/cos, tried in order, each taken when every lane is below its bound
-// (all_below_f32: NaN and inf lanes fail it). The separate functions and the packed sincos
+// (all_below: NaN and inf lanes fail it). The separate functions and the packed sincos
 // both read this table, which keeps their results equal bit for bit.
 struct FloatTrigTier {
   double bound;
@@ -844,9 +855,7 @@ Value* pow_core(const Ctx& e, Value* ax, Value* y, bool fast, bool normal_only) 
   // the float result is 0 or inf anyway: the clamp keeps exp_table on its fast path.
   Ctx d = e.as_double();
   Value* p = d.mul(e.b.CreateFPExt(y, d.ft), log_core(d, e.b.CreateFPExt(ax, d.ft), normal_only));
-  p = d.sel(d.gt(p, d.c(200)), d.c(200), p);  // ordered: NaN passes
-  p = d.sel(d.lt(p, d.c(-200)), d.c(-200), p);
-  return e.b.CreateFPTrunc(exp_table(d, p, true), e.ft);
+  return e.b.CreateFPTrunc(exp_table(d, d.clamp(p, -200, 200), true), e.ft);
 }
 
 // pow(x, y) = exp(y * log|x|) with C99 special cases on top.
@@ -924,43 +933,34 @@ llvm::Function* define_fn(llvm::Module& mod, llvm::Function* like, const std::st
   for (auto& a : f->args()) args.push_back(&a);
   bool trig = fn == MathFn::Sin || fn == MathFn::Cos;
   bool exact_trig = trig && !fast;
-  if (fn == MathFn::Exp) {
-    auto* fpath = llvm::BasicBlock::Create(cx, "fast", f);
+  // When all_ok holds, return what `lean` computes, on a path of its own.
+  auto path_if = [&](Value* all_ok, const char* name, const std::function<Value*()>& lean) {
+    auto* taken = llvm::BasicBlock::Create(cx, name, f);
     auto* rest = llvm::BasicBlock::Create(cx, "rest", f);
-    b.CreateCondBr(e.f64 ? all_below_f64(e, args[0], kExpTableFastF64) : all_below_f32(e, args[0], kExpTableFastF32),
-                   fpath, rest);
-    b.SetInsertPoint(fpath);
-    b.CreateRet(exp_table(e, args[0], true));
+    b.CreateCondBr(all_ok, taken, rest);
+    b.SetInsertPoint(taken);
+    b.CreateRet(lean());
     b.SetInsertPoint(rest);
-  }
-  if (fn == MathFn::Log || fn == MathFn::Pow) {
-    // Every x positive, normal and finite (pow: every y finite too): log without the scaling of
-    // subnormals, neither function with its special cases. Those lanes get the same bits on
-    // the full path below.
-    int64_t min_normal = e.f64 ? int64_t{1} << 52 : int64_t{1} << 23;
-    int64_t inf_bits = e.f64 ? int64_t{0x7ff} << 52 : int64_t{0xff} << 23;
-    Value* ok = e.b.CreateICmpULT(e.b.CreateSub(e.bits(args[0]), e.ci(min_normal)), e.ci(inf_bits - min_normal));
-    if (fn == MathFn::Pow) ok = b.CreateAnd(ok, e.lt(e.fabs(args[1]), e.inf()));
-    auto* fpath = llvm::BasicBlock::Create(cx, "normal", f);
-    auto* rest = llvm::BasicBlock::Create(cx, "rest", f);
-    b.CreateCondBr(t->isVectorTy() ? b.CreateAndReduce(ok) : ok, fpath, rest);
-    b.SetInsertPoint(fpath);
-    b.CreateRet(fn == MathFn::Log ? log_core(e, args[0], true) : pow_core(e, args[0], args[1], fast, true));
-    b.SetInsertPoint(rest);
-  }
+  };
+  if (fn == MathFn::Exp)
+    path_if(all_below(e, args[0], e.f64 ? kExpTableFastF64 : kExpTableFastF32), "fast",
+            [&] { return exp_table(e, args[0], true); });
+  // Every x positive, normal and finite (pow: every y finite too): log without the scaling of
+  // subnormals, neither function with its special cases. Those lanes get the same bits on the
+  // full path below.
+  if (fn == MathFn::Log)
+    path_if(all_positive_normal(e, args[0]), "normal", [&] { return log_core(e, args[0], true); });
+  if (fn == MathFn::Pow)
+    path_if(b.CreateAnd(all_positive_normal(e, args[0]), all_below(e, args[1], INFINITY)), "normal",
+            [&] { return pow_core(e, args[0], args[1], fast, true); });
   if (trig && !e.f64) {
     // The float paths (kFloatTrigTiers); past them, the double path below.
-    for (const FloatTrigTier& tier : kFloatTrigTiers) {
-      Value* all = all_below_f32(e, args[0], static_cast<float>(tier.bound));
-      auto* fpath = llvm::BasicBlock::Create(cx, tier.name, f);
-      auto* rest = llvm::BasicBlock::Create(cx, "rest", f);
-      b.CreateCondBr(all, fpath, rest);
-      b.SetInsertPoint(fpath);
-      Value *sv, *cv;
-      tier.both(e, args[0], sv, cv);
-      b.CreateRet(fn == MathFn::Cos ? cv : sv);
-      b.SetInsertPoint(rest);
-    }
+    for (const FloatTrigTier& tier : kFloatTrigTiers)
+      path_if(all_below(e, args[0], tier.bound), tier.name, [&] {
+        Value *sv, *cv;
+        tier.both(e, args[0], sv, cv);
+        return fn == MathFn::Cos ? cv : sv;
+      });
   }
   Value* res = emit_body(e, fn, args, fast);
   if (!exact_trig) {
@@ -1105,7 +1105,7 @@ llvm::Function* sincos_fn(llvm::Module& mod, llvm::Function* caller, llvm::Type*
   // function is inlined: inlined, fast mode's double path cost W8 a third more time in its
   // float path (the packed results of the paths were no longer unpacked before their merge).
   for (const FloatTrigTier& tier : kFloatTrigTiers)
-    path_if(all_below_f32(e, x, static_cast<float>(tier.bound)), tier.name,
+    path_if(all_below(e, x, tier.bound), tier.name,
             [&](Value*& sv, Value*& cv) { tier.both(e, x, sv, cv); });
   if (!fast)
     path_if(b.CreateNot(lanes(trig_huge_mask(e, x), false)), "double",

@@ -359,6 +359,7 @@ int main(int argc, char** argv) {
   F32Sweep sweep;
   size_t samples64 = 1 << 22;
   bool accuracy = true, speed = true, mvec = false;
+  std::string only;  // comma-separated function names; empty: all
   auto float_bits = [](const char* text) {
     float v = std::strtof(text, nullptr);
     uint32_t b;
@@ -378,15 +379,21 @@ int main(int argc, char** argv) {
     else if (arg == "--no-accuracy") accuracy = false;
     else if (arg == "--no-throughput") speed = false;
     else if (arg == "--libmvec") mvec = true;
+    else if (arg == "--only" && i + 1 < argc) only = "," + std::string(argv[++i]) + ",";
     else {
       std::fprintf(stderr, "usage: %s [--stride N] [--range LO HI] [--samples64 N] [--no-accuracy]"
-                   " [--no-throughput] [--libmvec]\n", argv[0]);
+                   " [--no-throughput] [--libmvec] [--only exp,sin,...]\n", argv[0]);
       return 2;
     }
   }
   llvm::InitializeNativeTarget();
   llvm::InitializeNativeTargetAsmPrinter();
-  const MathFn unary[] = {MathFn::Exp, MathFn::Log, MathFn::Sin, MathFn::Cos, MathFn::Tanh};
+  auto wanted = [&](MathFn fn) {
+    return only.empty() || only.find("," + std::string(name(fn)) + ",") != std::string::npos;
+  };
+  std::vector<MathFn> unary;
+  for (MathFn fn : {MathFn::Exp, MathFn::Log, MathFn::Sin, MathFn::Cos, MathFn::Tanh})
+    if (wanted(fn)) unary.push_back(fn);
   if (accuracy) {
     for (MathFn fn : unary) {
       report_f32(fn, false, sweep);
@@ -397,6 +404,8 @@ int main(int argc, char** argv) {
         report_f64(fn, false, samples64);
         if (mvec) report_f64(fn, false, samples64, true);
       }
+    }
+    if (samples64 && wanted(MathFn::Pow)) {
       report_f64(MathFn::Pow, false, samples64);
       report_f64(MathFn::Pow, true, samples64);
       if (mvec) report_f64(MathFn::Pow, false, samples64, true);
@@ -404,13 +413,15 @@ int main(int argc, char** argv) {
   }
   if (speed) {
     for (MathFn fn : {MathFn::Exp, MathFn::Log, MathFn::Sin, MathFn::Cos, MathFn::Tanh, MathFn::Pow}) {
+      if (!wanted(fn)) continue;
       throughput<float>(fn, false, mvec);
       throughput<double>(fn, false, mvec);
     }
     for (MathFn fn : {MathFn::Sin, MathFn::Cos}) {
+      if (!wanted(fn)) continue;
       throughput<float>(fn, true, false);
       throughput<double>(fn, true, false);
     }
-    throughput<double>(MathFn::Pow, true, false);
+    if (wanted(MathFn::Pow)) throughput<double>(MathFn::Pow, true, false);
   }
 }

@@ -1,14 +1,20 @@
 #!/usr/bin/env python3
-"""Minimax coefficients for vmath's f32 cos polynomial, by the Remez exchange algorithm.
+"""Minimax coefficients for vmath's sin/cos polynomials, by the Remez exchange algorithm.
 
-cos(r) ~ 1 + z * P(z) with z = r^2 and P of degree 2, minimising the relative error of cos over
-|r| <= pi/4 + 2^-12 (the widest reduced argument of the f32 float paths, lib/codegen/vmath.cpp).
-In terms of g(z) = (cos(sqrt z) - 1) / z that is a weighted minimax problem: the relative error is
-w(z) * (P(z) - g(z)) with w(z) = z / cos(sqrt z).
+f32 cos: cos(r) ~ 1 + z * P(z) with z = r^2 and P of degree 2, minimising the relative error of
+cos over |r| <= pi/4 + 2^-12 (the widest reduced argument of the f32 float paths,
+lib/codegen/vmath.cpp). In terms of g(z) = (cos(sqrt z) - 1) / z that is a weighted minimax
+problem: the relative error is w(z) * (P(z) - g(z)) with w(z) = z / cos(sqrt z).
 
-Prints the coefficients (double, then rounded to float as hex literals for vmath.cpp) and the
-maximum relative error in units of 2^-24 (one ULP of a result in [0.5, 1)) before and after the
-rounding. Needs python3-mpmath. Usage: scripts/minimax.py
+f64 sin and cos, on |r| <= pi/4 + 2^-20 (the double reduction's q is one off only that close to
+a half-integer): sin(r) ~ r + r^3 S(z) with S of degree 5 (g = (sin r - r) / r^3, w = r^3 / sin r),
+and cos(r) ~ 1 + z P(z) as above with P of degree 6 whose constant term is then set to -1/2
+exactly (it comes out within 1e-17 of it), so that vmath evaluates 1 - z/2 + z^2 C(z) with C the
+other six.
+
+Prints the coefficients (rounded to float or double, as hex literals for vmath.cpp) and the
+maximum relative error in units of one ULP of a result in [0.5, 1) (2^-24 or 2^-53) with exact
+and with rounded coefficients. Needs python3-mpmath. Usage: scripts/minimax.py
 """
 import struct
 
@@ -61,28 +67,45 @@ def hex_literal(v):
     return mant.rstrip("0") + "p" + exp
 
 
-def main():
-    rmax = mp.pi / 4 + mp.mpf(2) ** -12
-    zmax = rmax * rmax
-
-    def g(z):
-        return (mp.cos(mp.sqrt(z)) - 1) / z
-
-    def w(z):
-        return z / mp.cos(mp.sqrt(z))
-
-    c, grid = remez(g, w, zmax, 3)
-    ulp = mp.mpf(2) ** -24
+def report(title, g, w, zmax, n, bits, fix=None):
+    """Prints the degree n-1 minimax P for g with weight w on (0, zmax], its coefficients rounded
+    to float (bits 24) or double (53); fix: (index, value) to set one coefficient to afterwards."""
+    c, grid = remez(g, w, zmax, n)
+    if fix:
+        c[fix[0]] = mp.mpf(fix[1])
+    rounded = [mp.mpf(to_f32(v) if bits == 24 else float(v)) for v in c]
+    ulp = mp.mpf(2) ** -bits
 
     def max_rel(coef):
         return max(abs(w(z) * (sum(coef[i] * z**i for i in range(len(coef))) - g(z))) for z in grid)
 
-    c32 = [to_f32(v) for v in c]
-    print("cos(r) = 1 + z P(z), z = r^2, |r| <= pi/4 + 2^-12")
-    print("P (double):", ", ".join(repr(float(v)) for v in c))
-    print("P (float): ", ", ".join(hex_literal(v) for v in c32))
-    print("max relative error: %s ULP exact coefficients, %s ULP float coefficients"
-          % (mp.nstr(max_rel(c) / ulp, 3), mp.nstr(max_rel([mp.mpf(v) for v in c32]) / ulp, 3)))
+    print(title)
+    print("  coefficients:", ", ".join(hex_literal(float(v)) for v in rounded))
+    print("  max relative error: %s ULP exact coefficients, %s ULP rounded"
+          % (mp.nstr(max_rel(c) / ulp, 3), mp.nstr(max_rel(rounded) / ulp, 3)))
+
+
+def main():
+    def g_cos(z):
+        return (mp.cos(mp.sqrt(z)) - 1) / z
+
+    def w_cos(z):
+        return z / mp.cos(mp.sqrt(z))
+
+    def g_sin(z):
+        r = mp.sqrt(z)
+        return (mp.sin(r) - r) / (r * z)
+
+    def w_sin(z):
+        r = mp.sqrt(z)
+        return r * z / mp.sin(r)
+
+    r32 = mp.pi / 4 + mp.mpf(2) ** -12
+    report("f32 cos(r) = 1 + z P(z), z = r^2, |r| <= pi/4 + 2^-12", g_cos, w_cos, r32 * r32, 3, 24)
+    r64 = mp.pi / 4 + mp.mpf(2) ** -20
+    report("f64 sin(r) = r + r^3 S(z), |r| <= pi/4 + 2^-20", g_sin, w_sin, r64 * r64, 6, 53)
+    report("f64 cos(r) = 1 + z P(z), P[0] = -1/2 (C: the other six), |r| <= pi/4 + 2^-20",
+           g_cos, w_cos, r64 * r64, 7, 53, fix=(0, -0.5))
 
 
 if __name__ == "__main__":

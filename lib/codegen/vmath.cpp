@@ -19,6 +19,7 @@
 #include <llvm/Transforms/Utils/ModuleUtils.h>
 
 #include <array>
+#include <bit>
 #include <cmath>
 #include <cstring>
 #include <functional>
@@ -69,6 +70,12 @@ struct Ctx {
   }
   Value* sel(Value* cond, Value* x, Value* y) const { return b.CreateSelect(cond, x, y); }
   Value* bits(Value* x) const { return b.CreateBitCast(x, it); }
+  Value* abs_bits(Value* x) const { return b.CreateAnd(bits(x), ci(f64 ? INT64_MAX : 0x7fffffff)); }
+  // The bit pattern of v rounded to the element type.
+  int64_t bits_of(double v) const {
+    if (f64) return std::bit_cast<int64_t>(v);
+    return std::bit_cast<uint32_t>(static_cast<float>(v));
+  }
   Value* flt(Value* i) const { return b.CreateBitCast(i, ft); }
   Value* lt(Value* x, Value* y) const { return b.CreateFCmpOLT(x, y); }
   Value* gt(Value* x, Value* y) const { return b.CreateFCmpOGT(x, y); }
@@ -82,22 +89,9 @@ struct Ctx {
   }
   Value* nan() const { return c(NAN); }
 
-  // c[0] + c[1]*x + c[2]*x^2 + ... by Estrin's scheme: pairs c[i] + c[i+1]*x, then pairs of
-  // those with x^2, x^4, ...; a shorter dependency chain than Horner's rule.
-  Value* poly(Value* x, const std::vector<double>& coef) const {
-    std::vector<Value*> terms;
-    for (double k : coef) terms.push_back(c(k));
-    for (Value* p = x; terms.size() > 1; p = mul(p, p)) {
-      std::vector<Value*> next;
-      for (size_t i = 0; i + 1 < terms.size(); i += 2)
-        next.push_back(fma(terms[i + 1], p, terms[i]));
-      if (terms.size() % 2) next.push_back(terms.back());
-      terms = std::move(next);
-    }
-    return terms[0];
-  }
-  // The same polynomial by Horner's rule: one multiply fewer than Estrin's for three or more
-  // coefficients (no x^2), at a longer dependency chain.
+  // c[0] + c[1]*x + c[2]*x^2 + ... by Horner's rule: the fewest multiplies and FMAs, which is
+  // what a loop of math functions runs out of (Estrin's scheme, a shorter dependency chain, costs
+  // a multiply per power of x; the loops have independent iterations to fill the latency).
   Value* horner(Value* x, const std::vector<double>& coef) const {
     Value* acc = c(coef.back());
     for (size_t i = coef.size() - 1; i-- > 0;) acc = fma(acc, x, c(coef[i]));
@@ -149,7 +143,7 @@ constexpr double kLn2 = 0x1.62e42fefa39efp-1;
 // exp(r) - 1 for |r| <= ln2/2, as r + r^2*Q(r).
 Value* expm1_poly(const Ctx& e, Value* r) {
   auto q = inv_factorials(2, e.f64 ? 13 : 7, 1, false);
-  return e.fma(e.mul(r, r), e.poly(r, q), r);
+  return e.fma(e.mul(r, r), e.horner(r, q), r);
 }
 
 // exp(x + xlo) where xlo (optional) is a small correction. exp(x) = 2^n * exp(r),
@@ -353,17 +347,7 @@ Value* all_lanes(const Ctx& e, Value* mask) {
 
 // Every lane of x has |x| < bound (an unsigned compare of the bits: NaN and inf fail).
 Value* all_below(const Ctx& e, Value* x, double bound) {
-  int64_t bb;
-  if (e.f64) {
-    std::memcpy(&bb, &bound, 8);
-  } else {
-    float f = static_cast<float>(bound);
-    uint32_t u;
-    std::memcpy(&u, &f, 4);
-    bb = u;
-  }
-  int64_t abs_mask = e.f64 ? INT64_MAX : 0x7fffffff;
-  return all_lanes(e, e.b.CreateICmpULT(e.b.CreateAnd(e.bits(x), e.ci(abs_mask)), e.ci(bb)));
+  return all_lanes(e, e.b.CreateICmpULT(e.abs_bits(x), e.ci(e.bits_of(bound))));
 }
 
 // Every lane of x positive, normal and finite (one unsigned compare of the bits).
@@ -530,7 +514,7 @@ void log_dd(const Ctx& e, Value* x, Value*& hi, Value*& lo) {
   m_lo = e.fma(e.mul(e.c(2), z_hi), s_lo, m_lo);  // 3 * (2/3) * s^2 * s_lo
   std::vector<double> coef;
   for (int j = 5; j <= 23; j += 2) coef.push_back(2.0 / j);
-  Value* tail = e.mul(e.mul(c_hi, z_hi), e.poly(z_hi, coef));
+  Value* tail = e.mul(e.mul(c_hi, z_hi), e.horner(z_hi, coef));
   Value* two_s = e.mul(e.c(2), s_hi);
   Value* h = e.add(two_s, m_hi);
   Value* l = e.add(e.sub(two_s, h), m_hi);
@@ -550,42 +534,68 @@ Value* tanh_fn(const Ctx& e, Value* x) {
   Value* d = e.add(em, e.c(2));
   Value* em_part = e.sub(d, e.c(2));  // two-sum: d + d_lo = em + 2 exactly
   Value* d_lo = e.add(e.sub(em, em_part), e.sub(e.c(2), e.sub(d, em_part)));
-  Value* q = e.div(em, d);
+  Value* rd = e.div(e.c(1), d);  // the one division
+  Value* q = e.mul(em, rd);
   Value* resid = e.fma(e.neg(q), d_lo, e.fma(e.neg(q), d, em));  // em - q*(d + d_lo)
-  return e.copysign(e.add(q, e.div(resid, d)), x);
+  return e.copysign(e.fma(resid, rd, q), x);
 }
 
-// sin and cos of r + q*pi/2 for |r| <= ~pi/4 (d is a double context; q its integer type):
-// the polynomials once, then each result picked by q (cos(x) = sin(x + pi/2): q + 1).
-// short_poly: enough terms for a float result.
-void trig_eval_both(const Ctx& d, Value* r, Value* q, bool short_poly, Value*& sin_out, Value*& cos_out) {
-  int smax = short_poly ? 9 : 17, cmax = short_poly ? 10 : 16;
+// sin(x) and cos(x) for x = r + q*pi/2 from sinp = sin r and cosp = cos r (e's type; q its
+// integer type; only q mod 4 matters). sin r has the sign of r (|r| < pi); the polynomials' sums
+// lose it only for r = -0 (x = -0: the reductions keep that sign, their parts of pi/2 are all
+// positive), so it is or-ed back in: sin(-0) = -0. sin(x) = +-sinp or +-cosp by q mod 4;
+// cos(x) = sin(x + pi/2), i.e. q + 1. Odd q swaps the two; bit 1 of q (of q + 1 for cos) is the
+// sign, moved to the top bit and xored in. On Zen 4 the shifts, xors and blends issue beside the
+// FMAs; the test of bit 0 (a compare into a mask register) takes an FMA's slot, as any compare
+// does (benchmarks/port_probe.cpp).
+void apply_quadrant(const Ctx& e, Value* r, Value* q, Value* sinp, Value* cosp, Value*& sin_out,
+                    Value*& cos_out) {
+  int top = e.f64 ? 63 : 31;
+  Value* sign_bit = e.ci(static_cast<int64_t>(uint64_t{1} << top));
+  sinp = e.flt(e.b.CreateOr(e.bits(sinp), e.b.CreateAnd(e.bits(r), sign_bit)));
+  Value* swap = e.b.CreateICmpNE(e.b.CreateAnd(q, e.ci(1)), e.ci(0));
+  auto sign = [&](Value* qq) { return e.b.CreateAnd(e.b.CreateShl(qq, e.ci(top - 1)), sign_bit); };
+  sin_out = e.flt(e.b.CreateXor(e.bits(e.sel(swap, cosp, sinp)), sign(q)));
+  cos_out = e.flt(e.b.CreateXor(e.bits(e.sel(swap, sinp, cosp)), sign(e.b.CreateAdd(q, e.ci(1)))));
+}
+
+// Minimax polynomials of the f64 sin and cos on |r| <= pi/4 + 2^-20 (`scripts/minimax.py`, a Remez
+// exchange for the relative error): sin r = r + r^3 S(z), cos r = 1 - z/2 + z^2 C(z), z = r^2,
+// degrees 13 and 14, relative errors 0.10 and 0.04 ULP with the coefficients rounded to double.
+// They replaced Taylor polynomials of degrees 17 and 16 (three FMAs more for both).
+const std::vector<double> kSinPolyF64 = {-0x1.5555555555548p-3, 0x1.111111110f7dp-7,
+                                         -0x1.a01a019bfdedbp-13, 0x1.71de3567d24cp-19,
+                                         -0x1.ae5e5a90bfb45p-26, 0x1.5d8fd1716495p-33};
+const std::vector<double> kCosPolyF64 = {0x1.5555555555539p-5, -0x1.6c16c16c13ba6p-10,
+                                         0x1.a01a019b2d82ep-16, -0x1.27e4f72b71f03p-22,
+                                         0x1.1ee96cc58c3c7p-29, -0x1.8f754371b1247p-37};
+
+// sin and cos of r + q*pi/2 for |r| <= ~pi/4 (d is a double context; q its integer type): the
+// polynomials once (Horner's rule: the fewest multiplies and FMAs), then the quadrant.
+void trig_eval_both(const Ctx& d, Value* r, Value* q, Value*& sin_out, Value*& cos_out) {
   Value* z = d.mul(r, r);
-  Value* sinp = d.fma(d.mul(r, z), d.poly(z, inv_factorials(3, smax, 2, true, -1)), r);
+  Value* sinp = d.fma(d.mul(r, z), d.horner(z, kSinPolyF64), r);
+  // cos r = w + ((1 - w) - z/2 + z^2 C(z)) with w = 1 - z/2: the rounding error of w comes back.
   Value* hz = d.mul(d.c(0.5), z);
   Value* w = d.sub(d.c(1), hz);
-  Value* cos_tail = d.mul(d.mul(z, z), d.poly(z, inv_factorials(4, cmax, 2, true)));
+  Value* cos_tail = d.mul(d.mul(z, z), d.horner(z, kCosPolyF64));
   Value* cosp = d.add(w, d.add(d.sub(d.sub(d.c(1), w), hz), cos_tail));
-  auto pick = [&](Value* offset) {
-    Value* qq = d.b.CreateAdd(q, offset);
-    Value* use_cos = d.b.CreateICmpNE(d.b.CreateAnd(qq, d.ci(1)), d.ci(0));
-    Value* negate = d.b.CreateICmpNE(d.b.CreateAnd(qq, d.ci(2)), d.ci(0));
-    Value* res = d.sel(use_cos, cosp, sinp);
-    return d.sel(negate, d.neg(res), res);
-  };
-  sin_out = pick(d.ci(0));
-  cos_out = pick(d.ci(1));
+  apply_quadrant(d, r, q, sinp, cosp, sin_out, cos_out);
 }
 
-Value* trig_eval(const Ctx& d, Value* r, Value* q, Value* cos_offset, bool short_poly) {
+Value* trig_eval(const Ctx& d, Value* r, Value* q, Value* cos_offset) {
   Value *s, *c;
-  trig_eval_both(d, r, q, short_poly, s, c);
+  trig_eval_both(d, r, q, s, c);
   // cos_offset is 0 (sin) or 1 (cos), as a constant or (the exact reduction) a value.
   return d.sel(d.b.CreateICmpNE(cos_offset, d.ci(0)), c, s);
 }
 
+// pi/2 = kPio2A + kPio2B + kPio2C, each the nearest double to what is left.
 constexpr double kPio2A = 0x1.921fb54442d18p+0, kPio2B = 0x1.1a62633145c07p-54,
                  kPio2C = -0x1.f1976b7ed8fbcp-110;
+// The same with every part positive (kPio2A is below pi/2 already; B rounded down): every FMA
+// step x - q*part of a reduction with q = +0 then adds -0, and a -0 of x survives it.
+constexpr double kPio2BDown = 0x1.1a62633145c06p-54, kPio2CRest = 0x1.c1cd129024e09p-107;
 constexpr double kTwoOverPi = 0x1.45f306dc9c883p-1;
 
 // sin(x) and cos(x) in float from x's reduction r (+ r_lo, when r is a rounded double: then
@@ -607,18 +617,7 @@ void trig_poly_f32(const Ctx& e, Value* x, Value* r, Value* r_lo, Value* q, Valu
     sinp = e.add(r, e.fma(e.mul(r, z), sin_poly, r_lo));
     cosp = e.fma(e.neg(r), r_lo, e.fma(z, cos_poly, e.c(1)));
   }
-  // sin r has the sign of r (|r| < pi); the sums above lose it only for r = -0 (x = -0, whose
-  // sign the float reductions keep: see pio2_floats), so or it back in: sin(-0) = -0.
-  Value* sign_bit = e.ci(0x80000000);
-  sinp = e.flt(e.b.CreateOr(e.bits(sinp), e.b.CreateAnd(e.bits(r), sign_bit)));
-  // sin(x) = +-sinp or +-cosp by q mod 4; cos(x) = sin(x + pi/2), i.e. q + 1. Odd q swaps the
-  // two; bit 1 of q (of q + 1 for cos) is the sign, moved to bit 31 and xored in. On Zen 4 the
-  // shifts, xors and blends issue beside the FMAs; the test of bit 0 (a compare into a mask
-  // register) takes an FMA's slot, as any compare does (benchmarks/port_probe.cpp).
-  Value* swap = e.b.CreateICmpNE(e.b.CreateAnd(q, e.ci(1)), e.ci(0));
-  auto sign = [&](Value* qq) { return e.b.CreateAnd(e.b.CreateShl(qq, e.ci(30)), sign_bit); };
-  sin_out = e.flt(e.b.CreateXor(e.bits(e.sel(swap, cosp, sinp)), sign(q)));
-  cos_out = e.flt(e.b.CreateXor(e.bits(e.sel(swap, sinp, cosp)), sign(e.b.CreateAdd(q, e.ci(1)))));
+  apply_quadrant(e, r, q, sinp, cosp, sin_out, cos_out);
 }
 
 // Cody-Waite sin and cos, valid below the huge-argument thresholds. Computed in double for both
@@ -629,21 +628,17 @@ void trig_fast_both(const Ctx& e, Value* x, Value*& sin_out, Value*& cos_out) {
   Value* qd;
   Value* q = d.round_int(xd, kTwoOverPi, qd);
   Value* r = d.fma(d.neg(qd), d.c(kPio2A), xd);
-  r = d.fma(d.neg(qd), d.c(kPio2B), r);
-  r = d.fma(d.neg(qd), d.c(kPio2C), r);
+  r = d.fma(d.neg(qd), d.c(kPio2BDown), r);
+  r = d.fma(d.neg(qd), d.c(kPio2CRest), r);
   if (!e.f64) {
     // A float result needs no double polynomials: r as two floats, then the float ones (half
     // the vector registers of the double ones).
     Value* r_hi = e.b.CreateFPTrunc(r, e.ft);
     Value* r_lo = e.b.CreateFPTrunc(d.sub(r, e.b.CreateFPExt(r_hi, d.ft)), e.ft);
     trig_poly_f32(e, x, r_hi, r_lo, e.b.CreateTrunc(q, e.it), sin_out, cos_out);
-    sin_out = e.sel(e.eq(x, e.c(0)), x, sin_out);  // kPio2C < 0 turns a -0 of r into +0
     return;
   }
-  Value *s, *c;
-  trig_eval_both(d, r, q, false, s, c);
-  sin_out = e.sel(e.eq(x, e.c(0)), x, s);  // sin(-0) = -0
-  cos_out = c;
+  trig_eval_both(d, r, q, sin_out, cos_out);
 }
 
 // Fast mode has no exact reduction: lanes above the huge threshold give NaN rather than an
@@ -716,10 +711,7 @@ void trig_small_f32_both(const Ctx& e, Value* x, Value*& sin_out, Value*& cos_ou
   // a half-integer (|r| up to ~pi/4 + 0.2): move such r back by pi/2 (r - p[0] is exact; p[2],
   // p[3] do not matter at |r| > 0.5).
   // (The sign arithmetic is integer shifts and logic, which issue beside the FMAs on Zen 4.)
-  float pio4 = 0x1.921fb6p-1f;
-  uint32_t pio4_bits;
-  std::memcpy(&pio4_bits, &pio4, 4);
-  Value* off = e.b.CreateICmpUGT(e.b.CreateAnd(e.bits(r), e.ci(0x7fffffff)), e.ci(pio4_bits));
+  Value* off = e.b.CreateICmpUGT(e.abs_bits(r), e.ci(e.bits_of(0x1.921fb6p-1)));  // |r| > pi/4
   Value* s = e.b.CreateOr(e.b.CreateAShr(e.bits(r), e.ci(31)), e.ci(1));  // sign of r: -1 or 1
   Value* ns = e.flt(e.b.CreateXor(e.bits(e.c(-1)), e.b.CreateAnd(e.bits(r), e.ci(0x80000000))));
   Value* rc = e.fma(ns, e.c(p[1]), e.fma(ns, e.c(p[0]), r));
@@ -740,10 +732,11 @@ struct FloatTrigTier {
 constexpr FloatTrigTier kFloatTrigTiers[] = {{kTinyTrigF32, "tiny", trig_tiny_f32_both},
                                              {kSmallTrigF32, "small", trig_small_f32_both}};
 
-// Lanes that need the exact reduction (finite, above the threshold).
+// Lanes that need the exact reduction: threshold < |x| < inf, one unsigned compare of the bits
+// (NaN fails it).
 Value* trig_huge_mask(const Ctx& e, Value* x) {
-  Value* a = e.fabs(x);
-  return e.b.CreateAnd(e.gt(a, e.c(e.f64 ? kHugeTrigF64 : kHugeTrigF32)), e.lt(a, e.inf()));
+  int64_t lo = e.bits_of(e.f64 ? kHugeTrigF64 : kHugeTrigF32) + 1, inf = e.bits_of(INFINITY);
+  return e.b.CreateICmpULT(e.b.CreateSub(e.abs_bits(x), e.ci(lo)), e.ci(inf - lo));
 }
 
 // Bits of 2/pi, 64 per word, preceded by one zero word: word i holds bits 64(i-1)+1 ..
@@ -831,7 +824,7 @@ llvm::Function* get_trig_huge(llvm::Module& mod, llvm::Function* like) {
                      d.fma(dlo, d.c(kPio2A), d.mul(dhi, d.c(kPio2B))));
   Value* r = d.add(rhi, rlo);
   r = d.sel(negf, d.neg(r), r);
-  Value* res = trig_eval(d, r, q, b.CreateZExt(is_cos, i64), false);
+  Value* res = trig_eval(d, r, q, b.CreateZExt(is_cos, i64));
   // sin is odd, cos even; the reduction used |x|.
   Value* flip = b.CreateAnd(b.CreateNot(is_cos), d.lt(x, d.c(0)));
   b.CreateRet(d.sel(flip, d.neg(res), res));

@@ -597,22 +597,33 @@ TEST(VMath, ExpLogF32Avx2LookupsSameBits) {
   }
 }
 
-// sin(-0) = -0 on every f32 path: the tiny one (all lanes below 2^10), the small one (some lane
-// up to 2^22), the double one (some lane huge, inf or NaN), and the scalar function.
-TEST(VMath, SinOfMinusZeroOnEveryF32Path) {
-  for (float neighbour : {0.5f, 3e5f, 1e30f, std::numeric_limits<float>::quiet_NaN()}) {
-    std::vector<float> v(16, neighbour);
-    v[3] = -0.0f;
-    v[5] = 0.0f;
-    for (unsigned width : {1u, 16u}) {
-      std::vector<float> s = run<float>(MathFn::Sin, v, {}, false, width);
-      std::vector<float> c = run<float>(MathFn::Cos, v, {}, false, width);
-      EXPECT_TRUE(s[3] == 0 && std::signbit(s[3])) << "beside " << neighbour << ", width " << width;
-      EXPECT_TRUE(s[5] == 0 && !std::signbit(s[5])) << "beside " << neighbour << ", width " << width;
-      EXPECT_EQ(c[3], 1.0f);
-      EXPECT_EQ(c[5], 1.0f);
+// sin(-0) = -0 on every path, in both modes: for f32 the tiny one (all lanes below 2^10), the
+// small one (some lane up to 2^22), the double one (some lane larger, inf or NaN); for f64 the
+// vector one and the one with a huge lane beside (Payne-Hanek for that lane); the scalar functions.
+template <class T>
+void check_sin_of_minus_zero(std::vector<T> neighbours, unsigned lanes) {
+  for (bool fast : {false, true}) {
+    for (T neighbour : neighbours) {
+      std::vector<T> v(lanes, neighbour);
+      v[3] = T(-0.0);
+      v[5] = T(0);
+      for (unsigned width : {1u, lanes}) {
+        std::vector<T> s = run<T>(MathFn::Sin, v, {}, fast, width);
+        std::vector<T> c = run<T>(MathFn::Cos, v, {}, fast, width);
+        std::string where = "beside " + std::to_string(neighbour) + ", width " + std::to_string(width) +
+                            (fast ? ", fast" : "");
+        EXPECT_TRUE(s[3] == 0 && std::signbit(s[3])) << where;
+        EXPECT_TRUE(s[5] == 0 && !std::signbit(s[5])) << where;
+        EXPECT_EQ(c[3], T(1)) << where;
+        EXPECT_EQ(c[5], T(1)) << where;
+      }
     }
   }
+}
+
+TEST(VMath, SinOfMinusZeroOnEveryPath) {
+  check_sin_of_minus_zero<float>({0.5f, 3e5f, 1e30f, std::numeric_limits<float>::quiet_NaN()}, 16);
+  check_sin_of_minus_zero<double>({0.5, 3e5, 1e200, std::numeric_limits<double>::quiet_NaN()}, 8);
 }
 
 TEST(VMath, TanhF32UlpBound) { check_tanh<float>(); }

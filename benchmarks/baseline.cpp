@@ -1,5 +1,7 @@
 #include "baseline.h"
 
+#include "runtime/thread_pool.h"
+
 #include <cblas.h>
 #if defined(__x86_64__)
 #include <immintrin.h>
@@ -23,7 +25,9 @@ namespace {
 // (no spinning, so they take no time from the other variants).
 class Pool {
  public:
-  Pool() : n_(static_cast<int>(std::max(1u, std::thread::hardware_concurrency()))) {
+  // As many threads as arrayc's own pool (ARRAYC_NUM_THREADS, else the CPUs this process may
+  // run on), so that baselines and the ceiling compare like with like under a limit or taskset.
+  Pool() : n_(arrayc::detail::num_threads()) {
     for (int t = 1; t < n_; ++t) workers_.emplace_back([this, t] { work(t); });
   }
   ~Pool() {

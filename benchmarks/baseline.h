@@ -1,5 +1,5 @@
 // The hand-written baselines: what a C++ programmer writes without arrayc. Elementwise workloads
-// are plain loops (the C library's sinf/cosf/expf, no -ffast-math) split over all cores by a
+// are plain loops (the C library's sinf/cosf/expf, no -ffast-math) split over arrayc's thread count by a
 // small persistent thread pool; products call OpenBLAS directly. Compiled with -O3 -march=native
 // (benchmarks/CMakeLists.txt). Outputs go to preallocated, already touched memory.
 #pragma once

@@ -2,7 +2,7 @@
 //   workloads.cpp  the reference workloads W1-W8 (WORKLOADS.md) as Cases: inputs, the arrayc
 //                  function, the hand-written baseline, bytes/flops moved, the reference check
 //   baseline.cpp   the hand-written C++ loops and direct OpenBLAS calls (-O3 -march=native)
-//   ceiling.cpp    the STREAM-like copy/triad bandwidth measurement (std::thread on all cores),
+//   ceiling.cpp    the STREAM-like copy/triad bandwidth measurement (std::thread, arrayc's thread count),
 //                  and a GPU's device-to-device copy bandwidth (cuda::copy_device)
 //   check.cpp      comparison with the reference interpreter and fused-vs-unfused (NaN-aware)
 //   report.cpp     the table on stdout, the JSON file, the machine description, peer parsing

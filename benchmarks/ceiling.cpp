@@ -1,6 +1,6 @@
 // The memory-bandwidth ceiling, measured in the same run: STREAM-like copy (c = a) and triad
 // (a = b + 3c) over arrays of doubles far larger than the caches, one contiguous slice per thread
-// on every core (std::thread), best of N. Bytes counted as STREAM does: read + written, without
+// with as many threads as arrayc's pool (std::thread), best of N. Bytes counted as STREAM does: read + written, without
 // the write-allocate traffic. Compiled with -O3 -march=native.
 // On a GPU: device-to-device copy of one 1 GiB buffer into another (cuda::copy_device), each copy
 // timed on the host from before the copy is queued to after cuda::synchronize returns (the same

@@ -20,6 +20,7 @@
 #include <thread>
 
 #include "bench.h"
+#include "runtime/thread_pool.h"
 
 extern "C" char* openblas_get_config(void);
 
@@ -231,7 +232,8 @@ std::map<std::string, std::string> machine_description() {
   m["compiler"] = json_string(std::string("g++ ") + __VERSION__);
   m["openblas"] = json_string(openblas_get_config());
   const char* threads = std::getenv("ARRAYC_NUM_THREADS");
-  m["arrayc_num_threads"] = json_string(threads ? threads : "(default: all cores)");
+  m["arrayc_num_threads"] = json_string(std::to_string(arrayc::detail::num_threads()) +
+                                        (threads ? " (ARRAYC_NUM_THREADS)" : " (the CPUs this process may run on)"));
   m["loadavg_end"] = json_string(loadavg());
   return m;
 }
@@ -602,7 +604,7 @@ void write_json(const std::string& path, const std::vector<Row>& rows, const Cei
   f << "  \"ceiling\": {\"copy_gbps\": " << json_number(ceiling.copy_gbps)
     << ", \"triad_gbps\": " << json_number(ceiling.triad_gbps) << ", \"threads\": " << ceiling.threads
     << ", \"array_mib\": " << json_number(ceiling.array_mb) << ", \"best_of\": " << ceiling.best_of
-    << ", \"method\": \"STREAM-like copy c=a and triad a=b+3c over doubles, std::thread on all cores, "
+    << ", \"method\": \"STREAM-like copy c=a and triad a=b+3c over doubles, std::thread, as many as arrayc's pool, "
        "bytes read + written\", \"gpu\": {";
   for (size_t i = 0; i < ceiling.gpu.size(); ++i) {
     const GpuCeiling& g = ceiling.gpu[i];

@@ -409,17 +409,11 @@ constexpr double kLn2HiF32 = 45426.0 / 65536;           // ln2 on a 2^-16 grid: 
 const LogTables& log_tables() {
   static const LogTables t = [] {
     LogTables r;
-    auto word = [](float v) {
-      uint32_t w;
-      std::memcpy(&w, &v, 4);
-      return w;
-    };
+    auto word = [](float v) { return std::bit_cast<uint32_t>(v); };
     for (int j = 0; j < 16; ++j) {
       // The subinterval [lo, hi) of z, from the f32 layout (the f64 one is the same in value).
       uint32_t lo_bits = kLogOffF32 + (uint32_t(j) << 19), hi_bits = lo_bits + (1u << 19);
-      float lo, hi;
-      std::memcpy(&lo, &lo_bits, 4);
-      std::memcpy(&hi, &hi_bits, 4);
+      float lo = std::bit_cast<float>(lo_bits), hi = std::bit_cast<float>(hi_bits);
       double inv = 1, best = 1;  // 1/c_j and its largest abs(r)
       if (!(lo <= 1.0f && 1.0f < hi)) {
         double ideal = 2.0 / (double(lo) + hi);
@@ -603,7 +597,7 @@ constexpr double kTwoOverPi = 0x1.45f306dc9c883p-1;
 // polynomials on |r| <= pi/4: sin of degree 7 (Cephes sinf's coefficients), cos of degree 6
 // (scripts/minimax.py: relative error 0.74 ULP after rounding the coefficients to float; one
 // FMA fewer than Cephes cosf's degree 8, whose error is 0.003 ULP).
-void trig_poly_f32(const Ctx& e, Value* x, Value* r, Value* r_lo, Value* q, Value*& sin_out, Value*& cos_out) {
+void trig_poly_f32(const Ctx& e, Value* r, Value* r_lo, Value* q, Value*& sin_out, Value*& cos_out) {
   // Horner's rule: eight multiplies and FMAs for both, the fewest on Zen 4's two FMA pipes.
   Value* z = e.mul(r, r);
   Value* sin_poly = e.horner(z, {-1.6666654611e-1, 8.3321608736e-3, -1.9515295891e-4});
@@ -635,7 +629,7 @@ void trig_fast_both(const Ctx& e, Value* x, Value*& sin_out, Value*& cos_out) {
     // the vector registers of the double ones).
     Value* r_hi = e.b.CreateFPTrunc(r, e.ft);
     Value* r_lo = e.b.CreateFPTrunc(d.sub(r, e.b.CreateFPExt(r_hi, d.ft)), e.ft);
-    trig_poly_f32(e, x, r_hi, r_lo, e.b.CreateTrunc(q, e.it), sin_out, cos_out);
+    trig_poly_f32(e, r_hi, r_lo, e.b.CreateTrunc(q, e.it), sin_out, cos_out);
     return;
   }
   trig_eval_both(d, r, q, sin_out, cos_out);
@@ -693,7 +687,7 @@ void trig_tiny_f32_both(const Ctx& e, Value* x, Value*& sin_out, Value*& cos_out
   Value* q = e.round_int(x, kTwoOverPi, qf);
   Value* r = e.fma(qf, e.c(-p[0]), x);
   for (int i = 1; i < 3; ++i) r = e.fma(qf, e.c(-p[i]), r);
-  trig_poly_f32(e, x, r, nullptr, q, sin_out, cos_out);
+  trig_poly_f32(e, r, nullptr, q, sin_out, cos_out);
 }
 
 // Both sin(x) and cos(x): the reduction and both polynomials are shared.
@@ -717,7 +711,7 @@ void trig_small_f32_both(const Ctx& e, Value* x, Value*& sin_out, Value*& cos_ou
   Value* rc = e.fma(ns, e.c(p[1]), e.fma(ns, e.c(p[0]), r));
   r = e.sel(off, rc, r);
   q = e.b.CreateAdd(q, e.sel(off, s, e.ci(0)));
-  trig_poly_f32(e, x, r, nullptr, q, sin_out, cos_out);
+  trig_poly_f32(e, r, nullptr, q, sin_out, cos_out);
   sin_out = e.sel(e.eq(x, e.c(0)), x, sin_out);  // p[1] < 0 turns a -0 of r into +0
 }
 

@@ -1,7 +1,5 @@
 #include "baseline.h"
 
-#include "runtime/thread_pool.h"
-
 #include <cblas.h>
 #if defined(__x86_64__)
 #include <immintrin.h>
@@ -17,6 +15,8 @@
 #include <mutex>
 #include <thread>
 #include <vector>
+
+#include "runtime/thread_pool.h"
 
 namespace bench::baseline {
 namespace {

@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <stdexcept>
 #include <thread>
@@ -202,6 +204,28 @@ TEST_F(ThreadPool, ConcurrentCallersBothComplete) {
 
 TEST_F(ThreadPool, RejectsZeroThreads) {
   EXPECT_THROW(set_num_threads(0), Error);
+}
+
+// ARRAYC_NUM_THREADS is read once, on first use; a bad value is an Error that names the variable
+// and the value. Checked in a fresh process (the "threadsafe" death-test style re-runs the test
+// binary), since this one has resolved its thread count already.
+TEST(ThreadPoolEnv, BadArraycNumThreadsIsAnErrorNamingIt) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  for (const char* bad : {"abc", "0", "-2", "3x"}) {
+    EXPECT_EXIT(
+        {
+          setenv("ARRAYC_NUM_THREADS", bad, 1);
+          try {
+            num_threads();
+          } catch (const Error& e) {
+            std::fputs(e.what(), stderr);
+            std::_Exit(3);
+          }
+          std::_Exit(0);
+        },
+        ::testing::ExitedWithCode(3),
+        std::string("ARRAYC_NUM_THREADS must be an integer >= 1, got '") + bad + "'");
+  }
 }
 
 }  // namespace

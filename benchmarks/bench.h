@@ -138,6 +138,7 @@ struct GpuCeiling {
 
 struct Ceiling {
   double copy_gbps = 0, triad_gbps = 0;  // bytes read + written / time, best of `best_of`
+  double copy_plain_gbps = 0, copy_nt_gbps = 0;  // copy_gbps is the faster: plain or non-temporal stores
   int threads = 0;
   double array_mb = 0;
   int best_of = 0;

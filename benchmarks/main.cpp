@@ -637,8 +637,8 @@ int parent(const Options& o, const std::string& command) {
   std::fprintf(stderr, "arrayc-bench: measuring the CPU memory-bandwidth ceiling (copy, triad%s)...\n",
                cpu_rows ? "" : "; quick: no CPU rows in this run");
   Ceiling ceiling = measure_ceiling(o.quick || !cpu_rows);
-  std::fprintf(stderr, "arrayc-bench: copy %.1f GB/s, triad %.1f GB/s (%d threads)\n", ceiling.copy_gbps,
-               ceiling.triad_gbps, ceiling.threads);
+  std::fprintf(stderr, "arrayc-bench: copy %.1f GB/s (plain stores %.1f, non-temporal %.1f), triad %.1f GB/s (%d threads)\n",
+               ceiling.copy_gbps, ceiling.copy_plain_gbps, ceiling.copy_nt_gbps, ceiling.triad_gbps, ceiling.threads);
   for (const std::string& dev : devices) {
     if (dev == "cpu") continue;
     std::fprintf(stderr, "arrayc-bench: measuring the %s ceiling (device-to-device copy, 2 x 1 GiB)...\n",

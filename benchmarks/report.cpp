@@ -520,8 +520,10 @@ std::string num_or_dash(const std::optional<double>& v, const char* f = nullptr)
 std::string format_table(const std::vector<Row>& rows, const Ceiling& ceiling,
                          const std::vector<std::string>& notes) {
   std::string out;
-  out += fmt("ceiling cpu: copy %.1f GB/s, triad %.1f GB/s (STREAM-like, %d threads, %.0f MiB arrays, best of %d)\n",
-             ceiling.copy_gbps, ceiling.triad_gbps, ceiling.threads, ceiling.array_mb, ceiling.best_of);
+  out += fmt("ceiling cpu: copy %.1f GB/s (plain stores %.1f, non-temporal %.1f), triad %.1f GB/s (STREAM-like, %d threads, "
+             "%.0f MiB arrays, best of %d)\n",
+             ceiling.copy_gbps, ceiling.copy_plain_gbps, ceiling.copy_nt_gbps, ceiling.triad_gbps, ceiling.threads,
+             ceiling.array_mb, ceiling.best_of);
   for (const GpuCeiling& g : ceiling.gpu) {
     if (g.error.empty())
       out += fmt("ceiling %s: %s (sm_%d, %d SMs, %.0f GiB): device-to-device copy %.0f GB/s best, %.0f GB/s "
@@ -602,6 +604,8 @@ void write_json(const std::string& path, const std::vector<Row>& rows, const Cei
   }
   f << "\n  },\n";
   f << "  \"ceiling\": {\"copy_gbps\": " << json_number(ceiling.copy_gbps)
+    << ", \"copy_plain_gbps\": " << json_number(ceiling.copy_plain_gbps)
+    << ", \"copy_nt_gbps\": " << json_number(ceiling.copy_nt_gbps)
     << ", \"triad_gbps\": " << json_number(ceiling.triad_gbps) << ", \"threads\": " << ceiling.threads
     << ", \"array_mib\": " << json_number(ceiling.array_mb) << ", \"best_of\": " << ceiling.best_of
     << ", \"method\": \"STREAM-like copy c=a and triad a=b+3c over doubles, std::thread, as many as arrayc's pool, "

@@ -97,7 +97,7 @@ const GpuKernel& gpu_gemm_kernel(const GemmKernel& gk, int dev) {
 const CompiledKernel& host_kernel(const Kernel& k, const EmitOptions& opts) {
   static std::mutex mu;
   static auto* cache = new std::unordered_map<std::string, std::unique_ptr<CompiledKernel>>;
-  std::string key = "cpu fast=" + std::to_string(opts.fast_math) + "\n" + k.str();
+  std::string key = "cpu fast=" + std::to_string(opts.fast_math) + " stream=" + std::to_string(opts.stream_stores) + "\n" + k.str();
   {
     std::lock_guard<std::mutex> lock(mu);
     if (auto it = cache->find(key); it != cache->end()) {

@@ -5,6 +5,7 @@
 #include <functional>
 
 #include "codegen/emitter.h"
+#include "codegen/ir_util.h"
 #include "codegen/vmath.h"
 
 namespace arrayc::detail {
@@ -12,11 +13,13 @@ namespace {
 
 using llvm::Value;
 
+constexpr uint64_t kStreamAlign = 64;  // bytes: a cache line, and the widest vector store
+
 class CpuLoopEmitter {
  public:
   CpuLoopEmitter(const Kernel& k, llvm::Function* f, const EmitOptions& opts)
       : k_(k), f_(f), ctx_(f->getContext()), b_(llvm::BasicBlock::Create(ctx_, "entry", f)),
-        body_(b_, k, opts) {}
+        body_(b_, k, opts), opts_(opts) {}
 
   void emit() {
     for (int i = 0; i < k_.num_ptrs; ++i) ptrs_.push_back(f_->getArg(i));
@@ -53,10 +56,13 @@ class CpuLoopEmitter {
     for (int d = 0; d < k_.rank; ++d) (d < k_.outer_rank() ? outer : reduced).push_back(d);
 
     if (!k_.is_reduction) {
-      range_loop(outer, begin, end, offsets, [&](const std::vector<Value*>& off) {
-        std::vector<Value*> v = body_.emit(ptrs_, off);
-        for (const KernelOutput& o : k_.outputs) body_.store(o.dtype, v[o.instr], ptrs_[o.ptr], off[o.index]);
-      });
+      range_loop(
+          outer, begin, end, offsets,
+          [&](const std::vector<Value*>& off) {
+            std::vector<Value*> v = body_.emit(ptrs_, off);
+            for (const KernelOutput& o : k_.outputs) body_.store(o.dtype, v[o.instr], ptrs_[o.ptr], off[o.index]);
+          },
+          opts_.stream_stores ? &k_.outputs.at(0) : nullptr);
     } else {
       const KernelOutput& out = k_.outputs.at(0);
       llvm::IRBuilder<> eb(&f_->getEntryBlock(), f_->getEntryBlock().begin());
@@ -83,11 +89,31 @@ class CpuLoopEmitter {
  private:
   using Body = std::function<void(const std::vector<Value*>&)>;
 
+  // The counted loop c in [from, to) of one row: body gets each operand's offset
+  // row_base[j] + c * stride_j. Returns the latch, for loop metadata.
+  llvm::BranchInst* row_loop(Value* from, Value* to, const std::vector<Value*>& row_base, int last, const Body& body) {
+    return emit_loop(b_, from, to, b_.getInt64(1), [&](Value* c) {
+      std::vector<Value*> off(row_base.size());
+      for (size_t j = 0; j < off.size(); ++j) off[j] = b_.CreateAdd(row_base[j], b_.CreateMul(c, strides_[j][last]));
+      body(off);
+    });
+  }
+
+  // A distinct loop ID with the given properties, each a name and a value.
+  llvm::MDNode* loop_id(std::initializer_list<std::pair<const char*, llvm::Constant*>> props) {
+    std::vector<llvm::Metadata*> ops{nullptr};
+    for (auto& [name, value] : props)
+      ops.push_back(llvm::MDNode::get(ctx_, {llvm::MDString::get(ctx_, name), llvm::ConstantAsMetadata::get(value)}));
+    llvm::MDNode* id = llvm::MDNode::getDistinct(ctx_, ops);
+    id->replaceOperandWith(0, id);
+    return id;
+  }
+
   // Visits the linear indices [begin, end) of the space spanned by `dims` (last fastest), row by
   // row: for each row, the per-operand base offsets come from a div/mod decomposition, and an
   // inner counted loop walks the row.
   void range_loop(const std::vector<int>& dims, Value* begin, Value* end, const std::vector<Value*>& base,
-                  const Body& body) {
+                  const Body& body, const KernelOutput* stream = nullptr) {
     llvm::BasicBlock* pre = b_.GetInsertBlock();
     auto* exit = llvm::BasicBlock::Create(ctx_, "exit", f_);
     if (dims.empty()) {
@@ -127,38 +153,41 @@ class CpuLoopEmitter {
         row_base[j] = b_.CreateAdd(row_base[j], b_.CreateMul(id, strides_[j][d]));
     }
 
-    auto* inner = llvm::BasicBlock::Create(ctx_, "inner", f_);
-    auto* inner_body = llvm::BasicBlock::Create(ctx_, "inner.body", f_);
-    auto* inner_exit = llvm::BasicBlock::Create(ctx_, "inner.exit", f_);
-    llvm::BasicBlock* row_end = b_.GetInsertBlock();
-    b_.CreateBr(inner);
-    b_.SetInsertPoint(inner);
-    llvm::PHINode* c = b_.CreatePHI(b_.getInt64Ty(), 2, "i");
-    c->addIncoming(col, row_end);
-    b_.CreateCondBr(b_.CreateICmpSLT(c, col_end), inner_body, inner_exit);
-    b_.SetInsertPoint(inner_body);
-    std::vector<Value*> off(row_base.size());
-    for (size_t j = 0; j < off.size(); ++j)
-      off[j] = b_.CreateAdd(row_base[j], b_.CreateMul(c, strides_[j][last]));
     int loops_before = ++loops_;
-    body(off);
-    Value* c_next = b_.CreateAdd(c, b_.getInt64(1));
-    c->addIncoming(c_next, b_.GetInsertBlock());
-    llvm::BranchInst* latch = b_.CreateBr(inner);
+    llvm::BranchInst* latch;
+    if (!stream || strides_[stream->index][last] != b_.getInt64(1)) {
+      latch = row_loop(col, col_end, row_base, last, body);
+    } else {
+      // Streaming stores: scalar iterations up to the first 64-byte boundary of the output,
+      // then the loop the vectorizer widens, with that output addressed from the aligned point
+      // (an alignment assumption the optimizer carries to the vector stores; see
+      // mark_streaming_stores).
+      llvm::Type* mt = body_.memory_type(stream->dtype);
+      unsigned shift = llvm::Log2_64(dtype_size(stream->dtype));
+      Value*& out_ptr = ptrs_[stream->ptr];
+      Value* first = b_.CreateGEP(mt, out_ptr, b_.CreateAdd(row_base[stream->index], col));
+      Value* gap = b_.CreateAnd(b_.CreateNeg(b_.CreatePtrToInt(first, b_.getInt64Ty())), b_.getInt64(kStreamAlign - 1));
+      Value* mid = b_.CreateBinaryIntrinsic(llvm::Intrinsic::smin, b_.CreateAdd(col, b_.CreateLShr(gap, shift)), col_end);
+      llvm::BranchInst* peel = row_loop(col, mid, row_base, last, body);
+      peel->setMetadata(llvm::LLVMContext::MD_loop, loop_id({{"llvm.loop.vectorize.enable", b_.getFalse()}}));
+      Value* aligned = b_.CreateGEP(mt, out_ptr, b_.CreateAdd(row_base[stream->index], mid));
+      b_.CreateAlignmentAssumption(f_->getParent()->getDataLayout(), aligned, kStreamAlign);
+      std::vector<Value*> from_aligned = row_base;
+      from_aligned[stream->index] = b_.CreateNeg(mid);
+      Value* saved = out_ptr;
+      out_ptr = aligned;
+      latch = row_loop(mid, col_end, from_aligned, last, body);
+      out_ptr = saved;
+    }
     // An innermost elementwise row with the packed sincos (an i64 per lane): ask for its 16
     // float lanes, or the vectorizer would size its vectors by the i64 and halve them. Not for
     // reductions, whose in-order float sums are not vectorized (forcing would only warn).
-    if (loops_ == loops_before && body_.packed_sincos() && !k_.is_reduction) {
-      llvm::Metadata* width[] = {llvm::MDString::get(ctx_, "llvm.loop.vectorize.width"),
-                                 llvm::ConstantAsMetadata::get(b_.getInt32(kSincosWidth))};
-      llvm::MDNode* id = llvm::MDNode::getDistinct(ctx_, {nullptr, llvm::MDNode::get(ctx_, width)});
-      id->replaceOperandWith(0, id);
-      latch->setMetadata(llvm::LLVMContext::MD_loop, id);
-    }
+    if (loops_ == loops_before && body_.packed_sincos() && !k_.is_reduction)
+      latch->setMetadata(llvm::LLVMContext::MD_loop,
+                         loop_id({{"llvm.loop.vectorize.width", b_.getInt32(kSincosWidth)}}));
 
-    b_.SetInsertPoint(inner_exit);
     Value* idx_next = b_.CreateAdd(idx, n);
-    idx->addIncoming(idx_next, inner_exit);
+    idx->addIncoming(idx_next, b_.GetInsertBlock());
     b_.CreateBr(header);
     b_.SetInsertPoint(exit);
   }
@@ -168,6 +197,7 @@ class CpuLoopEmitter {
   llvm::LLVMContext& ctx_;
   llvm::IRBuilder<> b_;
   BodyEmitter body_;
+  EmitOptions opts_;
   std::vector<Value*> ptrs_;
   std::vector<Value*> extents_;
   std::vector<std::vector<Value*>> strides_;

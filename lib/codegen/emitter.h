@@ -16,6 +16,9 @@ namespace arrayc::detail {
 struct EmitOptions {
   enum class Target { Cpu, Nvptx } target = Target::Cpu;
   bool fast_math = false;  // the vector math library's fast mode (see docs/math_accuracy.md)
+  // Host only: the first output's vector stores bypass the caches (non-temporal), for outputs
+  // too large to stay cached (see streaming_output in runtime/executor.cpp).
+  bool stream_stores = false;
 };
 
 class BodyEmitter {

@@ -1,7 +1,17 @@
 #include "codegen/optimize.h"
 
+#include <llvm/Analysis/AssumptionCache.h>
+#include <llvm/Analysis/LoopInfo.h>
+#include <llvm/Analysis/ScalarEvolution.h>
+#include <llvm/Analysis/TargetLibraryInfo.h>
 #include <llvm/IR/DiagnosticInfo.h>
+#include <llvm/IR/Dominators.h>
+#include <llvm/IR/InstIterator.h>
+#include <llvm/IR/IntrinsicInst.h>
 #include <llvm/IR/DiagnosticPrinter.h>
+#include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/Instructions.h>
+#include <llvm/IR/IntrinsicsX86.h>
 #include <llvm/Passes/PassBuilder.h>
 #include <llvm/Transforms/IPO/AlwaysInliner.h>
 #include <llvm/Transforms/IPO/GlobalDCE.h>
@@ -10,6 +20,7 @@
 #include <llvm/Transforms/Scalar/SimplifyCFG.h>
 #include <llvm/Transforms/Utils/ModuleUtils.h>
 #include <llvm/Support/raw_ostream.h>
+#include <llvm/TargetParser/Triple.h>
 
 #include "arrayc/error.h"
 #include "support/env.h"
@@ -66,6 +77,58 @@ void optimize_module(llvm::Module& m, llvm::TargetMachine& tm) {
   pb.crossRegisterProxies(lam, fam, cgam, mam);
   pb.buildPerModuleDefaultPipeline(llvm::OptimizationLevel::O3).run(m, mam);
   if (!tm.getTargetTriple().isNVPTX()) inline_vector_math(m, mam);  // GPU math is libdevice's
+}
+
+void mark_streaming_stores(llvm::Module& m) {
+  if (!llvm::Triple(m.getTargetTriple()).isX86()) return;
+  const llvm::DataLayout& dl = m.getDataLayout();
+  llvm::LLVMContext& cx = m.getContext();
+  llvm::TargetLibraryInfoImpl tlii(llvm::Triple(m.getTargetTriple()));
+  for (llvm::Function& f : m) {
+    // The alignment assumptions (cpu_target.cpp's aligned row starts).
+    std::vector<std::pair<llvm::CallInst*, llvm::Value*>> aligned;
+    for (llvm::Instruction& i : llvm::instructions(f))
+      if (auto* a = llvm::dyn_cast<llvm::AssumeInst>(&i))
+        for (unsigned b = 0; b < a->getNumOperandBundles(); ++b)
+          if (llvm::OperandBundleUse u = a->getOperandBundleAt(b); u.getTagName() == "align" && u.Inputs.size() == 2)
+            if (auto* n = llvm::dyn_cast<llvm::ConstantInt>(u.Inputs[1]); n && n->getZExtValue() >= 64)
+              aligned.emplace_back(a, u.Inputs[0]);
+    if (aligned.empty()) continue;
+    llvm::DominatorTree dt(f);
+    llvm::LoopInfo li(dt);
+    llvm::AssumptionCache ac(f);
+    llvm::TargetLibraryInfo tli(tlii, &f);
+    llvm::ScalarEvolution se(f, tli, ac, dt, li);
+    // A vector store at (aligned pointer) + (a multiple of its size), dominated by the
+    // assumption, is aligned to its size: it becomes a non-temporal store.
+    auto provably_aligned = [&](llvm::StoreInst* st, uint64_t size) {
+      const llvm::SCEV* p = se.getSCEV(st->getPointerOperand());
+      for (auto& [assume, ptr] : aligned) {
+        if (!dt.dominates(assume, st)) continue;
+        const llvm::SCEV* d = se.getMinusSCEV(p, se.getSCEV(ptr));
+        if (!llvm::isa<llvm::SCEVCouldNotCompute>(d) && (uint64_t{1} << std::min(se.getMinTrailingZeros(d), 63u)) % size == 0)
+          return true;
+      }
+      return false;
+    };
+    bool marked = false;
+    for (llvm::Instruction& i : llvm::instructions(f)) {
+      auto* st = llvm::dyn_cast<llvm::StoreInst>(&i);
+      if (!st || !st->getValueOperand()->getType()->isVectorTy()) continue;
+      uint64_t size = dl.getTypeStoreSize(st->getValueOperand()->getType());
+      if (size < 16 || size > 64 || !llvm::isPowerOf2_64(size) || !provably_aligned(st, size)) continue;
+      st->setAlignment(llvm::Align(size));
+      st->setMetadata(llvm::LLVMContext::MD_nontemporal,
+                      llvm::MDNode::get(cx, llvm::ConstantAsMetadata::get(llvm::ConstantInt::get(llvm::Type::getInt32Ty(cx), 1))));
+      marked = true;
+    }
+    if (!marked) continue;
+    // Non-temporal stores are weakly ordered: fence them before the function returns, so that
+    // whoever learns that the kernel finished sees its results.
+    for (llvm::BasicBlock& bb : f)
+      if (auto* ret = llvm::dyn_cast<llvm::ReturnInst>(bb.getTerminator()))
+        llvm::IRBuilder<>(ret).CreateIntrinsic(llvm::Intrinsic::x86_sse_sfence, {}, {});
+  }
 }
 
 }  // namespace arrayc::detail

@@ -9,4 +9,9 @@ namespace arrayc::detail {
 
 void optimize_module(llvm::Module& m, llvm::TargetMachine& tm);
 
+// After optimize_module, for a host kernel compiled with EmitOptions::stream_stores: marks every
+// vector store whose alignment covers its size non-temporal (on the streaming path of
+// cpu_target.cpp, only the output's, aligned by its scalar head) and fences them at each return.
+void mark_streaming_stores(llvm::Module& m);
+
 }  // namespace arrayc::detail

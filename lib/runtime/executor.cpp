@@ -1,8 +1,12 @@
 #include "runtime/executor.h"
 
+#include <atomic>
+#include <charconv>
 #include <cmath>
 #include <cstring>
+#include <unistd.h>
 
+#include "arrayc/error.h"
 #include "ir/build.h"
 #include "cache/kernel_cache.h"
 #include "codegen/gemm.h"
@@ -10,6 +14,7 @@
 #include "runtime/blas.h"
 #include "runtime/cuda.h"
 #include "runtime/thread_pool.h"
+#include "support/env.h"
 #include "support/stats.h"
 
 namespace arrayc::detail {
@@ -187,6 +192,52 @@ GemmProblem gemm_problem(const DotStep& d, uintptr_t a_addr, uintptr_t b_addr) {
   return p;
 }
 
+namespace {
+
+// ARRAYC_STREAM_BYTES (an integer >= 0), else the last-level cache's size, else 32 MiB.
+int64_t default_stream_threshold() {
+  std::string v = env_string("ARRAYC_STREAM_BYTES");
+  if (!v.empty()) {
+    int64_t n = 0;
+    auto [ptr, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+    if (ec != std::errc() || ptr != v.data() + v.size() || n < 0)
+      throw Error("ARRAYC_STREAM_BYTES must be an integer >= 0 (bytes), got '" + v + "'");
+    return n;
+  }
+  long llc = sysconf(_SC_LEVEL3_CACHE_SIZE);
+  return llc > 0 ? llc : int64_t{32} << 20;
+}
+
+std::atomic<int64_t> g_stream_threshold{-1};  // -1: not resolved yet
+
+}  // namespace
+
+int64_t stream_threshold_bytes() {
+  int64_t t = g_stream_threshold.load(std::memory_order_relaxed);
+  if (t < 0) {
+    t = default_stream_threshold();
+    g_stream_threshold.store(t, std::memory_order_relaxed);
+  }
+  return t;
+}
+
+void set_stream_threshold_bytes(int64_t bytes) { g_stream_threshold.store(bytes, std::memory_order_relaxed); }
+
+int64_t output_bytes(const KernelStep& ks, const Schedule& s) {
+  int64_t bytes = 0;
+  for (int out : ks.outputs)
+    bytes += shape_numel(s.slots[out].shape) * static_cast<int64_t>(dtype_size(s.slots[out].dtype));
+  return bytes;
+}
+
+EmitOptions kernel_options(const KernelStep& ks, const Schedule& s, const EmitOptions& user) {
+  EmitOptions o = user;
+  if (ks.kernel.is_reduction || s.slots[ks.outputs.at(0)].device.kind != Device::Kind::CPU) return o;
+  int64_t bytes = output_bytes(ks, s);
+  o.stream_stores = bytes > 0 && bytes >= stream_threshold_bytes();
+  return o;
+}
+
 Program prepare(Schedule s, const EmitOptions& opts) {
   Program p;
   for (const Step& step : s.steps) {
@@ -194,7 +245,7 @@ Program prepare(Schedule s, const EmitOptions& opts) {
     const GpuKernel* gk = nullptr;
     if (auto* ks = std::get_if<KernelStep>(&step.op); ks && ks->launch.parallel_extent > 0) {
       Device d = s.slots[ks->outputs[0]].device;
-      if (d.kind == Device::Kind::CPU) ck = &host_kernel(ks->kernel, opts);
+      if (d.kind == Device::Kind::CPU) ck = &host_kernel(ks->kernel, kernel_options(*ks, s, opts));
       else gk = &gpu_kernel(ks->kernel, d.index, opts);
     }
     p.kernels.push_back(ck);

@@ -17,6 +17,18 @@ struct Program {
 
 Program prepare(Schedule s, const EmitOptions& opts);
 
+// The options a step's kernel is compiled with: the user's, plus streaming (non-temporal) stores
+// for an elementwise kernel on the host whose outputs take at least stream_threshold_bytes():
+// lines that large are evicted before anyone reads them back, and a plain store reads each line
+// before writing it, a third of a copy's memory traffic. prepare and the stage dumps use it.
+EmitOptions kernel_options(const KernelStep& ks, const Schedule& s, const EmitOptions& user);
+int64_t output_bytes(const KernelStep& ks, const Schedule& s);  // of all its outputs
+// ARRAYC_STREAM_BYTES (arrayc::Error if it is not an integer >= 0), else the last-level cache's
+// size, else 32 MiB. Read at the first call.
+int64_t stream_threshold_bytes();
+// Overrides it (tests and benchmarks). Kernels already prepared keep their stores.
+void set_stream_threshold_bytes(int64_t bytes);
+
 // The code-generation options the user chose (arrayc::set_fast_math).
 EmitOptions user_emit_options();
 

@@ -92,6 +92,7 @@ std::unique_ptr<CompiledKernel> compile_host_kernel(const Kernel& k, const EmitO
     h.prepare(*m);
     out->ir = module_text(*m);
     optimize_module(*m, *h.tm);
+    if (opts.stream_stores) mark_streaming_stores(*m);
     out->opt_ir = module_text(*m);
     if (auto e = h.jit->addIRModule(llvm::orc::ThreadSafeModule(std::move(m), std::move(ctx))))
       ARRAYC_INTERNAL_CHECK(false, "cannot add a kernel to the JIT: " + to_error(std::move(e)));
@@ -110,6 +111,7 @@ std::string host_assembly(const Kernel& k, const EmitOptions& opts) {
   std::lock_guard<std::mutex> lock(h.mu);
   h.prepare(*m);
   optimize_module(*m, *h.tm);
+  if (opts.stream_stores) mark_streaming_stores(*m);
   llvm::SmallString<0> buf;
   llvm::raw_svector_ostream os(buf);
   llvm::legacy::PassManager pm;

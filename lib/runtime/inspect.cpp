@@ -69,9 +69,14 @@ Stages inspect(const std::vector<Array>& outputs, bool fuse) {
     Device d = sched.slots[ks.outputs[0]].device;
     if (d.kind == Device::Kind::CPU) {
       s.target = detail::host_target_description();
-      const detail::CompiledKernel& ck = detail::host_kernel(ks.kernel, emit);
-      s.kernels.push_back(KernelStages{ks.kernel.name, ks.kernel.str(), ck.ir, ck.opt_ir,
-                                       detail::host_assembly(ks.kernel, emit), ""});
+      detail::EmitOptions ko = detail::kernel_options(ks, sched, emit);
+      const detail::CompiledKernel& ck = detail::host_kernel(ks.kernel, ko);
+      std::string text = ks.kernel.str();
+      if (ko.stream_stores)
+        text += "  ; non-temporal stores to ptr" + std::to_string(ks.kernel.outputs.at(0).ptr) + ": outputs of " +
+                std::to_string(detail::output_bytes(ks, sched)) + " bytes, streaming threshold " +
+                std::to_string(detail::stream_threshold_bytes()) + " bytes (ARRAYC_STREAM_BYTES)\n";
+      s.kernels.push_back(KernelStages{ks.kernel.name, text, ck.ir, ck.opt_ir, detail::host_assembly(ks.kernel, ko), ""});
     } else {
       gpu_stages(ks.kernel.name, ks.kernel.str(), detail::gpu_kernel(ks.kernel, d.index, emit), d);
     }

@@ -115,6 +115,23 @@ InternTable& table() {
 
 }  // namespace
 
+Node::~Node() {
+  // While a thread runs the loop below, the nodes that die in it only queue their inputs.
+  thread_local std::vector<NodeRef>* dying = nullptr;
+  if (dying) {
+    for (NodeRef& in : inputs) dying->push_back(std::move(in));
+    return;
+  }
+  std::vector<NodeRef> queue(std::make_move_iterator(inputs.begin()), std::make_move_iterator(inputs.end()));
+  dying = &queue;
+  while (!queue.empty()) {
+    NodeRef n = std::move(queue.back());
+    queue.pop_back();
+    n.reset();  // if that was its last reference, its inputs join the queue
+  }
+  dying = nullptr;
+}
+
 NodeRef intern(Node proto) {
   proto.hash = structural_hash(proto);
   InternTable& t = table();

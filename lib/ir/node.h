@@ -69,6 +69,16 @@ struct Node {
   StorageRef storage;   // Buffer
   size_t hash = 0;
 
+  Node() = default;
+  Node(const Node&) = default;
+  Node(Node&&) = default;
+  Node& operator=(const Node&) = default;
+  Node& operator=(Node&&) = default;
+  // Releases its inputs without recursing: a node whose input dies with it hands that input's
+  // own inputs to the outermost dying node's loop (a chain of 300000 adds, e.g. y = y + x in a
+  // loop, overflowed the stack when it was dropped).
+  ~Node();
+
   int64_t numel() const { return shape_numel(shape); }
   int64_t rank() const { return static_cast<int64_t>(shape.size()); }
   const OpInfo& info() const { return op_info(op); }

@@ -384,6 +384,17 @@ TEST(Interpreter, DeepGraphs) {
   expect_same(vals(interpret(y)), {0, 100001, 200002, 300003});
 }
 
+TEST(Nodes, DroppingADeepChainDoesNotRecurse) {
+  // Each node's destructor released its input, which destroyed that one, and so on: a chain of
+  // 300000 overflowed the stack when its last reference went (y = y + x in a loop, never
+  // evaluated). A dying node now hands its inputs to the outermost destructor's loop.
+  NodeRef x = make_iota({4}, DType::Int64, kCpu);
+  NodeRef y = x;
+  for (int i = 0; i < 400000; ++i) y = ew(Op::Add, {y, x});
+  y.reset();
+  EXPECT_EQ(x.use_count(), 1);
+}
+
 // ---- Error bounds -----------------------------------------------------------------------------------
 
 InterpretOptions bounds(double ulps) {

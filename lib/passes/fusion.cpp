@@ -103,9 +103,11 @@ FusionPlan plan_fusion(const Graph& g, const FusionOptions& opts) {
     }
 
   std::vector<std::vector<const Node*>> group_roots;
+  std::vector<int64_t> group_ops;  // nodes computed in each group
   auto new_group = [&](const Node* root) {
     p.group_of[root] = static_cast<int>(group_roots.size());
     group_roots.push_back({root});
+    group_ops.push_back(1);
   };
 
   // Requested elementwise outputs of one shape share a kernel (one launch, several stores)
@@ -125,6 +127,7 @@ FusionPlan plan_fusion(const Graph& g, const FusionOptions& opts) {
           p.group_of[o.get()] = static_cast<int>(gi);
           merged[gi].push_back(o);
           group_roots[gi].push_back(o.get());
+          ++group_ops[gi];
         }
       }
       if (!p.group_of.count(o.get())) {
@@ -153,8 +156,12 @@ FusionPlan plan_fusion(const Graph& g, const FusionOptions& opts) {
       groups_seen[n] = gs;  // free to read from any number of kernels
       continue;
     }
-    if (gs.size() == 1) {
+    if (gs.size() == 1 && group_ops[*gs.begin()] >= kMaxKernelOps) {
+      p.root_reason.emplace(n, "kernel size limit (" + std::to_string(kMaxKernelOps) + " ops)");
+      new_group(n);
+    } else if (gs.size() == 1) {
       p.group_of[n] = *gs.begin();
+      ++group_ops[*gs.begin()];
     } else {
       p.root_reason.emplace(n, "used by " + std::to_string(gs.size()) + " kernels");
       new_group(n);

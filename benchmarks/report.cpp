@@ -608,7 +608,7 @@ void write_json(const std::string& path, const std::vector<Row>& rows, const Cei
     << ", \"copy_nt_gbps\": " << json_number(ceiling.copy_nt_gbps)
     << ", \"triad_gbps\": " << json_number(ceiling.triad_gbps) << ", \"threads\": " << ceiling.threads
     << ", \"array_mib\": " << json_number(ceiling.array_mb) << ", \"best_of\": " << ceiling.best_of
-    << ", \"method\": \"STREAM-like copy c=a and triad a=b+3c over doubles, std::thread, as many as arrayc's pool, "
+    << ", \"method\": \"STREAM-like copy c=a (the faster of plain and non-temporal stores) and triad a=b+3c over doubles, std::thread, as many as arrayc's pool, "
        "bytes read + written\", \"gpu\": {";
   for (size_t i = 0; i < ceiling.gpu.size(); ++i) {
     const GpuCeiling& g = ceiling.gpu[i];

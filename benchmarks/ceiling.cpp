@@ -16,7 +16,7 @@
 #include <thread>
 #include <vector>
 
-#if defined(__x86_64__)
+#if defined(__SSE2__)
 #include <immintrin.h>
 #endif
 
@@ -29,7 +29,7 @@ namespace {
 
 // c[lo, hi) = a[lo, hi) with non-temporal stores from the first 64-byte boundary on.
 void copy_streaming(const double* a, double* c, int64_t lo, int64_t hi) {
-#if defined(__AVX512F__) || defined(__AVX__) || defined(__SSE2__)
+#if defined(__SSE2__)
   int64_t i = lo;
   for (; i < hi && reinterpret_cast<uintptr_t>(c + i) % 64 != 0; ++i) c[i] = a[i];
 #if defined(__AVX512F__)

@@ -5,12 +5,12 @@
 #include <llvm/Analysis/ScalarEvolution.h>
 #include <llvm/Analysis/TargetLibraryInfo.h>
 #include <llvm/IR/DiagnosticInfo.h>
-#include <llvm/IR/Dominators.h>
-#include <llvm/IR/InstIterator.h>
-#include <llvm/IR/IntrinsicInst.h>
 #include <llvm/IR/DiagnosticPrinter.h>
+#include <llvm/IR/Dominators.h>
 #include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/InstIterator.h>
 #include <llvm/IR/Instructions.h>
+#include <llvm/IR/IntrinsicInst.h>
 #include <llvm/IR/IntrinsicsX86.h>
 #include <llvm/Passes/PassBuilder.h>
 #include <llvm/Transforms/IPO/AlwaysInliner.h>
@@ -85,29 +85,35 @@ void mark_streaming_stores(llvm::Module& m) {
   llvm::LLVMContext& cx = m.getContext();
   llvm::TargetLibraryInfoImpl tlii(llvm::Triple(m.getTargetTriple()));
   for (llvm::Function& f : m) {
-    // The alignment assumptions (cpu_target.cpp's aligned row starts).
-    std::vector<std::pair<llvm::CallInst*, llvm::Value*>> aligned;
+    // The alignment assumptions (cpu_target.cpp's aligned row starts): where, which pointer,
+    // to how many bytes.
+    struct Aligned {
+      llvm::AssumeInst* assume;
+      llvm::Value* ptr;
+      uint64_t bytes;
+    };
+    std::vector<Aligned> aligned;
     for (llvm::Instruction& i : llvm::instructions(f))
       if (auto* a = llvm::dyn_cast<llvm::AssumeInst>(&i))
         for (unsigned b = 0; b < a->getNumOperandBundles(); ++b)
           if (llvm::OperandBundleUse u = a->getOperandBundleAt(b); u.getTagName() == "align" && u.Inputs.size() == 2)
-            if (auto* n = llvm::dyn_cast<llvm::ConstantInt>(u.Inputs[1]); n && n->getZExtValue() >= 64)
-              aligned.emplace_back(a, u.Inputs[0]);
+            if (auto* n = llvm::dyn_cast<llvm::ConstantInt>(u.Inputs[1]))
+              aligned.push_back({a, u.Inputs[0], n->getZExtValue()});
     if (aligned.empty()) continue;
     llvm::DominatorTree dt(f);
     llvm::LoopInfo li(dt);
     llvm::AssumptionCache ac(f);
     llvm::TargetLibraryInfo tli(tlii, &f);
     llvm::ScalarEvolution se(f, tli, ac, dt, li);
-    // A vector store at (aligned pointer) + (a multiple of its size), dominated by the
-    // assumption, is aligned to its size: it becomes a non-temporal store.
+    // A vector store at (pointer aligned to A) + (a multiple of 2^k), dominated by the
+    // assumption, is aligned to min(A, 2^k); when that covers its size, it becomes a
+    // non-temporal store.
     auto provably_aligned = [&](llvm::StoreInst* st, uint64_t size) {
       const llvm::SCEV* p = se.getSCEV(st->getPointerOperand());
-      for (auto& [assume, ptr] : aligned) {
-        if (!dt.dominates(assume, st)) continue;
-        const llvm::SCEV* d = se.getMinusSCEV(p, se.getSCEV(ptr));
-        if (!llvm::isa<llvm::SCEVCouldNotCompute>(d) && (uint64_t{1} << std::min(se.getMinTrailingZeros(d), 63u)) % size == 0)
-          return true;
+      for (const Aligned& a : aligned) {
+        if (a.bytes < size || !dt.dominates(a.assume, st)) continue;
+        const llvm::SCEV* d = se.getMinusSCEV(p, se.getSCEV(a.ptr));
+        if (!llvm::isa<llvm::SCEVCouldNotCompute>(d) && se.getMinTrailingZeros(d) >= llvm::Log2_64(size)) return true;
       }
       return false;
     };

@@ -136,14 +136,28 @@ NodeRef intern(Node proto) {
   proto.hash = structural_hash(proto);
   InternTable& t = table();
   std::lock_guard<std::mutex> lock(t.mu);
-  auto [lo, hi] = t.nodes.equal_range(proto.hash);
-  for (auto it = lo; it != hi; ++it) {
-    if (NodeRef n = it->second.lock(); n && structurally_equal(*n, proto)) return n;
+  // Entries whose node died are dropped here, not left for the sweep: a node that is made and
+  // dropped over and over (a folded constant) would otherwise pile up under one hash.
+  auto [it, end] = t.nodes.equal_range(proto.hash);
+  while (it != end) {
+    NodeRef n = it->second.lock();
+    if (!n) {
+      it = t.nodes.erase(it);
+      continue;
+    }
+    if (structurally_equal(*n, proto)) return n;
+    ++it;
   }
   auto node = std::make_shared<const Node>(std::move(proto));
   if (t.nodes.size() >= t.sweep_at) t.sweep();
   t.nodes.emplace(node->hash, node);
   return node;
+}
+
+size_t intern_table_size() {
+  InternTable& t = table();
+  std::lock_guard<std::mutex> lock(t.mu);
+  return t.nodes.size();
 }
 
 }  // namespace arrayc::detail

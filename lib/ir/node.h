@@ -91,6 +91,9 @@ struct Node {
 // interning table holds weak references, so nodes die when no graph or array uses them.
 NodeRef intern(Node proto);
 
+// The entries of the interning table, dead ones included (for tests).
+size_t intern_table_size();
+
 // Row-major strides of a contiguous array of this shape.
 std::vector<int64_t> contiguous_strides(const Shape& shape);
 

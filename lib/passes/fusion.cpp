@@ -99,7 +99,7 @@ FusionPlan plan_fusion(const Graph& g, const FusionOptions& opts) {
   for (const NodeRef& n : p.order)
     for (const NodeRef& in : n->inputs) {
       auto& u = users[in.get()];
-      if (std::find(u.begin(), u.end(), n.get()) == u.end()) u.push_back(n.get());
+      if (u.empty() || u.back() != n.get()) u.push_back(n.get());  // n's uses of `in` come in a row
     }
 
   std::vector<std::vector<const Node*>> group_roots;

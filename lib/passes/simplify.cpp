@@ -1,5 +1,6 @@
 // Constant folding and algebraic simplification. Only rewrites that are exact for every input,
-// NaN and signed zeros included: x*1, x/1, x+(-0.0), x-0.0, -(-x), views of constants,
+// NaN and signed zeros included: x*1, x/1, x+(-0.0), x-0.0, -(-x), pow(x, c) for c in {0, 1, 2,
+// -1, 0.5} (the correctly rounded result by one cheaper op), views of constants,
 // ops whose inputs are all constants (folded with the reference interpreter, so folding and
 // running agree), where() with a constant condition, and view chains of one kind.
 #include <cmath>
@@ -27,6 +28,28 @@ NodeRef fold_constants(const NodeRef& n, const std::vector<NodeRef>& in) {
   if (is_float(v.dtype)) s.f = v.f.at(0);
   else s.i = v.i.at(0);
   return make_constant(s, n->shape, n->device);
+}
+
+// pow(x, c) for the exponents whose correctly rounded result one cheaper op gives (numpy's list):
+// x^0 = 1 (NaN included, C99), x^1 = x, x^2 = x*x, x^-1 = 1/x (floats), x^0.5 = sqrt(x) with C99's
+// pow(-0, 0.5) = +0 (sqrt(-0 + 0)) and pow(-inf, 0.5) = +inf. Integers: 0, 1 and 2 (x*x wraps as
+// repeated multiplication does). Other exponents keep pow.
+NodeRef pow_by_constant(const NodeRef& n, const std::vector<NodeRef>& in) {
+  const NodeRef& x = in[0];
+  const NodeRef& e = in[1];
+  if (e->op != Op::Constant || x->dtype != n->dtype || x->shape != n->shape) return nullptr;
+  auto cst = [&](double v) { return make_constant(Scalar::of(n->dtype, v), n->shape, n->device); };
+  if (is_const(e, 0) || is_const(e, -0.0)) return cst(1);
+  if (is_const(e, 1)) return x;
+  if (is_const(e, 2)) return make_elementwise(Op::Mul, {x, x});
+  if (!is_float(n->dtype)) return nullptr;
+  if (is_const(e, -1)) return make_elementwise(Op::Div, {cst(1), x});
+  if (is_const(e, 0.5)) {
+    NodeRef root = make_elementwise(Op::Sqrt, {make_elementwise(Op::Add, {x, cst(0)})});
+    NodeRef minus_inf = make_elementwise(Op::Eq, {x, cst(-INFINITY)});
+    return make_elementwise(Op::Where, {minus_inf, cst(INFINITY), root});
+  }
+  return nullptr;
 }
 
 NodeRef simplify_node(const NodeRef& n, const std::vector<NodeRef>& in) {
@@ -62,6 +85,9 @@ NodeRef simplify_node(const NodeRef& n, const std::vector<NodeRef>& in) {
       break;
     case Op::Where:
       if (in[0]->op == Op::Constant) return in[0]->value.i ? in[1] : in[2];
+      break;
+    case Op::Pow:
+      if (NodeRef r = pow_by_constant(n, in)) return r;
       break;
     default: break;
   }

@@ -2,6 +2,7 @@
 // dtypes (numpy promotion), scalars, edge values and sizes around the vector width. Each result
 // is checked against the reference interpreter (support/reference.h).
 #include <cmath>
+#include <cstring>
 #include <limits>
 
 #include "support/data.h"
@@ -178,6 +179,50 @@ TEST_P(Elementwise, IntegerPowCorners) {
   EXPECT_MATCHES_REFERENCE(arrayc::pow(base, exp));
   EXPECT_MATCHES_REFERENCE(arrayc::pow(arrayc::cast(base, DType::Int64), arrayc::cast(exp, DType::Int64)));
   EXPECT_MATCHES_REFERENCE(arrayc::pow(base, 2));
+}
+
+// pow(x, c) for c in {0, 1, 2, -1, 0.5} becomes one cheaper op (simplify): the result must be the
+// correctly rounded power, with C99's special cases (pow(NaN, 0) = 1, pow(-0, 0.5) = +0,
+// pow(-inf, 0.5) = +inf), on edge values and random ones; and no pow may be left to run.
+template <class T>
+T rounded_power(T x, double c) {
+  if (c == 0) return 1;
+  if (c == 1) return x;
+  if (c == 2) return x * x;  // IEEE multiplication rounds the exact square once
+  if (c == -1) return T(1) / x;
+  // sqrt is exact by IEEE; C99 differs for -0 (pow: +0) and -inf (pow: +inf).
+  return x == -std::numeric_limits<T>::infinity() ? -x : std::sqrt(x + T(0));
+}
+
+bool same_bits(double a, double b) { return std::memcmp(&a, &b, sizeof a) == 0 || (std::isnan(a) && std::isnan(b)); }
+
+TEST_P(Elementwise, PowByExponentsWithAShortcut) {
+  for (DType t : kFloatTypes)
+    for (double c : {0.0, -0.0, 1.0, 2.0, -1.0, 0.5}) {
+      SCOPED_TRACE(dt(t) + " ** " + std::to_string(c));
+      std::vector<double> v = float_edge_values(t), r = values_of(random_array(t, {100}, 23, -1e3, 1e3)).f;
+      v.insert(v.end(), r.begin(), r.end());
+      Array x = arrayc::cast(arrayc::array(v), t);
+      Array p = arrayc::pow(x, c);
+      EXPECT_EQ(inspect({p}).optimized.find("pow"), std::string::npos) << inspect({p}).optimized;
+      EXPECT_MATCHES_REFERENCE(p);
+      std::vector<double> xs = values_of(x).f, got = values_of(p).f;
+      for (size_t i = 0; i < xs.size(); ++i) {
+        double want = t == DType::Float32 ? double(rounded_power(float(xs[i]), c)) : rounded_power(xs[i], c);
+        if (c == 0.5 || std::isnan(want) || std::isinf(want) || want == 0)  // the C library agrees
+          EXPECT_TRUE(same_bits(want, t == DType::Float32 ? double(std::pow(float(xs[i]), float(c))) : std::pow(xs[i], c)))
+              << "pow(" << xs[i] << ", " << c << ")";
+        EXPECT_TRUE(same_bits(got[i], want)) << "pow(" << xs[i] << ", " << c << ") = " << got[i] << ", want " << want;
+      }
+    }
+  for (DType t : {DType::Int32, DType::Int64})
+    for (int c : {0, 1, 2}) {
+      Array x = arrayc::array(std::vector<int32_t>{0, 1, -1, 7, -46341, 46341, 65536, 2147483647});
+      Array p = arrayc::pow(arrayc::cast(x, t), c);
+      EXPECT_EQ(inspect({p}).optimized.find("pow"), std::string::npos) << inspect({p}).optimized;
+      EXPECT_MATCHES_REFERENCE(p);  // int32: x*x wraps as the reference's repeated product does
+    }
+  EXPECT_NE(inspect({arrayc::pow(random_array(DType::Float32, {8}, 3), 3.0f)}).optimized.find("pow"), std::string::npos);
 }
 
 // Every float op on the cross product of edge values (NaN, infinities, signed zeros, denormals,

@@ -102,7 +102,7 @@ TEST(SinCos, PowWithAConstantExponentVectorizes) {
   // pow, and the call no longer matched its vector variants.
   if (default_device().kind != Device::Kind::CPU) GTEST_SKIP();
   Array x = array(std::vector<float>(64, 0.5f), {64});
-  Stages st = inspect({arrayc::pow(x, 2.0f)});
+  Stages st = inspect({arrayc::pow(x, 2.5f)});  // 2.0 would become x*x (simplify)
   ASSERT_EQ(st.kernels.size(), 1u);
   std::string body = kernel_function(st.kernels[0].opt);
   EXPECT_NE(body.find("<16 x float>"), std::string::npos) << body;

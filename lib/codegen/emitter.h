@@ -51,6 +51,7 @@ class BodyEmitter {
   llvm::Value* leaf(const KernelLeaf& lf, const std::vector<llvm::Value*>& ptrs, llvm::Value* offset);
   llvm::Value* random(const KernelLeaf& lf, llvm::Value* index);
   llvm::Value* int_pow(DType t, llvm::Value* base, llvm::Value* exp);
+  llvm::Value* small_power(llvm::Value* x, llvm::Value* exp);
   llvm::Value* math(int fn, const std::vector<llvm::Value*>& args);
   bool sincos(size_t i, std::vector<llvm::Value*>& v);
 

@@ -9,6 +9,7 @@
 #include "support/devices.h"
 #include "support/errors.h"
 #include "support/reference.h"
+#include "support/ulp.h"
 
 namespace {
 
@@ -223,6 +224,45 @@ TEST_P(Elementwise, PowByExponentsWithAShortcut) {
       EXPECT_MATCHES_REFERENCE(p);  // int32: x*x wraps as the reference's repeated product does
     }
   EXPECT_NE(inspect({arrayc::pow(random_array(DType::Float32, {8}, 3), 3.0f)}).optimized.find("pow"), std::string::npos);
+}
+
+// pow(x, 3) and pow(x, 4) with a constant exponent are compensated products in the kernel, not
+// pow calls: within 0.5 ULP + 2^-22 of the exact power (a correctly rounded pow but for
+// near-ties; 1 ULP for results near underflow), with pow's results for infinities, NaN, zeros
+// and overflow.
+TEST_P(Elementwise, PowByThreeAndFourIsAsCloseAsARoundedPower) {
+  for (DType t : kFloatTypes) {
+    std::vector<double> v = float_edge_values(t);
+    for (double w : values_of(random_array(t, {2000}, 29, -50, 50)).f) v.push_back(w);
+    for (double w : values_of(random_array(t, {2000}, 31, 0, 1)).f) v.push_back(std::exp2(w * 90 - 45));
+    for (double w : {6.9e12, 6.99e12, 1.8e19, 1.9e19, 1.84e19, 5.6e102, 5.7e102, 1.3e154, 1.35e154})
+      v.push_back(w);
+    Array x = arrayc::cast(arrayc::array(v), t);
+    std::vector<double> xs = values_of(x).f;
+    for (double c : {3.0, 4.0}) {
+      SCOPED_TRACE(dt(t) + " ** " + std::to_string(c));
+      Array p = arrayc::pow(x, c);
+      if (default_device().kind == Device::Kind::CPU)
+        EXPECT_EQ(inspect({p}).kernels.at(0).opt.find("@arrayc_pow_f"), std::string::npos);
+      EXPECT_MATCHES_REFERENCE(p);
+      std::vector<double> got = values_of(p).f;
+      double worst = 0;
+      for (size_t i = 0; i < xs.size(); ++i) {
+        long double exact = std::pow(static_cast<long double>(xs[i]), static_cast<long double>(c));
+        double want = t == DType::Float32 ? double(float(exact)) : double(exact);
+        if (std::isnan(want) || std::isinf(want) || want == 0) {
+          EXPECT_TRUE(same_bits(got[i], want)) << "pow(" << xs[i] << ", " << c << ") = " << got[i];
+          continue;
+        }
+        double err = t == DType::Float32 ? ulp_error(float(got[i]), exact) : ulp_error(got[i], exact);
+        // Near underflow the small term l*x rounds on the subnormal grid: within 1 ULP there.
+        bool low = std::fabs(want) < (t == DType::Float32 ? 0x1p-100 : 0x1p-968);
+        EXPECT_LE(err, low ? 1.0 : 0.501) << "pow(" << xs[i] << ", " << c << ") = " << got[i];
+        worst = std::max(worst, err);
+      }
+      EXPECT_GT(worst, 0.4);  // the inputs reach the bound
+    }
+  }
 }
 
 // Every float op on the cross product of edge values (NaN, infinities, signed zeros, denormals,

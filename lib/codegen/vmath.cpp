@@ -289,7 +289,11 @@ Value* lookup16_f64(const Ctx& e, const char* name, const std::array<double, 16>
 // a lane's result never depends on its neighbours.
 constexpr float kExpTableFastF32 = 87.0f;
 constexpr double kExpTableFastF64 = 708.0;
-Value* exp_table(const Ctx& e, Value* x, bool fast_path) {
+//
+// for_float (f64 contexts only; f32 pow): enough for a float result. |x| <= 200 and an error of
+// 2^-34 relative suffice, so ln2/16 is one double (r off by n 2^-57 <= 2^-44), the polynomial
+// has degree 4 (truncation 2^-34.6) and the correction table is dropped (T's 2^-53).
+Value* exp_table(const Ctx& e, Value* x, bool fast_path, bool for_float = false) {
   const int shift = e.mbits - 4;
   struct Tables {
     std::array<uint32_t, 16> f32;
@@ -318,10 +322,13 @@ Value* exp_table(const Ctx& e, Value* x, bool fast_path) {
   Value* xc = fast_path ? x : e.clamp(x, e.f64 ? -746 : -104, e.f64 ? 710 : 89);
   Value* nd;
   Value* m = e.round_int(xc, 16 / kLn2, nd);  // 16k + j
-  Value* r = e.fma(nd, e.c(-step_hi), xc);
-  r = e.fma(nd, e.c(-step_lo), r);
+  Value* r = e.fma(nd, e.c(for_float ? -(kLn2 / 16) : -step_hi), xc);
+  if (!for_float) r = e.fma(nd, e.c(-step_lo), r);
   Value *p, *t;
-  if (e.f64) {
+  if (for_float) {
+    p = e.fma(e.mul(r, r), e.horner(r, inv_factorials(2, 4, 1, false)), r);
+    t = e.bits(lookup16_f64(e, "arrayc_exp2_sixteenths_f64", tabs.f64, m));
+  } else if (e.f64) {
     p = e.fma(e.mul(r, r), e.horner(r, inv_factorials(2, 7, 1, false)), r);
     p = e.add(p, lookup16_f64(e, "arrayc_exp2_sixteenths_f64_err", tabs.f64_err, m));
     t = e.bits(lookup16_f64(e, "arrayc_exp2_sixteenths_f64", tabs.f64, m));
@@ -446,8 +453,9 @@ const LogTables& log_tables() {
 }
 
 // normal_only: every x is known to be normal (define_fn's "normal" path), so subnormals need no
-// scaling.
-Value* log_core(const Ctx& e, Value* x, bool normal_only = false) {
+// scaling. for_float (f64 contexts only; f32 pow): log1p to degree 8 (truncation below 2^-37
+// relative to r) and one sum in double, an absolute error below 2^-50 + 2^-52 |log x|.
+Value* log_core(const Ctx& e, Value* x, bool normal_only = false, bool for_float = false) {
   const LogTables& t = log_tables();
   Value* xs = x;
   Value* kadj = e.ci(0);
@@ -470,6 +478,12 @@ Value* log_core(const Ctx& e, Value* x, bool normal_only = false) {
   double l2hi = e.f64 ? ln2_hi(e) : kLn2HiF32;
   double l2lo = e.f64 ? ln2_lo(e) : static_cast<double>(static_cast<float>(kLn2 - kLn2HiF32));
   Value* r = e.fma(z, inv, e.c(-1));
+  if (for_float) {
+    std::vector<double> coef;
+    for (int i = 2; i <= 8; ++i) coef.push_back((i % 2 ? 1.0 : -1.0) / i);
+    Value* lc = e.add(e.fma(kd, e.c(kLn2), lc_hi), lc_lo);
+    return e.add(lc, e.fma(e.mul(r, r), e.horner(r, coef), r));
+  }
   Value* w = e.fma(kd, e.c(l2hi), lc_hi);  // exact
   Value* hi = e.add(w, r);
   Value* lo = e.add(e.sub(w, hi), r);  // exact: |w| >= |r| (the tables make it so) or w = 0
@@ -841,8 +855,8 @@ Value* pow_core(const Ctx& e, Value* ax, Value* y, bool fast, bool normal_only) 
   // float: double log and exp are far more accurate than the float result needs. Beyond +-200
   // the float result is 0 or inf anyway: the clamp keeps exp_table on its fast path.
   Ctx d = e.as_double();
-  Value* p = d.mul(e.b.CreateFPExt(y, d.ft), log_core(d, e.b.CreateFPExt(ax, d.ft), normal_only));
-  return e.b.CreateFPTrunc(exp_table(d, d.clamp(p, -200, 200), true), e.ft);
+  Value* p = d.mul(e.b.CreateFPExt(y, d.ft), log_core(d, e.b.CreateFPExt(ax, d.ft), normal_only, true));
+  return e.b.CreateFPTrunc(exp_table(d, d.clamp(p, -200, 200), true, true), e.ft);
 }
 
 // pow(x, y) = exp(y * log|x|) with C99 special cases on top.

@@ -56,10 +56,13 @@ Value* BodyEmitter::cast(Value* v, DType from, DType to) {
 }
 
 // Transcendentals: our vectorizable polynomials on the host, libdevice's __nv_* on NVPTX (the
-// nvptx target links libdevice into the module).
+// nvptx target links libdevice into the module). sqrt on NVPTX is llvm.sqrt, which becomes the
+// correctly rounded sqrt.rn: libdevice's __nv_sqrtf picks sqrt.approx.f32 (1 ULP) unless
+// __nvvm_reflect("__CUDA_PREC_SQRT") says otherwise, and LLVM's NVVMReflect answers 0.
 Value* BodyEmitter::math(int fn, const std::vector<Value*>& args) {
   if (opts_.target == EmitOptions::Target::Cpu)
     return emit_math_call(b_, static_cast<MathFn>(fn), args, MathOptions{opts_.fast_math});
+  if (static_cast<MathFn>(fn) == MathFn::Sqrt) return b_.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, args[0]);
   static const char* names[] = {"exp", "log", "sin", "cos", "tanh", "pow", "sqrt"};
   llvm::Type* ty = args[0]->getType();
   std::string name = std::string("__nv_") + names[fn] + (ty->isFloatTy() ? "f" : "");

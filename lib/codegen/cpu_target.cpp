@@ -65,23 +65,28 @@ class CpuLoopEmitter {
           opts_.stream_stores ? &k_.outputs.at(0) : nullptr);
     } else {
       const KernelOutput& out = k_.outputs.at(0);
-      llvm::IRBuilder<> eb(&f_->getEntryBlock(), f_->getEntryBlock().begin());
-      llvm::AllocaInst* acc = eb.CreateAlloca(body_.value_type(out.dtype));
       Value* count = b_.CreateSub(reduce_end, reduce_begin);
-      range_loop(outer, begin, end, offsets, [&](const std::vector<Value*>& outer_off) {
-        b_.CreateStore(body_.identity(k_.reduce_op, out.dtype), acc);
-        range_loop(reduced, reduce_begin, reduce_end, outer_off, [&](const std::vector<Value*>& off) {
-          std::vector<Value*> v = body_.emit(ptrs_, off);
-          Value* a = b_.CreateLoad(acc->getAllocatedType(), acc);
-          b_.CreateStore(body_.combine(k_.reduce_op, out.dtype, a, v[out.instr]), acc);
+      auto finish = [&](Value* r) {  // mean: divide once the range is the whole reduction
+        if (k_.reduce_op != Op::Mean) return r;
+        Value* n = b_.CreateSIToFP(count, r->getType());
+        return b_.CreateSelect(b_.CreateICmpNE(finalize, b_.getInt64(0)), b_.CreateFDiv(r, n), r);
+      };
+      if (k_.reduces_across_rows()) {
+        column_blocks(outer, reduced, begin, end, offsets, reduce_begin, reduce_end, finish);
+      } else {
+        llvm::IRBuilder<> eb(&f_->getEntryBlock(), f_->getEntryBlock().begin());
+        llvm::AllocaInst* acc = eb.CreateAlloca(body_.value_type(out.dtype));
+        range_loop(outer, begin, end, offsets, [&](const std::vector<Value*>& outer_off) {
+          b_.CreateStore(body_.identity(k_.reduce_op, out.dtype), acc);
+          range_loop(reduced, reduce_begin, reduce_end, outer_off, [&](const std::vector<Value*>& off) {
+            std::vector<Value*> v = body_.emit(ptrs_, off);
+            Value* a = b_.CreateLoad(acc->getAllocatedType(), acc);
+            b_.CreateStore(body_.combine(k_.reduce_op, out.dtype, a, v[out.instr]), acc);
+          });
+          body_.store(out.dtype, finish(b_.CreateLoad(acc->getAllocatedType(), acc)), ptrs_[out.ptr],
+                      outer_off[out.index]);
         });
-        Value* r = b_.CreateLoad(acc->getAllocatedType(), acc);
-        if (k_.reduce_op == Op::Mean) {
-          Value* n = b_.CreateSIToFP(count, r->getType());
-          r = b_.CreateSelect(b_.CreateICmpNE(finalize, b_.getInt64(0)), b_.CreateFDiv(r, n), r);
-        }
-        body_.store(out.dtype, r, ptrs_[out.ptr], outer_off[out.index]);
-      });
+      }
     }
     b_.CreateRetVoid();
   }
@@ -109,11 +114,60 @@ class CpuLoopEmitter {
     return id;
   }
 
+  // Reduction across rows (Kernel::reduces_across_rows; one output at a time would walk its
+  // input with a stride, one element per cache line, in a serial chain: sum(m, 0) of 10000 x
+  // 2000 floats took 35 ms, 12x numpy). The kept space is walked row by row in blocks of up to
+  // kColumnBlock outputs (a whole row of most matrices, so each thread reads memory in order),
+  // whose accumulators live in a stack array; for each reduced index the block's inputs are read
+  // along the row (a loop the vectorizer widens) and combined into the accumulators. Each output
+  // still combines its terms in order of the reduced index, so results do not depend on the
+  // block size.
+  static constexpr int64_t kColumnBlock = 8192;
+  void column_blocks(const std::vector<int>& outer, const std::vector<int>& reduced, Value* begin, Value* end,
+                     const std::vector<Value*>& offsets, Value* reduce_begin, Value* reduce_end,
+                     const std::function<Value*(Value*)>& finish) {
+    const KernelOutput& out = k_.outputs.at(0);
+    llvm::Type* at = body_.value_type(out.dtype);
+    llvm::IRBuilder<> eb(&f_->getEntryBlock(), f_->getEntryBlock().begin());
+    llvm::AllocaInst* acc = eb.CreateAlloca(llvm::ArrayType::get(at, kColumnBlock));
+    acc->setAlignment(llvm::Align(64));
+    int last = outer.back();
+    auto slot = [&](Value* c, Value* c0) { return b_.CreateInBoundsGEP(at, acc, b_.CreateSub(c, c0)); };
+    auto at_column = [&](const std::vector<Value*>& base, Value* c) {
+      std::vector<Value*> off(base.size());
+      for (size_t j = 0; j < off.size(); ++j) off[j] = b_.CreateAdd(base[j], b_.CreateMul(c, strides_[j][last]));
+      return off;
+    };
+    RowBody rows = [&](Value* col, Value* col_end, const std::vector<Value*>& row_base) {
+      return emit_loop(b_, col, col_end, b_.getInt64(kColumnBlock), [&](Value* c0) {
+        Value* c1 = b_.CreateBinaryIntrinsic(llvm::Intrinsic::smin, b_.CreateAdd(c0, b_.getInt64(kColumnBlock)), col_end);
+        emit_loop(b_, c0, c1, b_.getInt64(1), [&](Value* c) {
+          b_.CreateStore(body_.identity(k_.reduce_op, out.dtype), slot(c, c0));
+        });
+        range_loop(reduced, reduce_begin, reduce_end, row_base, [&](const std::vector<Value*>& off) {
+          // The row of the block at this reduced index.
+          emit_loop(b_, c0, c1, b_.getInt64(1), [&](Value* c) {
+            std::vector<Value*> v = body_.emit(ptrs_, at_column(off, c));
+            Value* a = b_.CreateLoad(at, slot(c, c0));
+            b_.CreateStore(body_.combine(k_.reduce_op, out.dtype, a, v[out.instr]), slot(c, c0));
+          });
+        });
+        emit_loop(b_, c0, c1, b_.getInt64(1), [&](Value* c) {
+          Value* r = finish(b_.CreateLoad(at, slot(c, c0)));
+          body_.store(out.dtype, r, ptrs_[out.ptr], at_column(row_base, c)[out.index]);
+        });
+      });
+    };
+    range_loop(outer, begin, end, offsets, nullptr, nullptr, &rows);
+  }
+
   // Visits the linear indices [begin, end) of the space spanned by `dims` (last fastest), row by
   // row: for each row, the per-operand base offsets come from a div/mod decomposition, and an
   // inner counted loop walks the row.
+  // rows, when given, emits each row's loop in place of the element loop calling body.
+  using RowBody = std::function<llvm::BranchInst*(Value* col, Value* col_end, const std::vector<Value*>& row_base)>;
   void range_loop(const std::vector<int>& dims, Value* begin, Value* end, const std::vector<Value*>& base,
-                  const Body& body, const KernelOutput* stream = nullptr) {
+                  const Body& body, const KernelOutput* stream = nullptr, const RowBody* rows = nullptr) {
     llvm::BasicBlock* pre = b_.GetInsertBlock();
     auto* exit = llvm::BasicBlock::Create(ctx_, "exit", f_);
     if (dims.empty()) {
@@ -155,7 +209,9 @@ class CpuLoopEmitter {
 
     int loops_before = ++loops_;
     llvm::BranchInst* latch;
-    if (!stream || strides_[stream->index][last] != b_.getInt64(1)) {
+    if (rows) {
+      latch = (*rows)(col, col_end, row_base);
+    } else if (!stream || strides_[stream->index][last] != b_.getInt64(1)) {
       latch = row_loop(col, col_end, row_base, last, body);
     } else {
       // Streaming stores: scalar iterations up to the first 64-byte boundary of the output,

@@ -43,4 +43,15 @@ std::string Kernel::str() const {
   return os.str();
 }
 
+bool Kernel::reduces_across_rows() const {
+  if (!is_reduction || outer_rank() == 0 || reduce_rank == 0) return false;
+  bool along_kept = false;
+  for (const KernelLeaf& lf : leaves) {
+    if (lf.strides.empty()) continue;
+    if (lf.strides[rank - 1] == StrideKind::Unit) return false;
+    along_kept = along_kept || lf.strides[outer_rank() - 1] == StrideKind::Unit;
+  }
+  return along_kept;
+}
+
 }  // namespace arrayc::detail

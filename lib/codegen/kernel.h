@@ -63,6 +63,10 @@ struct Kernel {
   int num_indexed = 0;
 
   int outer_rank() const { return rank - reduce_rank; }
+  // A reduction across memory rows: some load is contiguous along the last kept dim and none
+  // along the last reduced one (sum(m, 0) of a row-major m). The host kernel then accumulates a
+  // block of outputs row by row, and the executor splits the reduced range between threads.
+  bool reduces_across_rows() const;
   int64_t num_params() const { return rank + 3 + static_cast<int64_t>(num_indexed) * (rank + 1); }
   // The text form: every field that changes the binary, nothing else.
   std::string str() const;

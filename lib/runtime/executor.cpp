@@ -45,6 +45,7 @@ struct SplitReduction {
   int out_ptr;
   char* partials;
   size_t elem;
+  int64_t outputs = 1;  // per chunk: the kept space, written contiguously
 };
 
 void run_chunk(void* ctx, int64_t chunk, int64_t begin, int64_t end) {
@@ -54,8 +55,8 @@ void run_chunk(void* ctx, int64_t chunk, int64_t begin, int64_t end) {
   params[s->rank + 1] = end;
   params[s->rank + 2] = 0;
   std::vector<void*> ptrs = s->ptrs;
-  ptrs[s->out_ptr] = s->partials + chunk * s->elem;
-  s->fn(ptrs.data(), params.data(), 0, 1);
+  ptrs[s->out_ptr] = s->partials + chunk * s->elem * s->outputs;
+  s->fn(ptrs.data(), params.data(), 0, s->outputs);
 }
 
 template <typename T> T combine_values(Op op, T a, T b) {
@@ -71,38 +72,54 @@ template <typename T> T combine_values(Op op, T a, T b) {
   }
 }
 
+// Combines `chunks` partial results of `n` outputs each (chunk c's at partials + c*n) in chunk
+// order into out; mean divides by the reduced count.
 template <typename T>
-void combine_partials(Op op, const T* partials, int64_t n, T* out, int64_t count) {
-  T acc = partials[0];
-  for (int64_t i = 1; i < n; ++i) acc = combine_values(op, acc, partials[i]);
-  if constexpr (std::is_floating_point_v<T>)
-    if (op == Op::Mean) acc = acc / static_cast<T>(count);
-  *out = acc;
+void combine_partials(Op op, const T* partials, int64_t chunks, int64_t n, T* out, int64_t count) {
+  for (int64_t i = 0; i < n; ++i) {
+    T acc = partials[i];
+    for (int64_t c = 1; c < chunks; ++c) acc = combine_values(op, acc, partials[c * n + i]);
+    if constexpr (std::is_floating_point_v<T>)
+      if (op == Op::Mean) acc = acc / static_cast<T>(count);
+    out[i] = acc;
+  }
+}
+
+// Whether a reduction splits its reduced range between threads (each chunk folds into its own
+// partials, combined afterwards in chunk order): a full reduction too long for one thread, or a
+// reduction across rows (Kernel::reduces_across_rows) with rows enough, so that each thread reads
+// whole rows in order instead of a slice of every row. The partials take at most 64 MiB.
+bool split_reduced_range(const Kernel& k, const LaunchParams& lp, int64_t threads) {
+  if (!k.is_reduction || threads < 2) return false;
+  if (lp.parallel_extent == 1) return lp.reduce_extent >= 4 * kGrain;
+  int64_t bytes = lp.parallel_extent * static_cast<int64_t>(dtype_size(k.outputs[0].dtype)) * threads;
+  return k.reduces_across_rows() && lp.parallel_extent * lp.reduce_extent >= 4 * kGrain &&
+         lp.reduce_extent >= 4 * threads && bytes <= (int64_t{64} << 20) &&
+         lp.params[k.rank + 3 + static_cast<int64_t>(k.outputs[0].index) * (k.rank + 1)] == 0;  // output offset
 }
 
 void launch_kernel(const Kernel& k, KernelFn fn, std::vector<void*>& ptrs, const LaunchParams& lp) {
   counters().kernel_launches++;
   int64_t threads = num_threads();
-  if (k.is_reduction && lp.parallel_extent == 1 && threads > 1 && lp.reduce_extent >= 4 * kGrain) {
-    int64_t chunks = num_chunks(lp.reduce_extent, kGrain);
+  if (split_reduced_range(k, lp, threads)) {
+    int64_t n = lp.parallel_extent;
+    int64_t grain = std::max<int64_t>(1, kGrain / n);  // reduced indices per chunk, at least
+    int64_t chunks = num_chunks(lp.reduce_extent, grain);
     DType t = k.outputs[0].dtype;
     size_t elem = dtype_size(t);
-    std::vector<char> partials(chunks * elem);
-    SplitReduction s{fn, ptrs, &lp.params, k.rank, k.outputs[0].ptr, partials.data(), elem};
-    parallel_chunks(lp.reduce_extent, kGrain, run_chunk, &s);
+    std::vector<char> partials(chunks * n * elem);
+    SplitReduction s{fn, ptrs, &lp.params, k.rank, k.outputs[0].ptr, partials.data(), elem, n};
+    parallel_chunks(lp.reduce_extent, grain, run_chunk, &s);
     void* out = ptrs[k.outputs[0].ptr];
-    int64_t n = lp.reduce_extent;
+    int64_t count = lp.reduce_extent;
     switch (t) {
-      case DType::Bool: {  // max/min of bools: any/all
-        bool acc = partials[0];
-        for (int64_t i = 1; i < chunks; ++i) acc = k.reduce_op == Op::Max ? (acc || partials[i]) : (acc && partials[i]);
-        *static_cast<uint8_t*>(out) = acc;
+      case DType::Bool:  // max/min of bools: any/all
+        combine_partials(k.reduce_op, reinterpret_cast<uint8_t*>(partials.data()), chunks, n, static_cast<uint8_t*>(out), count);
         break;
-      }
-      case DType::Int32: combine_partials(k.reduce_op, reinterpret_cast<int32_t*>(partials.data()), chunks, static_cast<int32_t*>(out), n); break;
-      case DType::Int64: combine_partials(k.reduce_op, reinterpret_cast<int64_t*>(partials.data()), chunks, static_cast<int64_t*>(out), n); break;
-      case DType::Float32: combine_partials(k.reduce_op, reinterpret_cast<float*>(partials.data()), chunks, static_cast<float*>(out), n); break;
-      case DType::Float64: combine_partials(k.reduce_op, reinterpret_cast<double*>(partials.data()), chunks, static_cast<double*>(out), n); break;
+      case DType::Int32: combine_partials(k.reduce_op, reinterpret_cast<int32_t*>(partials.data()), chunks, n, static_cast<int32_t*>(out), count); break;
+      case DType::Int64: combine_partials(k.reduce_op, reinterpret_cast<int64_t*>(partials.data()), chunks, n, static_cast<int64_t*>(out), count); break;
+      case DType::Float32: combine_partials(k.reduce_op, reinterpret_cast<float*>(partials.data()), chunks, n, static_cast<float*>(out), count); break;
+      case DType::Float64: combine_partials(k.reduce_op, reinterpret_cast<double*>(partials.data()), chunks, n, static_cast<double*>(out), count); break;
     }
     return;
   }

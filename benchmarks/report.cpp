@@ -557,6 +557,17 @@ std::string format_table(const std::vector<Row>& rows, const Ceiling& ceiling,
                r.fraction_of_peak ? fmt("%.1f%%", 100 * *r.fraction_of_peak).c_str() : "-", ceil.c_str(),
                status.c_str());
   }
+  // The fused CPU rows that stream memory (64 MiB or more per call) against both copies:
+  // STREAM's Copy as ../shared/bench/stream.c compiles it (plain stores) and the non-temporal copy
+  // (%peak above).
+  std::string both;
+  for (const Row& r : rows)
+    if (r.device == "cpu" && r.variant == "fused" && r.gbps && r.bytes && *r.bytes >= double(int64_t{64} << 20) &&
+        ceiling.copy_plain_gbps > 0 && ceiling.copy_nt_gbps > 0)
+      both += fmt("  %-11s %.2f GB/s = %.1f%% of the plain-store copy, %.1f%% of the non-temporal copy\n",
+                  r.case_id.c_str(), *r.gbps, 100 * *r.gbps / ceiling.copy_plain_gbps, 100 * *r.gbps / ceiling.copy_nt_gbps);
+  if (!both.empty())
+    out += "\nfused on the cpu, against each copy (STREAM's Copy compiled as C is the plain-store one):\n" + both;
   // The checks, once per case (from its first arrayc row that passed them), then the failures.
   out += "\nchecks:\n";
   std::vector<std::string> seen;

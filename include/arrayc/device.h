@@ -24,4 +24,10 @@ int gpu_count();  // 0 without a driver or a device
 Device default_device();
 void set_default_device(Device d);
 
+// Waits until the work queued on a device has finished. Kernels on a GPU run asynchronously:
+// eval() and a jit call return once they are queued, so time GPU work up to synchronize() (or
+// read a value back). A kernel's failure on the device (an illegal address) is raised here as
+// arrayc::Error. On the CPU, work is done when eval() returns and this does nothing.
+void synchronize(Device d = default_device());
+
 }  // namespace arrayc

@@ -32,6 +32,10 @@ std::string Device::str() const {
 
 int gpu_count() { return detail::cuda::device_count(); }
 
+void synchronize(Device d) {
+  if (d.kind == Device::Kind::GPU) detail::cuda::synchronize(gpu(d.index).index);
+}
+
 Device gpu(int index) {
   int n = gpu_count();
   if (n == 0)

@@ -23,6 +23,24 @@ TEST(DeviceSelection, GpuIndexErrorsSayWhy) {
   EXPECT_EQ(sum(arange(10)).item<int64_t>(), 45);
 }
 
+TEST(DeviceSelection, SynchronizeWaitsForQueuedWork) {
+  // The CPU has nothing queued; a GPU that does not exist is an error saying why.
+  Array c = arange(1000) * 2;
+  c.eval();
+  synchronize(cpu());
+  synchronize(c.device());
+  EXPECT_ARRAYC_ERROR(synchronize(Device{Device::Kind::GPU, gpu_count()}), "no");
+  if (gpu_count() == 0) return;
+  // A jit call on a GPU returns once its kernel is queued; after synchronize its output is
+  // final, and reading it back agrees.
+  auto f = jit([](const Array& x) { return sum(x * x); });
+  Array x = arange(1 << 20, DType::Int64).to(gpu(0));
+  Array y = f(x);
+  synchronize(y.device());
+  int64_t n = 1 << 20;
+  EXPECT_EQ(y.item<int64_t>(), (n - 1) * n * (2 * n - 1) / 6);
+}
+
 TEST(DeviceSelection, CopyToTheSameDeviceIsTheSameArray) {
   Array a = array(std::vector<int32_t>{1, 2, 3});
   Array b = a.to(cpu());

@@ -298,11 +298,87 @@ class PtxEmitter {
     return v;
   }
 
+  // acc = combine(acc, the body at reduced index r) for r = first, first + step, ... below end.
+  // Counted (0 .. iters) and unrolled 4 times, so that the copies share one block and their
+  // loads can all be in flight before the combines need them.
+  void fold(Value* first, Value* end, Value* step, const std::vector<int>& reduced, const std::vector<Value*>& outer_off,
+            llvm::AllocaInst* acc) {
+    const KernelOutput& out = k_.outputs.at(0);
+    Value* left = b_.CreateBinaryIntrinsic(llvm::Intrinsic::smax, b_.CreateSub(end, first), b_.getInt64(0));
+    Value* iters = b_.CreateUDiv(b_.CreateAdd(left, b_.CreateSub(step, b_.getInt64(1))), step);
+    loop(b_.getInt64(0), iters, b_.getInt64(1), [&](Value* i) {
+      Value* r = b_.CreateAdd(first, b_.CreateMul(i, step));
+      std::vector<Value*> v = body_.emit(ptrs_, offsets_at(reduced, r, outer_off));
+      Value* a = b_.CreateLoad(acc->getAllocatedType(), acc);
+      b_.CreateStore(body_.combine(k_.reduce_op, out.dtype, a, v[out.instr]), acc);
+    }, 4);
+  }
+
+  // A reduction across memory rows (Kernel::reduces_across_rows, sum(m, 0) of a row-major m):
+  // block-per-output would have a warp read 32 rows of one column, 4 bytes of each 32-byte
+  // sector. Here a block takes kTile adjacent outputs, one per lane, and its warps take every
+  // warps-th reduced index, so that a warp reads kTile adjacent elements of one row. The warps'
+  // partials meet in shared memory and are combined in warp order: each output's terms are
+  // combined in a fixed order (per warp in order of the reduced index, then warp by warp).
+  static constexpr int kTile = 32, kMaxWarps = 32;
+  // What reduction() sets up for either scheme.
+  struct ReduceSetup {
+    llvm::Type *ty, *slot_ty;
+    llvm::ArrayType* smem_ty;
+    llvm::GlobalVariable* smem;
+    llvm::AllocaInst* acc;
+    std::vector<int> outer, reduced;
+    Value *lane, *warp, *warps, *y, *chunk_begin, *chunk_end, *count;
+  };
+  void tiled_reduction(const ReduceSetup& rs, Value* begin, Value* end, Value* chunk_stride) {
+    const KernelOutput& out = k_.outputs.at(0);
+    llvm::Type* ty = rs.ty;
+    llvm::Type* slot_ty = rs.slot_ty;
+    llvm::AllocaInst* acc = rs.acc;
+    const std::vector<int>&outer = rs.outer, &reduced = rs.reduced;
+    Value *lane = rs.lane, *warp = rs.warp, *warps = rs.warps, *y = rs.y;
+    Value *chunk_begin = rs.chunk_begin, *chunk_end = rs.chunk_end, *count = rs.count;
+    auto slot = [&](Value* w, Value* l) {
+      return b_.CreateInBoundsGEP(rs.smem_ty, rs.smem, {b_.getInt64(0), b_.CreateAdd(b_.CreateMul(w, b_.getInt64(kTile)), l)});
+    };
+    auto barrier = [&] { b_.CreateIntrinsic(llvm::Intrinsic::nvvm_barrier0, {}, {}); };
+    Value* tiles = b_.CreateUDiv(b_.CreateAdd(b_.CreateSub(end, begin), b_.getInt64(kTile - 1)), b_.getInt64(kTile));
+    loop(sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x), tiles, sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_nctaid_x),
+         [&](Value* t) {
+           Value* o = b_.CreateAdd(begin, b_.CreateAdd(b_.CreateMul(t, b_.getInt64(kTile)), lane));
+           Value* valid = b_.CreateICmpSLT(o, end);
+           std::vector<Value*> outer_off = offsets_at(outer, b_.CreateSelect(valid, o, begin), offsets_);
+           b_.CreateStore(body_.identity(k_.reduce_op, out.dtype), acc);
+           if_then(valid, [&] {
+             fold(b_.CreateAdd(chunk_begin, warp), chunk_end, warps, reduced, outer_off, acc);
+           });
+           Value* mine = b_.CreateLoad(ty, acc);
+           b_.CreateStore(out.dtype == DType::Bool ? b_.CreateZExt(mine, slot_ty) : mine, slot(warp, lane));
+           barrier();
+           if_then(b_.CreateAnd(b_.CreateICmpEQ(warp, b_.getInt64(0)), valid), [&] {
+             b_.CreateStore(body_.identity(k_.reduce_op, out.dtype), acc);
+             loop(b_.getInt64(0), warps, b_.getInt64(1), [&](Value* w) {
+               Value* s = b_.CreateLoad(slot_ty, slot(w, lane));
+               if (out.dtype == DType::Bool) s = b_.CreateICmpNE(s, b_.getInt8(0));
+               b_.CreateStore(body_.combine(k_.reduce_op, out.dtype, b_.CreateLoad(ty, acc), s), acc);
+             });
+             Value* result = b_.CreateLoad(ty, acc);
+             if (k_.reduce_op == Op::Mean) {
+               Value* mean = b_.CreateFDiv(result, b_.CreateSIToFP(count, ty));
+               result = b_.CreateSelect(b_.CreateICmpNE(finalize_, b_.getInt64(0)), mean, result);
+             }
+             body_.store(out.dtype, result, ptrs_[out.ptr], b_.CreateAdd(outer_off[out.index], b_.CreateMul(y, chunk_stride)));
+           });
+           barrier();  // the slots are reused by the next tile
+         });
+  }
+
   void reduction(Value* begin, Value* end, Value* chunk_stride, Value* mean_count) {
     const KernelOutput& out = k_.outputs.at(0);
     llvm::Type* ty = body_.value_type(out.dtype);
     llvm::Type* slot_ty = out.dtype == DType::Bool ? b_.getInt8Ty() : ty;
-    auto* smem_ty = llvm::ArrayType::get(slot_ty, 32);
+    const bool tiled = k_.reduces_across_rows();
+    auto* smem_ty = llvm::ArrayType::get(slot_ty, tiled ? kTile * kMaxWarps : 32);
     auto* smem = new llvm::GlobalVariable(*f_->getParent(), smem_ty, false, llvm::GlobalValue::InternalLinkage,
                                           llvm::UndefValue::get(smem_ty), f_->getName() + ".partials", nullptr,
                                           llvm::GlobalValue::NotThreadLocal, kShared);
@@ -324,6 +400,11 @@ class PtxEmitter {
     Value* chunk_begin = b_.CreateAdd(reduce_begin_, b_.CreateMul(y, per));
     Value* chunk_end = b_.CreateBinaryIntrinsic(llvm::Intrinsic::smin, b_.CreateAdd(chunk_begin, per), reduce_end_);
     Value* count = b_.CreateSelect(b_.CreateICmpSGT(mean_count, b_.getInt64(0)), mean_count, len);
+    if (tiled) {
+      tiled_reduction({ty, slot_ty, smem_ty, smem, acc, outer, reduced, lane, warp, warps, y, chunk_begin, chunk_end, count},
+                      begin, end, chunk_stride);
+      return;
+    }
     auto slot = [&](Value* i) { return b_.CreateInBoundsGEP(smem_ty, smem, {b_.getInt64(0), i}); };
     auto barrier = [&] { b_.CreateIntrinsic(llvm::Intrinsic::nvvm_barrier0, {}, {}); };
 
@@ -331,17 +412,7 @@ class PtxEmitter {
          sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_nctaid_x), [&](Value* o) {
            std::vector<Value*> outer_off = offsets_at(outer, o, offsets_);
            b_.CreateStore(body_.identity(k_.reduce_op, out.dtype), acc);
-           // Counted (0 .. iters), so that the unrolled copies share one block and their
-           // loads can all be in flight before the adds need them.
-           Value* first = b_.CreateAdd(chunk_begin, tid);
-           Value* left = b_.CreateBinaryIntrinsic(llvm::Intrinsic::smax, b_.CreateSub(chunk_end, first), b_.getInt64(0));
-           Value* iters = b_.CreateUDiv(b_.CreateAdd(left, b_.CreateSub(ntid, b_.getInt64(1))), ntid);
-           loop(b_.getInt64(0), iters, b_.getInt64(1), [&](Value* i) {
-             Value* r = b_.CreateAdd(first, b_.CreateMul(i, ntid));
-             std::vector<Value*> v = body_.emit(ptrs_, offsets_at(reduced, r, outer_off));
-             Value* a = b_.CreateLoad(ty, acc);
-             b_.CreateStore(body_.combine(k_.reduce_op, out.dtype, a, v[out.instr]), acc);
-           }, 4);
+           fold(b_.CreateAdd(chunk_begin, tid), chunk_end, ntid, reduced, outer_off, acc);
            Value* partial = warp_reduce(b_.CreateLoad(ty, acc), out.dtype);
            if_then(b_.CreateICmpEQ(lane, b_.getInt64(0)), [&] {
              Value* s = out.dtype == DType::Bool ? b_.CreateZExt(partial, slot_ty) : partial;
@@ -564,13 +635,16 @@ PtxLaunchConfig ptx_launch_config(const Kernel& k, const PtxKernel& p, const Lau
     c.grid = static_cast<unsigned>(std::clamp<int64_t>((n + per_block - 1) / per_block, 1, max_grid));
     return c;
   }
-  c.grid = static_cast<unsigned>(std::min(n, max_grid));
-  // Too few outputs to give every SM a few blocks: split each reduced range into chunks of at
-  // least 8192 elements (32 per thread), up to 4 blocks per SM in all.
+  // Across rows, a block reduces a tile of 32 outputs (tiled_reduction); else one output.
+  const int64_t per_block = k.reduces_across_rows() ? 32 : 1;
+  const int64_t blocks = (n + per_block - 1) / per_block;
+  c.grid = static_cast<unsigned>(std::min(blocks, max_grid));
+  // Too few blocks to give every SM a few: split each reduced range into chunks of at least
+  // 8192 elements (32 per thread), up to 4 blocks per SM in all.
   const int64_t want = 4 * static_cast<int64_t>(std::max(multiprocessors, 1));
-  if (n < want) {
-    int64_t by_work = lp.reduce_extent / (static_cast<int64_t>(c.block) * 32);
-    c.chunks = std::max<int64_t>(1, std::min((want + n - 1) / n, by_work));
+  if (blocks < want) {
+    int64_t by_work = lp.reduce_extent * per_block / (static_cast<int64_t>(c.block) * 32);
+    c.chunks = std::max<int64_t>(1, std::min((want + blocks - 1) / blocks, by_work));
   }
   return c;
 }

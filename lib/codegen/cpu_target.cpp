@@ -42,7 +42,7 @@ class CpuLoopEmitter {
     std::vector<Value*> offsets;
     strides_.resize(k_.num_indexed);
     for (int j = 0; j < k_.num_indexed; ++j) {
-      int64_t blk = k_.rank + 3 + static_cast<int64_t>(j) * (k_.rank + 1);
+      int64_t blk = k_.param_block(j);
       offsets.push_back(param(blk));
       for (int d = 0; d < k_.rank; ++d) {
         StrideKind sk = (*kinds[j])[d];
@@ -97,11 +97,14 @@ class CpuLoopEmitter {
   // The counted loop c in [from, to) of one row: body gets each operand's offset
   // row_base[j] + c * stride_j. Returns the latch, for loop metadata.
   llvm::BranchInst* row_loop(Value* from, Value* to, const std::vector<Value*>& row_base, int last, const Body& body) {
-    return emit_loop(b_, from, to, b_.getInt64(1), [&](Value* c) {
-      std::vector<Value*> off(row_base.size());
-      for (size_t j = 0; j < off.size(); ++j) off[j] = b_.CreateAdd(row_base[j], b_.CreateMul(c, strides_[j][last]));
-      body(off);
-    });
+    return emit_loop(b_, from, to, b_.getInt64(1), [&](Value* c) { body(at_column(row_base, c, last)); });
+  }
+
+  // Each operand's offset at column c of dim `last`: base[j] + c * stride_j.
+  std::vector<Value*> at_column(const std::vector<Value*>& base, Value* c, int last) {
+    std::vector<Value*> off(base.size());
+    for (size_t j = 0; j < off.size(); ++j) off[j] = b_.CreateAdd(base[j], b_.CreateMul(c, strides_[j][last]));
+    return off;
   }
 
   // A distinct loop ID with the given properties, each a name and a value.
@@ -133,11 +136,6 @@ class CpuLoopEmitter {
     acc->setAlignment(llvm::Align(64));
     int last = outer.back();
     auto slot = [&](Value* c, Value* c0) { return b_.CreateInBoundsGEP(at, acc, b_.CreateSub(c, c0)); };
-    auto at_column = [&](const std::vector<Value*>& base, Value* c) {
-      std::vector<Value*> off(base.size());
-      for (size_t j = 0; j < off.size(); ++j) off[j] = b_.CreateAdd(base[j], b_.CreateMul(c, strides_[j][last]));
-      return off;
-    };
     RowBody rows = [&](Value* col, Value* col_end, const std::vector<Value*>& row_base) {
       return emit_loop(b_, col, col_end, b_.getInt64(kColumnBlock), [&](Value* c0) {
         Value* c1 = b_.CreateBinaryIntrinsic(llvm::Intrinsic::smin, b_.CreateAdd(c0, b_.getInt64(kColumnBlock)), col_end);
@@ -147,14 +145,14 @@ class CpuLoopEmitter {
         range_loop(reduced, reduce_begin, reduce_end, row_base, [&](const std::vector<Value*>& off) {
           // The row of the block at this reduced index.
           emit_loop(b_, c0, c1, b_.getInt64(1), [&](Value* c) {
-            std::vector<Value*> v = body_.emit(ptrs_, at_column(off, c));
+            std::vector<Value*> v = body_.emit(ptrs_, at_column(off, c, last));
             Value* a = b_.CreateLoad(at, slot(c, c0));
             b_.CreateStore(body_.combine(k_.reduce_op, out.dtype, a, v[out.instr]), slot(c, c0));
           });
         });
         emit_loop(b_, c0, c1, b_.getInt64(1), [&](Value* c) {
           Value* r = finish(b_.CreateLoad(at, slot(c, c0)));
-          body_.store(out.dtype, r, ptrs_[out.ptr], at_column(row_base, c)[out.index]);
+          body_.store(out.dtype, r, ptrs_[out.ptr], at_column(row_base, c, last)[out.index]);
         });
       });
     };

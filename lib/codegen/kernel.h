@@ -67,7 +67,9 @@ struct Kernel {
   // along the last reduced one (sum(m, 0) of a row-major m). The host kernel then accumulates a
   // block of outputs row by row, and the executor splits the reduced range between threads.
   bool reduces_across_rows() const;
-  int64_t num_params() const { return rank + 3 + static_cast<int64_t>(num_indexed) * (rank + 1); }
+  int64_t num_params() const { return param_block(num_indexed); }
+  // Where indexed operand j's offset sits in the params, its rank strides after it.
+  int64_t param_block(int64_t j) const { return rank + 3 + j * (rank + 1); }
   // The text form: every field that changes the binary, nothing else.
   std::string str() const;
 };

@@ -86,7 +86,7 @@ class PtxEmitter {
     auto kinds = stride_kinds(k_);
     strides_.resize(k_.num_indexed);
     for (int j = 0; j < k_.num_indexed; ++j) {
-      int64_t blk = k_.rank + 3 + static_cast<int64_t>(j) * (k_.rank + 1);
+      int64_t blk = k_.param_block(j);
       offsets_.push_back(params[blk]);
       for (int d = 0; d < k_.rank; ++d) {
         StrideKind sk = (*kinds[j])[d];
@@ -332,45 +332,42 @@ class PtxEmitter {
   };
   void tiled_reduction(const ReduceSetup& rs, Value* begin, Value* end, Value* chunk_stride) {
     const KernelOutput& out = k_.outputs.at(0);
-    llvm::Type* ty = rs.ty;
-    llvm::Type* slot_ty = rs.slot_ty;
-    llvm::AllocaInst* acc = rs.acc;
-    const std::vector<int>&outer = rs.outer, &reduced = rs.reduced;
-    Value *lane = rs.lane, *warp = rs.warp, *warps = rs.warps, *y = rs.y;
-    Value *chunk_begin = rs.chunk_begin, *chunk_end = rs.chunk_end, *count = rs.count;
-    auto slot = [&](Value* w, Value* l) {
-      return b_.CreateInBoundsGEP(rs.smem_ty, rs.smem, {b_.getInt64(0), b_.CreateAdd(b_.CreateMul(w, b_.getInt64(kTile)), l)});
+    auto slot = [&](Value* w) {
+      Value* i = b_.CreateAdd(b_.CreateMul(w, b_.getInt64(kTile)), rs.lane);
+      return b_.CreateInBoundsGEP(rs.smem_ty, rs.smem, {b_.getInt64(0), i});
     };
-    auto barrier = [&] { b_.CreateIntrinsic(llvm::Intrinsic::nvvm_barrier0, {}, {}); };
     Value* tiles = b_.CreateUDiv(b_.CreateAdd(b_.CreateSub(end, begin), b_.getInt64(kTile - 1)), b_.getInt64(kTile));
     loop(sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x), tiles, sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_nctaid_x),
          [&](Value* t) {
-           Value* o = b_.CreateAdd(begin, b_.CreateAdd(b_.CreateMul(t, b_.getInt64(kTile)), lane));
+           Value* o = b_.CreateAdd(begin, b_.CreateAdd(b_.CreateMul(t, b_.getInt64(kTile)), rs.lane));
            Value* valid = b_.CreateICmpSLT(o, end);
-           std::vector<Value*> outer_off = offsets_at(outer, b_.CreateSelect(valid, o, begin), offsets_);
-           b_.CreateStore(body_.identity(k_.reduce_op, out.dtype), acc);
-           if_then(valid, [&] {
-             fold(b_.CreateAdd(chunk_begin, warp), chunk_end, warps, reduced, outer_off, acc);
-           });
-           Value* mine = b_.CreateLoad(ty, acc);
-           b_.CreateStore(out.dtype == DType::Bool ? b_.CreateZExt(mine, slot_ty) : mine, slot(warp, lane));
+           std::vector<Value*> outer_off = offsets_at(rs.outer, b_.CreateSelect(valid, o, begin), offsets_);
+           b_.CreateStore(body_.identity(k_.reduce_op, out.dtype), rs.acc);
+           if_then(valid, [&] { fold(b_.CreateAdd(rs.chunk_begin, rs.warp), rs.chunk_end, rs.warps, rs.reduced, outer_off, rs.acc); });
+           Value* mine = b_.CreateLoad(rs.ty, rs.acc);
+           b_.CreateStore(out.dtype == DType::Bool ? b_.CreateZExt(mine, rs.slot_ty) : mine, slot(rs.warp));
            barrier();
-           if_then(b_.CreateAnd(b_.CreateICmpEQ(warp, b_.getInt64(0)), valid), [&] {
-             b_.CreateStore(body_.identity(k_.reduce_op, out.dtype), acc);
-             loop(b_.getInt64(0), warps, b_.getInt64(1), [&](Value* w) {
-               Value* s = b_.CreateLoad(slot_ty, slot(w, lane));
+           if_then(b_.CreateAnd(b_.CreateICmpEQ(rs.warp, b_.getInt64(0)), valid), [&] {
+             b_.CreateStore(body_.identity(k_.reduce_op, out.dtype), rs.acc);
+             loop(b_.getInt64(0), rs.warps, b_.getInt64(1), [&](Value* w) {
+               Value* s = b_.CreateLoad(rs.slot_ty, slot(w));
                if (out.dtype == DType::Bool) s = b_.CreateICmpNE(s, b_.getInt8(0));
-               b_.CreateStore(body_.combine(k_.reduce_op, out.dtype, b_.CreateLoad(ty, acc), s), acc);
+               b_.CreateStore(body_.combine(k_.reduce_op, out.dtype, b_.CreateLoad(rs.ty, rs.acc), s), rs.acc);
              });
-             Value* result = b_.CreateLoad(ty, acc);
-             if (k_.reduce_op == Op::Mean) {
-               Value* mean = b_.CreateFDiv(result, b_.CreateSIToFP(count, ty));
-               result = b_.CreateSelect(b_.CreateICmpNE(finalize_, b_.getInt64(0)), mean, result);
-             }
-             body_.store(out.dtype, result, ptrs_[out.ptr], b_.CreateAdd(outer_off[out.index], b_.CreateMul(y, chunk_stride)));
+             Value* result = finish(b_.CreateLoad(rs.ty, rs.acc), rs.count);
+             body_.store(out.dtype, result, ptrs_[out.ptr], b_.CreateAdd(outer_off[out.index], b_.CreateMul(rs.y, chunk_stride)));
            });
            barrier();  // the slots are reused by the next tile
          });
+  }
+
+  void barrier() { b_.CreateIntrinsic(llvm::Intrinsic::nvvm_barrier0, {}, {}); }
+
+  // Mean divides by the count once the range is the whole reduction (finalize != 0).
+  Value* finish(Value* r, Value* count) {
+    if (k_.reduce_op != Op::Mean) return r;
+    Value* mean = b_.CreateFDiv(r, b_.CreateSIToFP(count, r->getType()));
+    return b_.CreateSelect(b_.CreateICmpNE(finalize_, b_.getInt64(0)), mean, r);
   }
 
   void reduction(Value* begin, Value* end, Value* chunk_stride, Value* mean_count) {
@@ -406,7 +403,6 @@ class PtxEmitter {
       return;
     }
     auto slot = [&](Value* i) { return b_.CreateInBoundsGEP(smem_ty, smem, {b_.getInt64(0), i}); };
-    auto barrier = [&] { b_.CreateIntrinsic(llvm::Intrinsic::nvvm_barrier0, {}, {}); };
 
     loop(b_.CreateAdd(begin, sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x)), end,
          sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_nctaid_x), [&](Value* o) {
@@ -425,11 +421,7 @@ class PtxEmitter {
              s = b_.CreateSelect(b_.CreateICmpULT(lane, warps), s, body_.identity(k_.reduce_op, out.dtype));
              Value* r = warp_reduce(s, out.dtype);
              if_then(b_.CreateICmpEQ(lane, b_.getInt64(0)), [&] {
-               Value* result = r;
-               if (k_.reduce_op == Op::Mean) {
-                 Value* mean = b_.CreateFDiv(r, b_.CreateSIToFP(count, ty));
-                 result = b_.CreateSelect(b_.CreateICmpNE(finalize_, b_.getInt64(0)), mean, r);
-               }
+               Value* result = finish(r, count);
                Value* at = b_.CreateAdd(outer_off[out.index], b_.CreateMul(y, chunk_stride));
                body_.store(out.dtype, result, ptrs_[out.ptr], at);
              });
@@ -658,7 +650,7 @@ ReductionSplit split_reduction(const Kernel& k, const LaunchParams& lp, int64_t 
   s.outputs = std::max<int64_t>(lp.parallel_extent, 1);
   s.partial_bytes = static_cast<size_t>(chunks * s.outputs) * dtype_size(out.dtype);
   s.mean_count = lp.reduce_extent;
-  const int64_t out_blk = k.rank + 3 + static_cast<int64_t>(out.index) * (k.rank + 1);
+  const int64_t out_blk = k.param_block(out.index);
 
   // Pass 1: the output, redirected to the scratch buffer's first row, contiguous over the outer
   // dims; no Mean division.

@@ -95,7 +95,7 @@ bool split_reduced_range(const Kernel& k, const LaunchParams& lp, int64_t thread
   int64_t bytes = lp.parallel_extent * static_cast<int64_t>(dtype_size(k.outputs[0].dtype)) * threads;
   return k.reduces_across_rows() && lp.parallel_extent * lp.reduce_extent >= 4 * kGrain &&
          lp.reduce_extent >= 4 * threads && bytes <= (int64_t{64} << 20) &&
-         lp.params[k.rank + 3 + static_cast<int64_t>(k.outputs[0].index) * (k.rank + 1)] == 0;  // output offset
+         lp.params[k.param_block(k.outputs[0].index)] == 0;  // the output's offset
 }
 
 void launch_kernel(const Kernel& k, KernelFn fn, std::vector<void*>& ptrs, const LaunchParams& lp) {

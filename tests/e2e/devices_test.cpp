@@ -29,16 +29,19 @@ TEST(DeviceSelection, SynchronizeWaitsForQueuedWork) {
   c.eval();
   synchronize(cpu());
   synchronize(c.device());
-  EXPECT_ARRAYC_ERROR(synchronize(Device{Device::Kind::GPU, gpu_count()}), "no");
-  if (gpu_count() == 0) return;
+  int n = gpu_count();
+  EXPECT_ARRAYC_ERROR(synchronize(Device{Device::Kind::GPU, n}),
+                      "gpu(" + std::to_string(n) + "): " +
+                          (n == 0 ? "no CUDA device is available (" : "no such CUDA device; this machine has "));
+  if (n == 0) return;
   // A jit call on a GPU returns once its kernel is queued; after synchronize its output is
   // final, and reading it back agrees.
   auto f = jit([](const Array& x) { return sum(x * x); });
   Array x = arange(1 << 20, DType::Int64).to(gpu(0));
   Array y = f(x);
   synchronize(y.device());
-  int64_t n = 1 << 20;
-  EXPECT_EQ(y.item<int64_t>(), (n - 1) * n * (2 * n - 1) / 6);
+  int64_t k = 1 << 20;
+  EXPECT_EQ(y.item<int64_t>(), (k - 1) * k * (2 * k - 1) / 6);
 }
 
 TEST(DeviceSelection, CopyToTheSameDeviceIsTheSameArray) {

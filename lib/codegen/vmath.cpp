@@ -103,10 +103,14 @@ struct Ctx {
   }
   // Rounds x*scale to the nearest integer: returns it as float (nd) and integer (result).
   // NaN/inf give garbage integers but never poison.
-  Value* round_int(Value* x, double scale, Value*& nd) const {
+  // raw (optional): the bits of x*scale + magic, whose low bits are those of the integer. A
+  // lookup that reads only low bits takes them (LLVM does not see that the permute ignores the
+  // subtraction of the magic's bits, and would keep it).
+  Value* round_int(Value* x, double scale, Value*& nd, Value** raw = nullptr) const {
     double magic = f64 ? 0x1.8p52 : 0x1.8p23;
     Value* kd = fma(x, c(scale), c(magic));
     nd = sub(kd, c(magic));
+    if (raw) *raw = bits(kd);
     return b.CreateSub(bits(kd), bits(c(magic)));
   }
 };
@@ -321,20 +325,21 @@ Value* exp_table(const Ctx& e, Value* x, bool fast_path, bool for_float = false)
   double step_lo = e.f64 ? ln2_lo(e) / 16 : static_cast<float>(kLn2 / 16 - step_hi);
   Value* xc = fast_path ? x : e.clamp(x, e.f64 ? -746 : -104, e.f64 ? 710 : 89);
   Value* nd;
-  Value* m = e.round_int(xc, 16 / kLn2, nd);  // 16k + j
+  Value* zbits;                                         // low bits: those of m
+  Value* m = e.round_int(xc, 16 / kLn2, nd, &zbits);  // 16k + j
   Value* r = e.fma(nd, e.c(for_float ? -(kLn2 / 16) : -step_hi), xc);
   if (!for_float) r = e.fma(nd, e.c(-step_lo), r);
   Value *p, *t;
   if (for_float) {
     p = e.fma(e.mul(r, r), e.horner(r, inv_factorials(2, 4, 1, false)), r);
-    t = e.bits(lookup16_f64(e, "arrayc_exp2_sixteenths_f64", tabs.f64, m));
+    t = e.bits(lookup16_f64(e, "arrayc_exp2_sixteenths_f64", tabs.f64, zbits));
   } else if (e.f64) {
     p = e.fma(e.mul(r, r), e.horner(r, inv_factorials(2, 7, 1, false)), r);
-    p = e.add(p, lookup16_f64(e, "arrayc_exp2_sixteenths_f64_err", tabs.f64_err, m));
-    t = e.bits(lookup16_f64(e, "arrayc_exp2_sixteenths_f64", tabs.f64, m));
+    p = e.add(p, lookup16_f64(e, "arrayc_exp2_sixteenths_f64_err", tabs.f64_err, zbits));
+    t = e.bits(lookup16_f64(e, "arrayc_exp2_sixteenths_f64", tabs.f64, zbits));
   } else {
     p = e.fma(e.mul(r, r), e.fma(r, e.c(1.0 / 6), e.c(0.5)), r);
-    t = e.bits(lookup16(e, "arrayc_exp2_sixteenths", tabs.f32, m));
+    t = e.bits(lookup16(e, "arrayc_exp2_sixteenths", tabs.f32, zbits));
   }
   if (fast_path) {
     Value* s = e.flt(e.b.CreateAdd(t, e.b.CreateShl(m, e.ci(shift))));

@@ -561,11 +561,12 @@ Value* tanh_fn(const Ctx& e, Value* x) {
 // sign, moved to the top bit and xored in. On Zen 4 the shifts, xors and blends issue beside the
 // FMAs; the test of bit 0 (a compare into a mask register) takes an FMA's slot, as any compare
 // does (benchmarks/port_probe.cpp).
+// sin_signed: sinp already has r's sign when r = -0 (else it gets r's sign bit or-ed in).
 void apply_quadrant(const Ctx& e, Value* r, Value* q, Value* sinp, Value* cosp, Value*& sin_out,
-                    Value*& cos_out) {
+                    Value*& cos_out, bool sin_signed = false) {
   int top = e.f64 ? 63 : 31;
   Value* sign_bit = e.ci(static_cast<int64_t>(uint64_t{1} << top));
-  sinp = e.flt(e.b.CreateOr(e.bits(sinp), e.b.CreateAnd(e.bits(r), sign_bit)));
+  if (!sin_signed) sinp = e.flt(e.b.CreateOr(e.bits(sinp), e.b.CreateAnd(e.bits(r), sign_bit)));
   Value* swap = e.b.CreateICmpNE(e.b.CreateAnd(q, e.ci(1)), e.ci(0));
   auto sign = [&](Value* qq) { return e.b.CreateAnd(e.b.CreateShl(qq, e.ci(top - 1)), sign_bit); };
   sin_out = e.flt(e.b.CreateXor(e.bits(e.sel(swap, cosp, sinp)), sign(q)));
@@ -623,14 +624,16 @@ void trig_poly_f32(const Ctx& e, Value* r, Value* r_lo, Value* q, Value*& sin_ou
   Value* cos_poly = e.horner(z, {-0x1.ffffb2p-2, 0x1.553e78p-5, -0x1.644c22p-10});
   Value *sinp, *cosp;
   if (!r_lo) {
-    sinp = e.fma(e.mul(r, z), sin_poly, r);
+    // sin r = r + r w with w = z P(z) + 0: for r = +-0, w = +0 (P < 0 makes z P = -0), and
+    // r w + r keeps r's sign, which saves or-ing it in.
+    sinp = e.fma(r, e.fma(sin_poly, z, e.c(0)), r);
     cosp = e.fma(z, cos_poly, e.c(1));
   } else {
     // sin(r + r_lo) = sin r + r_lo cos r ~ r + (r_lo + r z P(z)); cos(r + r_lo) ~ cos r - r r_lo.
     sinp = e.add(r, e.fma(e.mul(r, z), sin_poly, r_lo));
     cosp = e.fma(e.neg(r), r_lo, e.fma(z, cos_poly, e.c(1)));
   }
-  apply_quadrant(e, r, q, sinp, cosp, sin_out, cos_out);
+  apply_quadrant(e, r, q, sinp, cosp, sin_out, cos_out, /*sin_signed=*/!r_lo);
 }
 
 // Cody-Waite sin and cos, valid below the huge-argument thresholds. Computed in double for both

@@ -17,6 +17,7 @@
 #include <llvm/Transforms/IPO/GlobalDCE.h>
 #include <llvm/Transforms/InstCombine/InstCombine.h>
 #include <llvm/Transforms/Scalar/EarlyCSE.h>
+#include <llvm/Transforms/Scalar/JumpThreading.h>
 #include <llvm/Transforms/Scalar/SimplifyCFG.h>
 #include <llvm/Transforms/Utils/ModuleUtils.h>
 #include <llvm/Support/raw_ostream.h>
@@ -43,8 +44,10 @@ void diagnostics(const llvm::DiagnosticInfo* d, void*) {
 
 // The loop vectorizer runs after -O3's inliner, so the vector math variants it calls
 // (always-inline, codegen/vmath.cpp) are inlined here, followed by the clean-up that inlining
-// calls for: the sincos variant's packed i64 lanes fold away, constants are shared. The math
-// functions were kept alive for the vectorizer (llvm.compiler.used); now those left without a
+// calls for: the sincos variant's packed i64 lanes fold away, constants are shared, and where
+// two functions of one argument test the same range (f32 exp, sin and cos: every lane below
+// 16), the tests merge and jump threading sends the second function straight to its path. The
+// math functions were kept alive for the vectorizer (llvm.compiler.used); now those left without a
 // call are deleted rather than compiled.
 void inline_vector_math(llvm::Module& m, llvm::ModuleAnalysisManager& mam) {
   llvm::ModulePassManager mpm;
@@ -56,6 +59,7 @@ void inline_vector_math(llvm::Module& m, llvm::ModuleAnalysisManager& mam) {
   llvm::FunctionPassManager fpm;
   fpm.addPass(llvm::InstCombinePass());
   fpm.addPass(llvm::EarlyCSEPass());
+  fpm.addPass(llvm::JumpThreadingPass());
   fpm.addPass(llvm::SimplifyCFGPass());
   mpm.addPass(llvm::createModuleToFunctionPassAdaptor(std::move(fpm)));
   mpm.run(m, mam);

@@ -529,9 +529,12 @@ void check_exp_same_bits() {
   std::vector<T> v;
   add_uniform(v, -fast, fast, 1 << 16, 31);
   add_uniform(v, -1, 1, 1 << 12, 32);
-  for (T x : {T(0), T(-0.0), T(fast - 0.01), T(-fast + 0.01), T(0x1.5bf0a8p-5), T(-0x1.5bf0a8p-5), T(1e-30), T(-1e-30)})
+  for (T x : {T(0), T(-0.0), T(fast - 0.01), T(-fast + 0.01), T(0x1.5bf0a8p-5), T(-0x1.5bf0a8p-5), T(1e-30), T(-1e-30),
+              T(16), T(-16), std::nextafter(T(16), T(0)), std::nextafter(T(-16), T(0))})
     v.push_back(x);
-  std::vector<std::pair<T, T>> outside;
+  // f32 vectors with every lane below 16 reduce in one step (kModerateF32); a lane of 20 or -16
+  // sends the others below 8 to the path that picks the reduction lane by lane.
+  std::vector<std::pair<T, T>> outside = {{T(20), T(0)}, {T(-16), T(0)}};
   for (T o : {T(f64 ? 720 : 100), T(f64 ? -720 : -100), fast, -fast, T(f64 ? -745 : -103.5),
               std::numeric_limits<T>::infinity(), std::numeric_limits<T>::quiet_NaN()})
     outside.push_back({o, T(0)});
@@ -597,7 +600,7 @@ TEST(VMath, ExpLogF32Avx2LookupsSameBits) {
   }
 }
 
-// sin(-0) = -0 on every path, in both modes: for f32 the tiny one (all lanes below 2^10), the
+// sin(-0) = -0 on every path, in both modes: for f32 the tiny one (all lanes below 16 or 2^10), the
 // small one (some lane up to 2^22), the double one (some lane larger, inf or NaN); for f64 the
 // vector one and the one with a huge lane beside (Payne-Hanek for that lane); the scalar functions.
 template <class T>
@@ -622,7 +625,7 @@ void check_sin_of_minus_zero(std::vector<T> neighbours, unsigned lanes) {
 }
 
 TEST(VMath, SinOfMinusZeroOnEveryPath) {
-  check_sin_of_minus_zero<float>({0.5f, 3e5f, 1e30f, std::numeric_limits<float>::quiet_NaN()}, 16);
+  check_sin_of_minus_zero<float>({0.5f, 100.0f, 3e5f, 1e30f, std::numeric_limits<float>::quiet_NaN()}, 16);
   check_sin_of_minus_zero<double>({0.5, 3e5, 1e200, std::numeric_limits<double>::quiet_NaN()}, 8);
 }
 

@@ -31,7 +31,7 @@ namespace {
 #define K4(op) op "%%k2\n " op "%%k3\n " op "%%k4\n " op "%%k5\n"
 #define CLOBBERS                                                                              \
   "xmm2", "xmm3", "xmm4", "xmm5", "xmm6", "xmm7", "xmm8", "xmm9", "xmm10", "xmm11", "xmm12", \
-      "xmm13", "k2", "k3", "k4", "k5"
+      "xmm13", "k2", "k3", "k4", "k5", "cc"
 
 constexpr int kIters = 20000;
 
@@ -89,5 +89,12 @@ int main() {
   ROW("vpmovd2m -> k", K4("vpmovd2m %%zmm1, "))
   ROW("vpmovm2d", X4("vpmovm2d %%k1, "))
   ROW("kortestw", "kortestw %%k1, %%k1\n kortestw %%k1, %%k1\n kortestw %%k1, %%k1\n kortestw %%k1, %%k1\n")
+  // A range test without a mask register: the halves or-ed, one vptest of their sign bits.
+  ROW("vextracti64x4 (ymm)", "vextracti64x4 $1, %%zmm1, %%ymm10\n vextracti64x4 $1, %%zmm1, %%ymm11\n"
+                             "vextracti64x4 $1, %%zmm1, %%ymm12\n vextracti64x4 $1, %%zmm1, %%ymm13\n")
+  ROW("vpor (ymm)", "vpor %%ymm0, %%ymm1, %%ymm10\n vpor %%ymm0, %%ymm1, %%ymm11\n"
+                    "vpor %%ymm0, %%ymm1, %%ymm12\n vpor %%ymm0, %%ymm1, %%ymm13\n")
+  ROW("vptest (ymm)", "vptest %%ymm0, %%ymm1\n vptest %%ymm0, %%ymm1\n vptest %%ymm0, %%ymm1\n vptest %%ymm0, %%ymm1\n")
+  ROW("vmovaps (register)", X4("vmovaps %%zmm1, "))
   return 0;
 }

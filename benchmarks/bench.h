@@ -32,7 +32,7 @@ struct Row {
   std::string workload;  // "W1"
   std::string case_id;   // "W1-f32-1e7": workload, dtype and size, unique
   std::string device;    // "cpu", "gpu:0"
-  std::string variant;   // "fused" | "unfused" | "baseline" | "libmvec" | "peer"
+  std::string variant;   // "fused" | "unfused" | "baseline" | "libmvec" | "copy" | "copy-nt" | "peer"
   std::string impl;      // who computed it: "arrayc", "C++ loop -O3 -march=native", "OpenBLAS", "numpy"
   std::string size;      // "1e7", "10000x784 . 784x10"
   std::string dtype;     // "float32"
@@ -107,8 +107,9 @@ struct Case {
   std::function<std::unique_ptr<Instance>(arrayc::Device, bool host_copies)> prepare;
 };
 
-// Whether variant ("fused", "unfused", "baseline", "libmvec") is run for c on device ("cpu",
-// "gpu:0"): libmvec only where the case has it, on the CPU. And the impl its rows name.
+// Whether variant ("fused", "unfused", "baseline", "libmvec", "copy", "copy-nt") is run for c on
+// device ("cpu", "gpu:0"): libmvec only where the case has it, on the CPU; the copies for
+// memory-bound CPU cases of kCopyVariantBytes or more. And the impl its rows name.
 bool runs_variant(const Case& c, const std::string& variant, const std::string& device);
 std::string impl_of(const Case& c, const std::string& variant);
 
@@ -150,6 +151,12 @@ struct Ceiling {
   }
 };
 Ceiling measure_ceiling(bool quick);
+// A copy of bytes/2 bytes into another bytes/2 (bytes read + written, as a case counts them) on
+// as many threads as arrayc's pool, with plain or non-temporal stores: the "copy" and "copy-nt"
+// variants, which time the memory ceiling in the same rounds as the case's other variants.
+std::function<void()> make_copy(double bytes, bool nontemporal);
+// Cases that get them: memory-bound, on the CPU, at least this many bytes per call.
+constexpr double kCopyVariantBytes = double(int64_t{64} << 20);
 // Runs in a child process (arrayc-bench --gpu-ceiling DEV); throws arrayc::Error on failure.
 GpuCeiling measure_gpu_ceiling(int dev, bool quick);
 

@@ -49,7 +49,7 @@ struct Options {
   int reps = 0;  // 0: the default (10, or 5 under --quick)
   std::vector<std::string> workloads;  // workload ids or case ids; empty: all
   std::vector<std::string> devices{"cpu", "gpu"};
-  std::vector<std::string> variants{"baseline", "libmvec", "fused", "unfused"};
+  std::vector<std::string> variants{"baseline", "libmvec", "fused", "unfused", "copy", "copy-nt"};
   std::string json;  // "" default path; "-" none
   std::string peers_script;
   std::string gpu_peers_script, gpu_peers_only;
@@ -75,7 +75,7 @@ bool contains(const std::vector<std::string>& v, const std::string& x) {
 
 const char* kUsage =
     "usage: arrayc-bench [--quick] [--workload W1,W2|CASE,...] [--device cpu,gpu] [--reps N]\n"
-    "                    [--variant baseline,libmvec,fused,unfused] [--json PATH | --no-json]\n"
+    "                    [--variant baseline,libmvec,fused,unfused,copy,copy-nt] [--json PATH | --no-json]\n"
     "                    [--peers-script PATH] [--gpu-peers-script PATH [--gpu-peers-only LIST]]\n"
     "                    [--no-cold] [--list] [--print-json-path]\n"
     "Runs the reference workloads W1-W8 fused, unfused and as hand-written baselines; prints a\n"
@@ -126,7 +126,7 @@ Options parse(int argc, char** argv) {
     }
   }
   for (const std::string& v : o.variants)
-    if (v != "baseline" && v != "libmvec" && v != "fused" && v != "unfused") {
+    if (v != "baseline" && v != "libmvec" && v != "fused" && v != "unfused" && v != "copy" && v != "copy-nt") {
       std::fprintf(stderr, "arrayc-bench: unknown variant '%s'\n", v.c_str());
       std::exit(2);
     }
@@ -227,7 +227,7 @@ int child_measure(const Options& o) {
   }
   const int warmup = o.quick ? 1 : 2;
   std::vector<Variant> vs;
-  for (const char* name : {"baseline", "libmvec", "fused", "unfused"}) {
+  for (const char* name : {"baseline", "libmvec", "fused", "unfused", "copy", "copy-nt"}) {
     if (!contains(o.variants, name) || !runs_variant(*c, name, o.child_device)) continue;
     Variant v;
     v.name = name;
@@ -266,6 +266,11 @@ int child_measure(const Options& o) {
   // Phase 1: first and second calls, and the checks. Nothing is timed for a variant that fails.
   for (Variant& v : vs) {
     try {
+      if (v.name == "copy" || v.name == "copy-nt") {  // nothing to check: the memory's pace
+        v.baseline = make_copy(c->bytes, v.name == "copy-nt");
+        v.ok = true;
+        continue;
+      }
       if (v.name == "baseline" || v.name == "libmvec") {
         v.baseline = inst->make_baseline(v.name);
         if (!v.baseline) {
@@ -690,7 +695,7 @@ int parent(const Options& o, const std::string& command) {
       }
       bool died = !(WIFEXITED(status) && WEXITSTATUS(status) == 0);
       for (const std::string& v : {std::string("fused"), std::string("unfused"), std::string("baseline"),
-                                   std::string("libmvec")}) {
+                                   std::string("libmvec"), std::string("copy"), std::string("copy-nt")}) {
         if (!contains(o.variants, v) || !runs_variant(*c, v, dev)) continue;
         auto it = std::find_if(got.begin(), got.end(), [&](const Row& r) { return r.variant == v; });
         Row r;

@@ -19,14 +19,15 @@ import matplotlib
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
-COLORS = {"fused": "#1f77b4", "unfused": "#ff7f0e", "baseline": "#2ca02c", "libmvec": "#98df8a"}
+COLORS = {"fused": "#1f77b4", "unfused": "#ff7f0e", "baseline": "#2ca02c", "libmvec": "#98df8a",
+          "copy": "#c7c7c7", "copy-nt": "#a0a0a0"}
 PEER_COLORS = ["#9467bd", "#8c564b", "#e377c2", "#7f7f7f", "#bcbd22", "#17becf"]
 
 
 def label(row):
     if row["variant"] in ("fused", "unfused"):
         return "arrayc " + row["variant"]
-    if row["variant"] in ("baseline", "libmvec"):
+    if row["variant"] in ("baseline", "libmvec", "copy", "copy-nt"):
         return row["impl"].replace(" -march=native", "")
     return row["impl"]
 
@@ -68,9 +69,9 @@ def main():
     fig, axes = plt.subplots(nrows, cols, figsize=(6.2 * cols, 3.9 * nrows), squeeze=False)
     for ax in axes.flat[len(groups):]:
         ax.axis("off")
-    order = {"fused": 0, "unfused": 1, "baseline": 2, "libmvec": 3, "peer": 4}
+    order = {"fused": 0, "unfused": 1, "baseline": 2, "libmvec": 3, "copy": 4, "copy-nt": 5, "peer": 6}
     for ax, ((case, device), rows) in zip(axes.flat, groups.items()):
-        rows = sorted(rows, key=lambda r: order.get(r["variant"], 5))  # stable: peers keep their order
+        rows = sorted(rows, key=lambda r: order.get(r["variant"], 7))  # stable: peers keep their order
         names, values, colors, notes = [], [], [], []
         peer_i = 0
         for r in rows:

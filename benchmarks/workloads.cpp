@@ -352,12 +352,17 @@ const std::vector<Case>& all_cases() {
 }
 
 bool runs_variant(const Case& c, const std::string& variant, const std::string& device) {
-  return variant != "libmvec" || (!c.libmvec_impl.empty() && device == "cpu");
+  if (variant == "libmvec") return !c.libmvec_impl.empty() && device == "cpu";
+  if (variant == "copy" || variant == "copy-nt")
+    return c.bound == Bound::Memory && device == "cpu" && c.bytes >= kCopyVariantBytes;
+  return true;
 }
 
 std::string impl_of(const Case& c, const std::string& variant) {
   if (variant == "baseline") return c.baseline_impl;
   if (variant == "libmvec") return c.libmvec_impl;
+  if (variant == "copy") return "copy, plain stores";
+  if (variant == "copy-nt") return "copy, non-temporal stores";
   return "arrayc";
 }
 

@@ -23,6 +23,7 @@
 #include <cmath>
 #include <cstring>
 #include <functional>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -755,15 +756,39 @@ void trig_small_f32_both(const Ctx& e, Value* x, Value*& sin_out, Value*& cos_ou
 
 // The float paths of f32 sin/cos, tried in order, each taken when every lane is below its bound
 // (all_below: NaN and inf lanes fail it). The separate functions and the packed sincos
-// both read this table, which keeps their results equal bit for bit.
+// both read this table, which keeps their results equal bit for bit. The first bound is exp's
+// (kModerateF32), so that exp, sin and cos of one x test it once; below 2^10 it is the same path.
 struct FloatTrigTier {
   double bound;
   const char* name;
   void (*both)(const Ctx&, Value*, Value*&, Value*&);
 };
-constexpr FloatTrigTier kFloatTrigTiers[] = {{kModerateF32, "moderate", trig_tiny_f32_both},
+constexpr FloatTrigTier kFloatTrigTiers[] = {{kModerateF32, "tiny", trig_tiny_f32_both},
                                              {kTinyTrigF32, "tiny", trig_tiny_f32_both},
                                              {kSmallTrigF32, "small", trig_small_f32_both}};
+
+// Emits the tiers' tests at b's insertion point, each branching to its path; consecutive tiers
+// of one path share its block (emitted once, by ret(tier), which ends it with a return). Leaves
+// b past the last test.
+void float_trig_tiers(llvm::IRBuilder<>& b, const Ctx& e, Value* x, const std::function<void(const FloatTrigTier&)>& ret) {
+  llvm::Function* f = b.GetInsertBlock()->getParent();
+  const size_t n = std::size(kFloatTrigTiers);
+  for (size_t i = 0; i < n;) {
+    size_t j = i + 1;
+    while (j < n && kFloatTrigTiers[j].both == kFloatTrigTiers[i].both) ++j;
+    auto* taken = llvm::BasicBlock::Create(b.getContext(), kFloatTrigTiers[i].name, f);
+    for (size_t k = i; k < j; ++k) {
+      auto* rest = llvm::BasicBlock::Create(b.getContext(), "rest", f);
+      b.CreateCondBr(all_below(e, x, kFloatTrigTiers[k].bound), taken, rest);
+      b.SetInsertPoint(rest);
+    }
+    llvm::BasicBlock* rest = b.GetInsertBlock();
+    b.SetInsertPoint(taken);
+    ret(kFloatTrigTiers[i]);
+    b.SetInsertPoint(rest);
+    i = j;
+  }
+}
 
 // Lanes that need the exact reduction: threshold < |x| < inf, one unsigned compare of the bits
 // (NaN fails it).
@@ -983,12 +1008,11 @@ llvm::Function* define_fn(llvm::Module& mod, llvm::Function* like, const std::st
             [&] { return pow_core(e, args[0], args[1], fast, true); });
   if (trig && !e.f64) {
     // The float paths (kFloatTrigTiers); past them, the double path below.
-    for (const FloatTrigTier& tier : kFloatTrigTiers)
-      path_if(all_below(e, args[0], tier.bound), tier.name, [&] {
-        Value *sv, *cv;
-        tier.both(e, args[0], sv, cv);
-        return fn == MathFn::Cos ? cv : sv;
-      });
+    float_trig_tiers(b, e, args[0], [&](const FloatTrigTier& tier) {
+      Value *sv, *cv;
+      tier.both(e, args[0], sv, cv);
+      b.CreateRet(fn == MathFn::Cos ? cv : sv);
+    });
   }
   Value* res = emit_body(e, fn, args, fast);
   if (!exact_trig) {
@@ -1132,9 +1156,11 @@ llvm::Function* sincos_fn(llvm::Module& mod, llvm::Function* caller, llvm::Type*
   // reduction; fast mode: the double path, NaN for huge lanes). Those stay calls when this
   // function is inlined: inlined, fast mode's double path cost W8 a third more time in its
   // float path (the packed results of the paths were no longer unpacked before their merge).
-  for (const FloatTrigTier& tier : kFloatTrigTiers)
-    path_if(all_below(e, x, tier.bound), tier.name,
-            [&](Value*& sv, Value*& cv) { tier.both(e, x, sv, cv); });
+  float_trig_tiers(b, e, x, [&](const FloatTrigTier& tier) {
+    Value *sv, *cv;
+    tier.both(e, x, sv, cv);
+    b.CreateRet(pack2(b, sv, cv));
+  });
   if (!fast)
     path_if(b.CreateNot(lanes(trig_huge_mask(e, x), false)), "double",
             [&](Value*& sv, Value*& cv) { trig_fast_both(e, x, sv, cv); });

@@ -111,6 +111,8 @@ template <typename T> void w1_impl(const T* x, T* y, int64_t n) {
 
 int num_threads() { return pool().size(); }
 
+void parallel(int64_t n, const std::function<void(int64_t, int64_t)>& f) { pool().run(n, f); }
+
 void w1(const float* x, float* y, int64_t n) { w1_impl(x, y, n); }
 void w1(const double* x, double* y, int64_t n) { w1_impl(x, y, n); }
 

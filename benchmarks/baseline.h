@@ -4,10 +4,14 @@
 // (benchmarks/CMakeLists.txt). Outputs go to preallocated, already touched memory.
 #pragma once
 #include <cstdint>
+#include <functional>
 
 namespace bench::baseline {
 
 int num_threads();
+// Runs f(begin, end) over [0, n) on the baselines' pool, one contiguous chunk of whole cache
+// lines per thread (the same chunks for the same n), and returns when all are done.
+void parallel(int64_t n, const std::function<void(int64_t, int64_t)>& f);
 
 // W1: y = cos(x)^2 + sin(x)^2
 void w1(const float* x, float* y, int64_t n);

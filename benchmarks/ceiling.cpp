@@ -48,70 +48,26 @@ void copy_streaming(const double* a, double* c, int64_t lo, int64_t hi) {
 #endif
 }
 
-// A team of `threads` threads (the caller is thread 0) that runs one function on all of them
-// and returns when every thread is done; the workers wait on a barrier between jobs.
-class Team {
- public:
-  explicit Team(int threads) : n_(threads), start_(threads), done_(threads) {
-    for (int t = 1; t < n_; ++t)
-      workers_.emplace_back([this, t] {
-        for (;;) {
-          start_.arrive_and_wait();
-          if (stop_) return;
-          job_(t);
-          done_.arrive_and_wait();
-        }
-      });
-  }
-  ~Team() {
-    stop_ = true;
-    start_.arrive_and_wait();
-    for (auto& w : workers_) w.join();
-  }
-  void run(const std::function<void(int)>& job) {
-    job_ = job;
-    start_.arrive_and_wait();
-    job_(0);
-    done_.arrive_and_wait();
-  }
-  int size() const { return n_; }
-
- private:
-  int n_;
-  std::barrier<> start_, done_;
-  std::function<void(int)> job_;
-  bool stop_ = false;
-  std::vector<std::thread> workers_;
-};
-
 }  // namespace
 
 std::function<void()> make_copy(double bytes, bool nontemporal) {
-  struct State {
-    Team team{baseline::num_threads()};
+  struct Buffers {
     int64_t n = 0;
     std::unique_ptr<double[], void (*)(void*)> a{nullptr, std::free}, c{nullptr, std::free};
   };
-  auto st = std::make_shared<State>();
+  auto st = std::make_shared<Buffers>();
   st->n = std::max<int64_t>(1, static_cast<int64_t>(bytes / 2 / sizeof(double)));
   size_t size = (static_cast<size_t>(st->n) * sizeof(double) + 63) / 64 * 64;
   st->a.reset(static_cast<double*>(std::aligned_alloc(64, size)));
   st->c.reset(static_cast<double*>(std::aligned_alloc(64, size)));
   if (!st->a || !st->c) throw std::runtime_error("copy: out of memory");
-  auto slice = [st](int t, int64_t& lo, int64_t& hi) {
-    lo = st->n * t / st->team.size();
-    hi = st->n * (t + 1) / st->team.size();
-  };
-  st->team.run([st, slice](int t) {  // first touch by the thread that copies the slice
-    int64_t lo, hi;
-    slice(t, lo, hi);
+  // First touch by the thread that copies the slice: the pool gives the same chunks each time.
+  baseline::parallel(st->n, [&](int64_t lo, int64_t hi) {
     for (int64_t i = lo; i < hi; ++i) st->a[i] = 1, st->c[i] = 0;
   });
-  return [st, slice, nontemporal] {
-    st->team.run([&](int t) {
-      int64_t lo, hi;
-      slice(t, lo, hi);
-      double *pa = st->a.get(), *pc = st->c.get();
+  return [st, nontemporal] {
+    double *pa = st->a.get(), *pc = st->c.get();
+    baseline::parallel(st->n, [=](int64_t lo, int64_t hi) {
       if (nontemporal) copy_streaming(pa, pc, lo, hi);
       else
         for (int64_t i = lo; i < hi; ++i) pc[i] = pa[i];

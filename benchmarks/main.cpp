@@ -44,12 +44,16 @@ double ms_since(Clock::time_point t0) {
 constexpr double kBatchBelowMs = 0.05;
 constexpr double kBatchMs = 1.0;
 
+// Every variant, in the order of the table's rows (and of each timed round): `--variant`
+// chooses among them, runs_variant says where each exists.
+const std::vector<std::string> kVariants{"fused", "unfused", "baseline", "libmvec", "copy", "copy-nt"};
+
 struct Options {
   bool quick = false;
   int reps = 0;  // 0: the default (10, or 5 under --quick)
   std::vector<std::string> workloads;  // workload ids or case ids; empty: all
   std::vector<std::string> devices{"cpu", "gpu"};
-  std::vector<std::string> variants{"baseline", "libmvec", "fused", "unfused", "copy", "copy-nt"};
+  std::vector<std::string> variants = kVariants;
   std::string json;  // "" default path; "-" none
   std::string peers_script;
   std::string gpu_peers_script, gpu_peers_only;
@@ -126,7 +130,7 @@ Options parse(int argc, char** argv) {
     }
   }
   for (const std::string& v : o.variants)
-    if (v != "baseline" && v != "libmvec" && v != "fused" && v != "unfused" && v != "copy" && v != "copy-nt") {
+    if (!contains(kVariants, v)) {
       std::fprintf(stderr, "arrayc-bench: unknown variant '%s'\n", v.c_str());
       std::exit(2);
     }
@@ -227,7 +231,7 @@ int child_measure(const Options& o) {
   }
   const int warmup = o.quick ? 1 : 2;
   std::vector<Variant> vs;
-  for (const char* name : {"baseline", "libmvec", "fused", "unfused", "copy", "copy-nt"}) {
+  for (const std::string& name : kVariants) {
     if (!contains(o.variants, name) || !runs_variant(*c, name, o.child_device)) continue;
     Variant v;
     v.name = name;
@@ -694,8 +698,7 @@ int parent(const Options& o, const std::string& command) {
         if (l.rfind("PHASE\t", 0) == 0) last_phase = l.substr(6);
       }
       bool died = !(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-      for (const std::string& v : {std::string("fused"), std::string("unfused"), std::string("baseline"),
-                                   std::string("libmvec"), std::string("copy"), std::string("copy-nt")}) {
+      for (const std::string& v : kVariants) {
         if (!contains(o.variants, v) || !runs_variant(*c, v, dev)) continue;
         auto it = std::find_if(got.begin(), got.end(), [&](const Row& r) { return r.variant == v; });
         Row r;

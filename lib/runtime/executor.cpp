@@ -1,7 +1,6 @@
 #include "runtime/executor.h"
 
 #include <atomic>
-#include <charconv>
 #include <cmath>
 #include <cstring>
 #include <unistd.h>
@@ -213,14 +212,7 @@ namespace {
 
 // ARRAYC_STREAM_BYTES (an integer >= 0), else the last-level cache's size, else 32 MiB.
 int64_t default_stream_threshold() {
-  std::string v = env_string("ARRAYC_STREAM_BYTES");
-  if (!v.empty()) {
-    int64_t n = 0;
-    auto [ptr, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
-    if (ec != std::errc() || ptr != v.data() + v.size() || n < 0)
-      throw Error("ARRAYC_STREAM_BYTES must be an integer >= 0 (bytes), got '" + v + "'");
-    return n;
-  }
+  if (std::optional<int64_t> n = env_integer("ARRAYC_STREAM_BYTES", 0, " (bytes)")) return *n;
   long llc = sysconf(_SC_LEVEL3_CACHE_SIZE);
   return llc > 0 ? llc : int64_t{32} << 20;
 }

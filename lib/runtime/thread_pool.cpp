@@ -13,7 +13,6 @@
 
 #include <algorithm>
 #include <atomic>
-#include <charconv>
 #include <chrono>
 #include <climits>
 #include <cstdlib>
@@ -26,6 +25,7 @@
 #include <vector>
 
 #include "arrayc/error.h"
+#include "support/env.h"
 
 namespace arrayc::detail {
 namespace {
@@ -55,14 +55,7 @@ void futex_wake(std::atomic<uint32_t>* word, int count) {
 }
 
 int default_num_threads() {
-  if (const char* env = std::getenv("ARRAYC_NUM_THREADS"); env != nullptr && *env != '\0') {
-    int n = 0;
-    const char* end = env + std::strlen(env);
-    auto [ptr, ec] = std::from_chars(env, end, n);
-    if (ec != std::errc() || ptr != end || n < 1)
-      throw Error("ARRAYC_NUM_THREADS must be an integer >= 1, got '" + std::string(env) + "'");
-    return n;
-  }
+  if (std::optional<int64_t> n = env_integer("ARRAYC_NUM_THREADS", 1, "", INT_MAX)) return static_cast<int>(*n);
   cpu_set_t set;
   if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0) return CPU_COUNT(&set);
   return std::max(1u, std::thread::hardware_concurrency());

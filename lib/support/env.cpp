@@ -1,6 +1,9 @@
 #include "support/env.h"
 
+#include <charconv>
 #include <cstdlib>
+
+#include "arrayc/error.h"
 
 namespace arrayc::detail {
 
@@ -15,6 +18,16 @@ int env_int(const char* name, int fallback) {
   char* end = nullptr;
   long x = std::strtol(v, &end, 10);
   return end && *end == 0 ? static_cast<int>(x) : fallback;
+}
+
+std::optional<int64_t> env_integer(const char* name, int64_t min, const char* unit, int64_t max) {
+  std::string v = env_string(name);
+  if (v.empty()) return std::nullopt;
+  int64_t n = 0;
+  auto [ptr, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
+  if (ec != std::errc() || ptr != v.data() + v.size() || n < min || n > max)
+    throw Error(std::string(name) + " must be an integer >= " + std::to_string(min) + unit + ", got '" + v + "'");
+  return n;
 }
 
 int debug_level() {

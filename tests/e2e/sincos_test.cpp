@@ -87,14 +87,19 @@ TEST(SinCos, TheLoopStillVectorizesAtSixteenLanes) {
   EXPECT_EQ(inspect({arrayc::sin(xd) + arrayc::cos(xd)}).kernels[0].opt.find("sincos"), std::string::npos);
 }
 
+// The stages of W8's kernel on 64 floats.
+Stages w8_stages() {
+  Array x = array(std::vector<float>(64, 0.5f), {64});
+  return inspect({arrayc::where(x > 0.0f, x * 1.5f + 0.25f, arrayc::exp(x) - 1.0f) * arrayc::cos(x) +
+                  arrayc::sin(x) * 0.5f});
+}
+
 TEST(SinCos, KernelFramesAreAlignedForTheirVectorSpills) {
   // W8's loop reloads spilled zmm constants every iteration; in a 16-byte aligned frame those
   // reloads straddled cache lines whenever the caller's stack offset was unlucky (W8 1.27x
   // slower in such processes). The host JIT asks for 64-byte aligned frames.
   if (default_device().kind != Device::Kind::CPU) GTEST_SKIP();
-  Array x = array(std::vector<float>(64, 0.5f), {64});
-  Stages st = inspect({arrayc::where(x > 0.0f, x * 1.5f + 0.25f, arrayc::exp(x) - 1.0f) * arrayc::cos(x) +
-                       arrayc::sin(x) * 0.5f});
+  Stages st = w8_stages();
   ASSERT_EQ(st.kernels.size(), 1u);
   EXPECT_NE(st.kernels[0].opt.find("alignstack=64"), std::string::npos) << st.kernels[0].opt;
 }
@@ -126,9 +131,7 @@ TEST(SinCos, ExpSinAndCosOfOneArgumentTestItsRangeOnce) {
   // branch on it, where the functions have one each (LLVM merges the compares and threads the
   // second branch). Each compare and branch takes a slot of the FMA pipes on Zen 4.
   if (default_device().kind != Device::Kind::CPU) GTEST_SKIP();
-  Array x = array(std::vector<float>(64, 0.5f), {64});
-  Stages st = inspect({arrayc::where(x > 0.0f, x * 1.5f + 0.25f, arrayc::exp(x) - 1.0f) * arrayc::cos(x) +
-                       arrayc::sin(x) * 0.5f});
+  Stages st = w8_stages();
   ASSERT_EQ(st.kernels.size(), 1u);
   std::string body = kernel_function(st.kernels[0].opt);
   // 16.0f is 0x41800000: "above 16" is abs(bits) > 0x417fffff = 1098907647.

@@ -533,7 +533,7 @@ void check_exp_same_bits() {
               T(16), T(-16), std::nextafter(T(16), T(0)), std::nextafter(T(-16), T(0))})
     v.push_back(x);
   // f32 vectors with every lane below 16 reduce in one step (kModerateF32); a lane of 20 or -16
-  // sends the others below 8 to the path that picks the reduction lane by lane.
+  // sends the others below 16 to the path that picks the reduction lane by lane.
   std::vector<std::pair<T, T>> outside = {{T(20), T(0)}, {T(-16), T(0)}};
   for (T o : {T(f64 ? 720 : 100), T(f64 ? -720 : -100), fast, -fast, T(f64 ? -745 : -103.5),
               std::numeric_limits<T>::infinity(), std::numeric_limits<T>::quiet_NaN()})

@@ -20,20 +20,20 @@ void report(const Kernel& k, const CompiledKernel& c, const EmitOptions& opts) {
   int level = debug_level();
   std::string dir = env_string("ARRAYC_DUMP_DIR");
   if (level < 3 && dir.empty()) return;
-  std::string assembly = level >= 4 || !dir.empty() ? host_assembly(k, opts) : "";
+  HostStages st = host_stages(k, opts, c.symbol);
   if (level >= 3) {
-    std::cerr << "=== kernel " << c.symbol << " (" << c.compile_ms << " ms)\n" << k.str() << "=== llvm\n" << c.ir
-              << "=== optimized\n" << c.opt_ir;
-    if (level >= 4) std::cerr << "=== assembly\n" << assembly;
+    std::cerr << "=== kernel " << c.symbol << " (" << c.compile_ms << " ms)\n" << k.str() << "=== llvm\n" << st.ir
+              << "=== optimized\n" << st.opt_ir;
+    if (level >= 4) std::cerr << "=== assembly\n" << st.assembly;
   }
   if (!dir.empty()) {
     auto write = [&](const char* ext, const std::string& text) {
       std::ofstream(dir + "/" + c.symbol + ext) << text;
     };
     write(".kernel", k.str());
-    write(".ll", c.ir);
-    write(".opt.ll", c.opt_ir);
-    write(".s", assembly);
+    write(".ll", st.ir);
+    write(".opt.ll", st.opt_ir);
+    write(".s", st.assembly);
   }
 }
 

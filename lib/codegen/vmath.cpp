@@ -1067,7 +1067,12 @@ llvm::Function* define_fn(llvm::Module& mod, llvm::Function* like, const std::st
     Value* i2 = b.CreateAdd(i, b.getInt32(1));
     i->addIncoming(i2, next);
     acc->addIncoming(acc2, next);
-    b.CreateCondBr(b.CreateICmpULT(i2, b.getInt32(vf)), loop, done);
+    llvm::BranchInst* back = b.CreateCondBr(b.CreateICmpULT(i2, b.getInt32(vf)), loop, done);
+    // A rare path: left rolled, which keeps the code that every kernel compiles small.
+    llvm::MDNode* no_unroll = llvm::MDNode::get(cx, llvm::MDString::get(cx, "llvm.loop.unroll.disable"));
+    llvm::MDNode* id = llvm::MDNode::getDistinct(cx, {nullptr, no_unroll});
+    id->replaceOperandWith(0, id);
+    back->setMetadata(llvm::LLVMContext::MD_loop, id);
     slow_res = acc2;
     slow_end = next;
   }

@@ -76,7 +76,8 @@ Stages inspect(const std::vector<Array>& outputs, bool fuse) {
         text += "  ; non-temporal stores to ptr" + std::to_string(ks.kernel.outputs.at(0).ptr) + ": outputs of " +
                 std::to_string(detail::output_bytes(ks, sched)) + " bytes, streaming threshold " +
                 std::to_string(detail::stream_threshold_bytes()) + " bytes (ARRAYC_STREAM_BYTES)\n";
-      s.kernels.push_back(KernelStages{ks.kernel.name, text, ck.ir, ck.opt_ir, detail::host_assembly(ks.kernel, ko), ""});
+      detail::HostStages st = detail::host_stages(ks.kernel, ko, ck.symbol);
+      s.kernels.push_back(KernelStages{ks.kernel.name, text, std::move(st.ir), std::move(st.opt_ir), std::move(st.assembly), ""});
     } else {
       gpu_stages(ks.kernel.name, ks.kernel.str(), detail::gpu_kernel(ks.kernel, d.index, emit), d);
     }

@@ -151,6 +151,34 @@ TEST(SinCos, ExpSinAndCosOfOneArgumentTestItsRangeOnce) {
   EXPECT_EQ(branches, 1) << body;
 }
 
+// How many blocks of `text` have names that start with `label` ("lane.huge" counts
+// "lane.huge:", "lane.huge.i:", "lane.huge.i.3:").
+int blocks_named(const std::string& text, const std::string& label) {
+  int n = 0;
+  std::istringstream lines(text);
+  for (std::string line; std::getline(lines, line);) {
+    size_t colon = line.find(':');
+    n += line.rfind(label, 0) == 0 && colon != std::string::npos && line.find(' ') > colon;
+  }
+  return n;
+}
+
+TEST(SinCos, MathKernelsCompileOneVectorLoopWithTheirRareLanesRolled) {
+  // What compile time depends on: the inlined math appears in one vector loop (no second,
+  // 8-lane loop for the leftovers: host_jit.cpp turns LLVM's epilogue vectorization off), and
+  // the per-lane loop of huge sin/cos arguments stays a loop (not one call per lane). Here sin
+  // and cos have different arguments, so each is inlined with its own huge path.
+  if (default_device().kind != Device::Kind::CPU) GTEST_SKIP();
+  Array x = array(std::vector<float>(64, 0.5f), {64});
+  Stages st = inspect({arrayc::sin(x) * 0.5f + arrayc::cos(x * 2.0f)});
+  ASSERT_EQ(st.kernels.size(), 1u);
+  const std::string& opt = st.kernels[0].opt;
+  EXPECT_EQ(blocks_named(opt, "vector.body"), 1) << opt;
+  EXPECT_EQ(blocks_named(opt, "vec.epilog.vector.body"), 0) << opt;
+  // One each for the vector loop's sin and cos (the scalar loop calls them without a lane loop).
+  EXPECT_EQ(blocks_named(opt, "lane.huge"), 2) << opt;
+}
+
 TEST(SinCos, PowWithAConstantExponentVectorizes) {
   // Interprocedural constant propagation once dropped the constant exponent from the scalar
   // pow, and the call no longer matched its vector variants.

@@ -62,7 +62,7 @@ class CpuLoopEmitter {
             std::vector<Value*> v = body_.emit(ptrs_, off);
             for (const KernelOutput& o : k_.outputs) body_.store(o.dtype, v[o.instr], ptrs_[o.ptr], off[o.index]);
           },
-          opts_.stream_stores ? &k_.outputs.at(0) : nullptr);
+          opts_.stream_stores ? k_.streamed_outputs() : std::vector<int>{});
     } else {
       const KernelOutput& out = k_.outputs.at(0);
       Value* count = b_.CreateSub(reduce_end, reduce_begin);
@@ -156,7 +156,7 @@ class CpuLoopEmitter {
         });
       });
     };
-    range_loop(outer, begin, end, offsets, nullptr, nullptr, &rows);
+    range_loop(outer, begin, end, offsets, nullptr, {}, &rows);
   }
 
   // Visits the linear indices [begin, end) of the space spanned by `dims` (last fastest), row by
@@ -165,7 +165,7 @@ class CpuLoopEmitter {
   // rows, when given, emits each row's loop in place of the element loop calling body.
   using RowBody = std::function<llvm::BranchInst*(Value* col, Value* col_end, const std::vector<Value*>& row_base)>;
   void range_loop(const std::vector<int>& dims, Value* begin, Value* end, const std::vector<Value*>& base,
-                  const Body& body, const KernelOutput* stream = nullptr, const RowBody* rows = nullptr) {
+                  const Body& body, const std::vector<int>& streamed = {}, const RowBody* rows = nullptr) {
     llvm::BasicBlock* pre = b_.GetInsertBlock();
     auto* exit = llvm::BasicBlock::Create(ctx_, "exit", f_);
     if (dims.empty()) {
@@ -209,29 +209,59 @@ class CpuLoopEmitter {
     llvm::BranchInst* latch;
     if (rows) {
       latch = (*rows)(col, col_end, row_base);
-    } else if (!stream || strides_[stream->index][last] != b_.getInt64(1)) {
+    } else if (streamed.empty()) {
       latch = row_loop(col, col_end, row_base, last, body);
     } else {
-      // Streaming stores: scalar iterations up to the first 64-byte boundary of the output,
-      // then the loop the vectorizer widens, with that output addressed from the aligned point
-      // (an alignment assumption the optimizer carries to the vector stores; see
-      // mark_streaming_stores).
-      llvm::Type* mt = body_.memory_type(stream->dtype);
+      // Streaming stores (Kernel::streamed_outputs): scalar iterations up to the first 64-byte
+      // boundary of the first output, then the loop the vectorizer widens, with the outputs
+      // addressed from that column (alignment assumptions the optimizer carries to the vector
+      // stores; see mark_streaming_stores). The other streamed outputs are aligned at the same
+      // column when their buffers are aligned alike, as the executor's fresh, 64-byte aligned
+      // outputs of one shape are; if one is not, the rest of the row takes a scalar loop
+      // (correct, slow, and never the case for the executor's outputs).
+      const KernelOutput* stream = &k_.outputs[streamed[0]];
       unsigned shift = llvm::Log2_64(dtype_size(stream->dtype));
-      Value*& out_ptr = ptrs_[stream->ptr];
-      Value* first = b_.CreateGEP(mt, out_ptr, b_.CreateAdd(row_base[stream->index], col));
-      Value* gap = b_.CreateAnd(b_.CreateNeg(b_.CreatePtrToInt(first, b_.getInt64Ty())), b_.getInt64(kStreamAlign - 1));
+      auto at = [&](const KernelOutput& o, Value* c) {
+        return b_.CreateGEP(body_.memory_type(o.dtype), ptrs_[o.ptr], b_.CreateAdd(row_base[o.index], c));
+      };
+      Value* gap = b_.CreateAnd(b_.CreateNeg(b_.CreatePtrToInt(at(*stream, col), b_.getInt64Ty())), b_.getInt64(kStreamAlign - 1));
       Value* mid = b_.CreateBinaryIntrinsic(llvm::Intrinsic::smin, b_.CreateAdd(col, b_.CreateLShr(gap, shift)), col_end);
-      llvm::BranchInst* peel = row_loop(col, mid, row_base, last, body);
-      peel->setMetadata(llvm::LLVMContext::MD_loop, loop_id({{"llvm.loop.vectorize.enable", b_.getFalse()}}));
-      Value* aligned = b_.CreateGEP(mt, out_ptr, b_.CreateAdd(row_base[stream->index], mid));
-      b_.CreateAlignmentAssumption(f_->getParent()->getDataLayout(), aligned, kStreamAlign);
+      Value* aligned = at(*stream, mid);
+      std::vector<std::pair<const KernelOutput*, Value*>> also;  // the other streamed outputs at mid
+      Value* all_aligned = b_.getTrue();
+      for (size_t i = 1; i < streamed.size(); ++i) {
+        const KernelOutput& o = k_.outputs[streamed[i]];
+        Value* p = at(o, mid);
+        Value* low = b_.CreateAnd(b_.CreatePtrToInt(p, b_.getInt64Ty()), b_.getInt64(kStreamAlign - 1));
+        all_aligned = b_.CreateAnd(all_aligned, b_.CreateICmpEQ(low, b_.getInt64(0)));
+        also.push_back({&o, p});
+      }
+      auto scalar_loop = [&](Value* from, Value* to) {
+        llvm::BranchInst* l = row_loop(from, to, row_base, last, body);
+        l->setMetadata(llvm::LLVMContext::MD_loop, loop_id({{"llvm.loop.vectorize.enable", b_.getFalse()}}));
+      };
+      scalar_loop(col, mid);
+      // The vector loop starts at mid itself (what the stores' alignment is proven from).
+      Value* vec_end = also.empty() ? col_end : b_.CreateSelect(all_aligned, col_end, mid);
+      const llvm::DataLayout& dl = f_->getParent()->getDataLayout();
+      b_.CreateAlignmentAssumption(dl, aligned, kStreamAlign);
       std::vector<Value*> from_aligned = row_base;
+      std::vector<Value*> saved = ptrs_;
       from_aligned[stream->index] = b_.CreateNeg(mid);
-      Value* saved = out_ptr;
-      out_ptr = aligned;
-      latch = row_loop(mid, col_end, from_aligned, last, body);
-      out_ptr = saved;
+      ptrs_[stream->ptr] = aligned;
+      for (auto& [o, p] : also) {
+        // p itself where every output is aligned; otherwise the loop below runs no iteration,
+        // and p rounded down (of the same buffer, so the operands stay apart for the optimizer)
+        // keeps what is assumed true.
+        Value* q = b_.CreateIntrinsic(llvm::Intrinsic::ptrmask, {p->getType(), b_.getInt64Ty()},
+                                      {p, b_.getInt64(~(kStreamAlign - 1))});
+        b_.CreateAlignmentAssumption(dl, q, kStreamAlign);
+        from_aligned[o->index] = b_.CreateNeg(mid);
+        ptrs_[o->ptr] = q;
+      }
+      latch = row_loop(mid, vec_end, from_aligned, last, body);
+      ptrs_ = saved;
+      if (!also.empty()) scalar_loop(vec_end, col_end);
     }
     // An innermost elementwise row with the packed sincos (an i64 per lane): ask for its 16
     // float lanes, or the vectorizer would size its vectors by the i64 and halve them. Not for

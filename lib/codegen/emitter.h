@@ -16,8 +16,9 @@ namespace arrayc::detail {
 struct EmitOptions {
   enum class Target { Cpu, Nvptx } target = Target::Cpu;
   bool fast_math = false;  // the vector math library's fast mode (see docs/math_accuracy.md)
-  // Host only: the first output's vector stores bypass the caches (non-temporal), for outputs
-  // too large to stay cached (see streaming_output in runtime/executor.cpp).
+  // Host only: vector stores bypass the caches (non-temporal) for the outputs that
+  // Kernel::streamed_outputs names, when the outputs are too large to stay cached (see
+  // kernel_options in runtime/executor.cpp).
   bool stream_stores = false;
 };
 

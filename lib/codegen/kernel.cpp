@@ -43,6 +43,15 @@ std::string Kernel::str() const {
   return os.str();
 }
 
+std::vector<int> Kernel::streamed_outputs() const {
+  std::vector<int> out;
+  if (is_reduction || outputs.empty() || rank == 0 || outputs[0].strides.back() != StrideKind::Unit) return out;
+  for (size_t i = 0; i < outputs.size(); ++i)
+    if (dtype_size(outputs[i].dtype) == dtype_size(outputs[0].dtype) && outputs[i].strides.back() == StrideKind::Unit)
+      out.push_back(static_cast<int>(i));
+  return out;
+}
+
 bool Kernel::reduces_across_rows() const {
   if (!is_reduction || outer_rank() == 0 || reduce_rank == 0) return false;
   bool along_kept = false;

@@ -67,6 +67,10 @@ struct Kernel {
   // along the last reduced one (sum(m, 0) of a row-major m). The host kernel then accumulates a
   // block of outputs row by row, and the executor splits the reduced range between threads.
   bool reduces_across_rows() const;
+  // With streaming stores (EmitOptions::stream_stores), the outputs written with them: the first
+  // output, when its rows are contiguous, and every other output of its element size with
+  // contiguous rows (cpu_target.cpp). Empty for reductions.
+  std::vector<int> streamed_outputs() const;
   int64_t num_params() const { return param_block(num_indexed); }
   // Where indexed operand j's offset sits in the params, its rank strides after it.
   int64_t param_block(int64_t j) const { return rank + 3 + j * (rank + 1); }

@@ -72,10 +72,14 @@ Stages inspect(const std::vector<Array>& outputs, bool fuse) {
       detail::EmitOptions ko = detail::kernel_options(ks, sched, emit);
       const detail::CompiledKernel& ck = detail::host_kernel(ks.kernel, ko);
       std::string text = ks.kernel.str();
-      if (ko.stream_stores)
-        text += "  ; non-temporal stores to ptr" + std::to_string(ks.kernel.outputs.at(0).ptr) + ": outputs of " +
-                std::to_string(detail::output_bytes(ks, sched)) + " bytes, streaming threshold " +
+      std::vector<int> streamed = ko.stream_stores ? ks.kernel.streamed_outputs() : std::vector<int>{};
+      if (!streamed.empty()) {
+        text += "  ; non-temporal stores to ";
+        for (size_t i = 0; i < streamed.size(); ++i)
+          text += (i ? ", ptr" : "ptr") + std::to_string(ks.kernel.outputs[streamed[i]].ptr);
+        text += ": outputs of " + std::to_string(detail::output_bytes(ks, sched)) + " bytes, streaming threshold " +
                 std::to_string(detail::stream_threshold_bytes()) + " bytes (ARRAYC_STREAM_BYTES)\n";
+      }
       detail::HostStages st = detail::host_stages(ks.kernel, ko, ck.symbol);
       s.kernels.push_back(KernelStages{ks.kernel.name, text, std::move(st.ir), std::move(st.opt_ir), std::move(st.assembly), ""});
     } else {

@@ -1,10 +1,11 @@
 // Streaming (non-temporal) stores: host kernels whose outputs take at least the streaming
-// threshold (ARRAYC_STREAM_BYTES, default the last-level cache) write their outputs around
-// the caches (those of the first output's element size), from the first 64-byte boundary on. These tests lower the threshold so that small
-// arrays take that path, and check every result against the reference interpreter and bit for
-// bit against the plain-store kernel: every output dtype, lengths around the vector width and
-// the alignment step, thread chunks that start mid-line, rows of a strided kernel, and what the
-// stage dumps show; several outputs, and outputs aligned unlike the first.
+// threshold (ARRAYC_STREAM_BYTES, default the last-level cache) write their outputs (those of
+// the first output's element size) around the caches, from the first 64-byte boundary on.
+// These tests lower the threshold so that small arrays take that path, and check every result
+// against the reference interpreter and bit for bit against the plain-store kernel: every
+// output dtype, lengths around the vector width and the alignment step, thread chunks that
+// start mid-line, rows of a strided kernel, several outputs, outputs aligned unlike the first,
+// and what the stage dumps show.
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>

@@ -3,6 +3,8 @@
 // strides become plain `base + i`), which is the loop LLVM's vectorizer widens; the thread pool
 // calls the function on disjoint ranges.
 #include <functional>
+#include <utility>
+#include <vector>
 
 #include "codegen/emitter.h"
 #include "codegen/ir_util.h"
@@ -107,14 +109,55 @@ class CpuLoopEmitter {
     return off;
   }
 
-  // A distinct loop ID with the given properties, each a name and a value.
-  llvm::MDNode* loop_id(std::initializer_list<std::pair<const char*, llvm::Constant*>> props) {
-    std::vector<llvm::Metadata*> ops{nullptr};
-    for (auto& [name, value] : props)
-      ops.push_back(llvm::MDNode::get(ctx_, {llvm::MDString::get(ctx_, name), llvm::ConstantAsMetadata::get(value)}));
-    llvm::MDNode* id = llvm::MDNode::getDistinct(ctx_, ops);
-    id->replaceOperandWith(0, id);
-    return id;
+  // One row with streaming stores (Kernel::streamed_outputs): scalar iterations up to the first
+  // 64-byte boundary of the first streamed output, then the loop the vectorizer widens, with the
+  // streamed outputs addressed from that column (alignment assumptions the optimizer carries to
+  // the vector stores; see mark_streaming_stores). The other streamed outputs are aligned at the
+  // same column when their buffers are aligned alike, as the executor's fresh, 64-byte aligned
+  // outputs of one shape are; if one is not, the vector loop runs no iteration and the rest of
+  // the row takes a scalar loop (correct, slow, and never the case for the executor's outputs).
+  // Returns the vector loop's latch.
+  llvm::BranchInst* streamed_row(Value* col, Value* col_end, const std::vector<Value*>& row_base, int last,
+                                 const Body& body, const std::vector<int>& streamed) {
+    auto at = [&](const KernelOutput& o, Value* c) {
+      return b_.CreateGEP(body_.memory_type(o.dtype), ptrs_[o.ptr], b_.CreateAdd(row_base[o.index], c));
+    };
+    auto scalar_loop = [&](Value* from, Value* to) {
+      set_loop_hints(row_loop(from, to, row_base, last, body), {{"llvm.loop.vectorize.enable", b_.getFalse()}});
+    };
+    const KernelOutput& first = k_.outputs[streamed[0]];
+    unsigned shift = llvm::Log2_64(dtype_size(first.dtype));
+    Value* gap = b_.CreateAnd(b_.CreateNeg(b_.CreatePtrToInt(at(first, col), b_.getInt64Ty())), b_.getInt64(kStreamAlign - 1));
+    Value* mid = b_.CreateBinaryIntrinsic(llvm::Intrinsic::smin, b_.CreateAdd(col, b_.CreateLShr(gap, shift)), col_end);
+    // Each streamed output's pointer at mid, and whether the others are aligned there. Theirs go
+    // through llvm.ptrmask: the same pointer when aligned, else rounded down within the same
+    // buffer (the loop then runs no iteration), so that what is assumed holds and the outputs
+    // stay apart for the optimizer.
+    const llvm::DataLayout& dl = f_->getParent()->getDataLayout();
+    std::vector<Value*> from_aligned = row_base, aligned = ptrs_;
+    Value* all_aligned = b_.getTrue();
+    for (size_t i = 0; i < streamed.size(); ++i) {
+      const KernelOutput& o = k_.outputs[streamed[i]];
+      Value* p = at(o, mid);
+      if (i > 0) {
+        Value* low = b_.CreateAnd(b_.CreatePtrToInt(p, b_.getInt64Ty()), b_.getInt64(kStreamAlign - 1));
+        all_aligned = b_.CreateAnd(all_aligned, b_.CreateICmpEQ(low, b_.getInt64(0)));
+        p = b_.CreateIntrinsic(llvm::Intrinsic::ptrmask, {p->getType(), b_.getInt64Ty()},
+                               {p, b_.getInt64(~(kStreamAlign - 1))});
+      }
+      b_.CreateAlignmentAssumption(dl, p, kStreamAlign);
+      aligned[o.ptr] = p;
+      from_aligned[o.index] = b_.CreateNeg(mid);
+    }
+    scalar_loop(col, mid);
+    // The vector loop starts at mid itself (what the stores' alignment is proven from); the
+    // body reads the pointers from ptrs_.
+    Value* vec_end = streamed.size() == 1 ? col_end : b_.CreateSelect(all_aligned, col_end, mid);
+    std::swap(ptrs_, aligned);
+    llvm::BranchInst* latch = row_loop(mid, vec_end, from_aligned, last, body);
+    std::swap(ptrs_, aligned);
+    if (streamed.size() > 1) scalar_loop(vec_end, col_end);
+    return latch;
   }
 
   // Reduction across rows (Kernel::reduces_across_rows; one output at a time would walk its
@@ -212,63 +255,13 @@ class CpuLoopEmitter {
     } else if (streamed.empty()) {
       latch = row_loop(col, col_end, row_base, last, body);
     } else {
-      // Streaming stores (Kernel::streamed_outputs): scalar iterations up to the first 64-byte
-      // boundary of the first output, then the loop the vectorizer widens, with the outputs
-      // addressed from that column (alignment assumptions the optimizer carries to the vector
-      // stores; see mark_streaming_stores). The other streamed outputs are aligned at the same
-      // column when their buffers are aligned alike, as the executor's fresh, 64-byte aligned
-      // outputs of one shape are; if one is not, the rest of the row takes a scalar loop
-      // (correct, slow, and never the case for the executor's outputs).
-      const KernelOutput* stream = &k_.outputs[streamed[0]];
-      unsigned shift = llvm::Log2_64(dtype_size(stream->dtype));
-      auto at = [&](const KernelOutput& o, Value* c) {
-        return b_.CreateGEP(body_.memory_type(o.dtype), ptrs_[o.ptr], b_.CreateAdd(row_base[o.index], c));
-      };
-      Value* gap = b_.CreateAnd(b_.CreateNeg(b_.CreatePtrToInt(at(*stream, col), b_.getInt64Ty())), b_.getInt64(kStreamAlign - 1));
-      Value* mid = b_.CreateBinaryIntrinsic(llvm::Intrinsic::smin, b_.CreateAdd(col, b_.CreateLShr(gap, shift)), col_end);
-      Value* aligned = at(*stream, mid);
-      std::vector<std::pair<const KernelOutput*, Value*>> also;  // the other streamed outputs at mid
-      Value* all_aligned = b_.getTrue();
-      for (size_t i = 1; i < streamed.size(); ++i) {
-        const KernelOutput& o = k_.outputs[streamed[i]];
-        Value* p = at(o, mid);
-        Value* low = b_.CreateAnd(b_.CreatePtrToInt(p, b_.getInt64Ty()), b_.getInt64(kStreamAlign - 1));
-        all_aligned = b_.CreateAnd(all_aligned, b_.CreateICmpEQ(low, b_.getInt64(0)));
-        also.push_back({&o, p});
-      }
-      auto scalar_loop = [&](Value* from, Value* to) {
-        llvm::BranchInst* l = row_loop(from, to, row_base, last, body);
-        l->setMetadata(llvm::LLVMContext::MD_loop, loop_id({{"llvm.loop.vectorize.enable", b_.getFalse()}}));
-      };
-      scalar_loop(col, mid);
-      // The vector loop starts at mid itself (what the stores' alignment is proven from).
-      Value* vec_end = also.empty() ? col_end : b_.CreateSelect(all_aligned, col_end, mid);
-      const llvm::DataLayout& dl = f_->getParent()->getDataLayout();
-      b_.CreateAlignmentAssumption(dl, aligned, kStreamAlign);
-      std::vector<Value*> from_aligned = row_base;
-      std::vector<Value*> saved = ptrs_;
-      from_aligned[stream->index] = b_.CreateNeg(mid);
-      ptrs_[stream->ptr] = aligned;
-      for (auto& [o, p] : also) {
-        // p itself where every output is aligned; otherwise the loop below runs no iteration,
-        // and p rounded down (of the same buffer, so the operands stay apart for the optimizer)
-        // keeps what is assumed true.
-        Value* q = b_.CreateIntrinsic(llvm::Intrinsic::ptrmask, {p->getType(), b_.getInt64Ty()},
-                                      {p, b_.getInt64(~(kStreamAlign - 1))});
-        b_.CreateAlignmentAssumption(dl, q, kStreamAlign);
-        from_aligned[o->index] = b_.CreateNeg(mid);
-        ptrs_[o->ptr] = q;
-      }
-      latch = row_loop(mid, vec_end, from_aligned, last, body);
-      ptrs_ = saved;
-      if (!also.empty()) scalar_loop(vec_end, col_end);
+      latch = streamed_row(col, col_end, row_base, last, body, streamed);
     }
     // An innermost elementwise row with the packed sincos (an i64 per lane): ask for its 16
     // float lanes, or the vectorizer would size its vectors by the i64 and halve them. Not for
     // reductions, whose in-order float sums are not vectorized (forcing would only warn).
     if (loops_ == loops_before && body_.packed_sincos() && !k_.is_reduction)
-      latch->setMetadata(llvm::LLVMContext::MD_loop,
-                         loop_id({{"llvm.loop.vectorize.width", b_.getInt32(kSincosWidth)}}));
+      set_loop_hints(latch, {{"llvm.loop.vectorize.width", b_.getInt32(kSincosWidth)}});
 
     Value* idx_next = b_.CreateAdd(idx, n);
     idx->addIncoming(idx_next, b_.GetInsertBlock());

@@ -1,5 +1,7 @@
 #include "codegen/ir_util.h"
 
+#include <vector>
+
 namespace arrayc::detail {
 
 llvm::BranchInst* emit_loop(llvm::IRBuilder<>& b, llvm::Value* start, llvm::Value* end, llvm::Value* step,
@@ -40,6 +42,19 @@ void emit_if(llvm::IRBuilder<>& b, llvm::Value* cond, const std::function<void()
     b.CreateBr(done);
   }
   b.SetInsertPoint(done);
+}
+
+void set_loop_hints(llvm::BranchInst* latch,
+                    std::initializer_list<std::pair<const char*, llvm::Constant*>> hints) {
+  llvm::LLVMContext& ctx = latch->getContext();
+  std::vector<llvm::Metadata*> ops{nullptr};
+  for (auto& [name, value] : hints) {
+    llvm::Metadata* n = llvm::MDString::get(ctx, name);
+    ops.push_back(value ? llvm::MDNode::get(ctx, {n, llvm::ConstantAsMetadata::get(value)}) : llvm::MDNode::get(ctx, n));
+  }
+  llvm::MDNode* id = llvm::MDNode::getDistinct(ctx, ops);
+  id->replaceOperandWith(0, id);
+  latch->setMetadata(llvm::LLVMContext::MD_loop, id);
 }
 
 }  // namespace arrayc::detail

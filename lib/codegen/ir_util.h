@@ -4,6 +4,8 @@
 #include <llvm/IR/IRBuilder.h>
 
 #include <functional>
+#include <initializer_list>
+#include <utility>
 
 namespace arrayc::detail {
 
@@ -11,6 +13,11 @@ namespace arrayc::detail {
 // branch, for loop metadata (unrolling hints).
 llvm::BranchInst* emit_loop(llvm::IRBuilder<>& b, llvm::Value* start, llvm::Value* end, llvm::Value* step,
                             const std::function<void(llvm::Value*)>& body);
+
+// Hints for the loop whose latch branch is `latch` (llvm.loop.* properties: a name with a value,
+// or a name alone where the value is nullptr), as its distinct, self-referential loop ID.
+void set_loop_hints(llvm::BranchInst* latch,
+                    std::initializer_list<std::pair<const char*, llvm::Constant*>> hints);
 
 // if (cond) then(); else otherwise();  (no else block when otherwise is empty)
 void emit_if(llvm::IRBuilder<>& b, llvm::Value* cond, const std::function<void()>& then,

@@ -131,13 +131,8 @@ class PtxEmitter {
   // thread has several loads in flight (their adds chain; the loads do not).
   void loop(Value* start, Value* end, Value* step, const Body& body, int unroll = 1) {
     llvm::BranchInst* latch = emit_loop(b_, start, end, step, body);
-    llvm::Metadata* how =
-        unroll == 1 ? llvm::MDNode::get(ctx_, llvm::MDString::get(ctx_, "llvm.loop.unroll.disable"))
-                    : llvm::MDNode::get(ctx_, {llvm::MDString::get(ctx_, "llvm.loop.unroll.count"),
-                                               llvm::ConstantAsMetadata::get(b_.getInt32(unroll))});
-    llvm::MDNode* id = llvm::MDNode::getDistinct(ctx_, {nullptr, how});
-    id->replaceOperandWith(0, id);
-    latch->setMetadata(llvm::LLVMContext::MD_loop, id);
+    if (unroll == 1) set_loop_hints(latch, {{"llvm.loop.unroll.disable", nullptr}});
+    else set_loop_hints(latch, {{"llvm.loop.unroll.count", b_.getInt32(unroll)}});
   }
 
   void if_then(Value* cond, const std::function<void()>& body) { emit_if(b_, cond, body); }

@@ -8,9 +8,12 @@
 // lane below the fast bound; log, pow: every x positive, normal and finite, pow's y finite); the
 // other lanes' paths give in-range lanes the same bits. sin/cos variants check "any lane huge" and
 // reduce those lanes one by one with an exact (Payne-Hanek) reduction; f32 sin/cos first check
-// "every lane below 2^10", then "below 2^22", and then compute in float instead of double.
+// "every lane below 16" (exp's bound, so that exp, sin and cos of one x test it once), then
+// "below 2^10" and "below 2^22", and then compute in float instead of double.
 // Algorithms and measured errors are in docs/math_accuracy.md.
 #include "codegen/vmath.h"
+
+#include "codegen/ir_util.h"
 
 #include <llvm/IR/Intrinsics.h>
 #include <llvm/IR/IntrinsicsX86.h>
@@ -1069,10 +1072,7 @@ llvm::Function* define_fn(llvm::Module& mod, llvm::Function* like, const std::st
     acc->addIncoming(acc2, next);
     llvm::BranchInst* back = b.CreateCondBr(b.CreateICmpULT(i2, b.getInt32(vf)), loop, done);
     // A rare path: left rolled, which keeps the code that every kernel compiles small.
-    llvm::MDNode* no_unroll = llvm::MDNode::get(cx, llvm::MDString::get(cx, "llvm.loop.unroll.disable"));
-    llvm::MDNode* id = llvm::MDNode::getDistinct(cx, {nullptr, no_unroll});
-    id->replaceOperandWith(0, id);
-    back->setMetadata(llvm::LLVMContext::MD_loop, id);
+    set_loop_hints(back, {{"llvm.loop.unroll.disable", nullptr}});
     slow_res = acc2;
     slow_end = next;
   }

@@ -409,7 +409,8 @@ std::string print_schedule(const Schedule& s) {
   const FusionPlan& p = s.plan;
   std::unordered_map<const Node*, int> id;
   for (const NodeRef& n : p.order) id[n.get()] = static_cast<int>(id.size());
-  auto name = [&](const Node* n) { return "%" + std::to_string(id.at(n)); };
+  // Appended rather than `"%" + std::to_string(...)`, which GCC 12 flags with a false -Wrestrict.
+  auto name = [&](const Node* n) { return std::string(1, '%').append(std::to_string(id.at(n))); };
   for (size_t i = 0; i < s.steps.size(); ++i) {
     const FusionGroup& grp = p.groups[i];
     os << "kernel " << i << ": " << s.steps[i].label << " (";

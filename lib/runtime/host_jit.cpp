@@ -17,6 +17,7 @@
 #include <atomic>
 #include <chrono>
 #include <mutex>
+#include <set>
 
 namespace arrayc::detail {
 namespace {
@@ -62,6 +63,22 @@ struct HostJit {
     if (gen) jit->getMainJITDylib().addGenerator(std::move(*gen));
   }
 
+  // The tile copies (emit_tile_copy) added so far, by element size; each is compiled with the
+  // first kernel that calls it and shared from then on. Guarded by mu.
+  std::set<int> tile_copies;
+  void add_tile_copies(const Kernel& k) {
+    for (int l : k.tiled_leaves()) {
+      int bytes = static_cast<int>(dtype_size(k.leaves[l].dtype));
+      if (!tile_copies.insert(bytes).second) continue;
+      auto ctx = std::make_unique<llvm::LLVMContext>();
+      std::unique_ptr<llvm::Module> m = emit_tile_copy(bytes, *ctx);
+      prepare(*m);
+      optimize_module(*m, *tm);
+      if (auto e = jit->addIRModule(llvm::orc::ThreadSafeModule(std::move(m), std::move(ctx))))
+        ARRAYC_INTERNAL_CHECK(false, "cannot add the tile copy to the JIT: " + to_error(std::move(e)));
+    }
+  }
+
   void prepare(llvm::Module& m) {
     m.setDataLayout(tm->createDataLayout());
     m.setTargetTriple(tm->getTargetTriple().str());
@@ -105,6 +122,7 @@ std::unique_ptr<CompiledKernel> compile_host_kernel(const Kernel& k, const EmitO
   ARRAYC_INTERNAL_CHECK(!llvm::verifyModule(*m, &vs), "invalid kernel IR: " + verify + "\n" + module_text(*m));
   {
     std::lock_guard<std::mutex> lock(h.mu);
+    h.add_tile_copies(k);
     h.prepare(*m);
     optimize_module(*m, *h.tm);
     if (opts.stream_stores) mark_streaming_stores(*m);

@@ -80,6 +80,14 @@ Stages inspect(const std::vector<Array>& outputs, bool fuse) {
         text += ": outputs of " + std::to_string(detail::output_bytes(ks, sched)) + " bytes, streaming threshold " +
                 std::to_string(detail::stream_threshold_bytes()) + " bytes (ARRAYC_STREAM_BYTES)\n";
       }
+      std::vector<int> tiled = ks.kernel.tiled_leaves();
+      if (!tiled.empty()) {
+        text += "  ; tiles of " + std::to_string(detail::kHostTileRows) + " rows x " +
+                std::to_string(detail::kHostTileCols) + " columns, each tile of ";
+        for (size_t i = 0; i < tiled.size(); ++i)
+          text += (i ? ", ptr" : "ptr") + std::to_string(ks.kernel.leaves[tiled[i]].ptr);
+        text += " copied to a buffer first: read across its rows\n";
+      }
       detail::HostStages st = detail::host_stages(ks.kernel, ko, ck.symbol);
       s.kernels.push_back(KernelStages{ks.kernel.name, text, std::move(st.ir), std::move(st.opt_ir), std::move(st.assembly), ""});
     } else {

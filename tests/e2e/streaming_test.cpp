@@ -92,12 +92,16 @@ TEST_F(Streaming, FusedTranscendentalChain) {
 }
 
 TEST_F(Streaming, RowsOfAStridedKernel) {
-  // A transposed operand makes a rank-2 kernel: every row of the output has its own head of
-  // plain stores up to its first 64-byte boundary (129 floats a row: rows start mid-line).
+  // A broadcast column makes a rank-2 kernel: every row of the output has its own head of plain
+  // stores up to its first 64-byte boundary (129 floats a row: rows start mid-line).
   for (int64_t cols : {int64_t{129}, int64_t{16}, int64_t{3}}) {
     SCOPED_TRACE("cols = " + std::to_string(cols));
-    check<float>([&] { return transpose(random_array(DType::Float32, {cols, 37}, 9, -4, 4)) + 1.0f; });
+    check<float>([&] {
+      return random_array(DType::Float32, {37, cols}, 9, -4, 4) + random_array(DType::Float32, {37, 1}, 14, -4, 4);
+    });
   }
+  // A transposed operand makes a tiled kernel (tiled_test.cpp), which keeps plain stores.
+  check<float>([&] { return transpose(random_array(DType::Float32, {129, 37}, 9, -4, 4)) + 1.0f; });
 }
 
 TEST_F(Streaming, BroadcastOperands) {

@@ -119,7 +119,7 @@ std::string format_float(double v, const FloatFormat& f) {
   if (f.scientific) {
     // numpy keeps the mantissa at the common width (zeros) and writes "1.e-06" for no digits.
     std::string s = sci(v, f.frac);
-    if (f.frac == 0) s.insert(s.find('e'), ".");
+    if (f.frac == 0) s.insert(s.find('e'), 1, '.');  // (a char: GCC 12 warns falsely on the string)
     return s;
   }
   // Fixed: every element with the common number of digits, trailing zeros turned into spaces

@@ -262,7 +262,7 @@ class Lexer {
         unsigned char u = static_cast<unsigned char>(c);
         std::string shown;
         if (u >= 0x20 && u < 0x7f) {
-          shown = "'" + std::string(1, c) + "'";
+          shown = {'\'', c, '\''};
         } else {
           static const char* hex = "0123456789abcdef";
           shown = std::string("byte 0x") + hex[u >> 4] + hex[u & 15];

@@ -132,7 +132,7 @@ class CpuLoopEmitter {
     const KernelOutput& first = k_.outputs[streamed[0]];
     unsigned shift = llvm::Log2_64(dtype_size(first.dtype));
     Value* gap = b_.CreateAnd(b_.CreateNeg(b_.CreatePtrToInt(at(first, col), b_.getInt64Ty())), b_.getInt64(kStreamAlign - 1));
-    Value* mid = b_.CreateBinaryIntrinsic(llvm::Intrinsic::smin, b_.CreateAdd(col, b_.CreateLShr(gap, shift)), col_end);
+    Value* mid = smin(b_.CreateAdd(col, b_.CreateLShr(gap, shift)), col_end);
     // Each streamed output's pointer at mid, and whether the others are aligned there. Theirs go
     // through llvm.ptrmask: the same pointer when aligned, else rounded down within the same
     // buffer (the loop then runs no iteration), so that what is assumed holds and the outputs
@@ -185,7 +185,7 @@ class CpuLoopEmitter {
     auto slot = [&](Value* c, Value* c0) { return b_.CreateInBoundsGEP(at, acc, b_.CreateSub(c, c0)); };
     RowBody rows = [&](Value* col, Value* col_end, const std::vector<Value*>& row_base) {
       return emit_loop(b_, col, col_end, b_.getInt64(kColumnBlock), [&](Value* c0) {
-        Value* c1 = b_.CreateBinaryIntrinsic(llvm::Intrinsic::smin, b_.CreateAdd(c0, b_.getInt64(kColumnBlock)), col_end);
+        Value* c1 = smin(b_.CreateAdd(c0, b_.getInt64(kColumnBlock)), col_end);
         emit_loop(b_, c0, c1, b_.getInt64(1), [&](Value* c) {
           b_.CreateStore(body_.identity(k_.reduce_op, out.dtype), slot(c, c0));
         });
@@ -236,8 +236,8 @@ class CpuLoopEmitter {
         [&] {
           // Rows [row_begin, row_end) hold [begin, end); row r is (o, i) = (r / e2, r % e2).
           Value* row_begin = b_.CreateUDiv(begin, e);
-          Value* row_end = b_.CreateAdd(b_.CreateUDiv(b_.CreateSub(end, b_.getInt64(1)), e), b_.getInt64(1));
-          Value* o_end = b_.CreateAdd(b_.CreateUDiv(b_.CreateSub(row_end, b_.getInt64(1)), e2), b_.getInt64(1));
+          Value* row_end = ceil_div(end, e);
+          Value* o_end = ceil_div(row_end, e2);
           emit_loop(b_, b_.CreateUDiv(row_begin, e2), o_end, b_.getInt64(1), [&](Value* o) {
             Value* first = b_.CreateMul(o, e2);
             Value* i_begin = smax(b_.getInt64(0), b_.CreateSub(row_begin, first));
@@ -313,6 +313,7 @@ class CpuLoopEmitter {
 
   Value* smin(Value* a, Value* b) { return b_.CreateBinaryIntrinsic(llvm::Intrinsic::smin, a, b); }
   Value* smax(Value* a, Value* b) { return b_.CreateBinaryIntrinsic(llvm::Intrinsic::smax, a, b); }
+  Value* ceil_div(Value* a, Value* b) { return b_.CreateUDiv(b_.CreateAdd(a, b_.CreateSub(b, b_.getInt64(1))), b); }
 
   // Each operand's offset at the start of row `row` of the space spanned by `dims`, whose last
   // dim the row walks: base[j] plus, for every other dim d, the row's index along d times
@@ -364,8 +365,7 @@ class CpuLoopEmitter {
       return;
     }
     Value* e = extents_[last];
-    Value* row_end = b_.CreateUDiv(b_.CreateAdd(end, b_.CreateSub(e, b_.getInt64(1))), e);
-    emit_loop(b_, b_.CreateUDiv(begin, e), row_end, b_.getInt64(1), [&](Value* r) {
+    emit_loop(b_, b_.CreateUDiv(begin, e), ceil_div(end, e), b_.getInt64(1), [&](Value* r) {
       Value* start = b_.CreateMul(r, e);
       Value* col = smax(b_.getInt64(0), b_.CreateSub(begin, start));
       Value* col_end = smin(e, b_.CreateSub(end, start));

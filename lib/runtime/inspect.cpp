@@ -72,22 +72,23 @@ Stages inspect(const std::vector<Array>& outputs, bool fuse) {
       detail::EmitOptions ko = detail::kernel_options(ks, sched, emit);
       const detail::CompiledKernel& ck = detail::host_kernel(ks.kernel, ko);
       std::string text = ks.kernel.str();
-      std::vector<int> streamed = ko.stream_stores ? ks.kernel.streamed_outputs() : std::vector<int>{};
-      if (!streamed.empty()) {
-        text += "  ; non-temporal stores to ";
-        for (size_t i = 0; i < streamed.size(); ++i)
-          text += (i ? ", ptr" : "ptr") + std::to_string(ks.kernel.outputs[streamed[i]].ptr);
-        text += ": outputs of " + std::to_string(detail::output_bytes(ks, sched)) + " bytes, streaming threshold " +
+      auto ptr_list = [](const std::vector<int>& ptrs) {  // "ptr1, ptr2"
+        std::string out;
+        for (size_t i = 0; i < ptrs.size(); ++i) out += (i ? ", ptr" : "ptr") + std::to_string(ptrs[i]);
+        return out;
+      };
+      std::vector<int> streamed_ptrs, tiled_ptrs;
+      if (ko.stream_stores)
+        for (int o : ks.kernel.streamed_outputs()) streamed_ptrs.push_back(ks.kernel.outputs[o].ptr);
+      for (int l : ks.kernel.tiled_leaves()) tiled_ptrs.push_back(ks.kernel.leaves[l].ptr);
+      if (!streamed_ptrs.empty())
+        text += "  ; non-temporal stores to " + ptr_list(streamed_ptrs) + ": outputs of " +
+                std::to_string(detail::output_bytes(ks, sched)) + " bytes, streaming threshold " +
                 std::to_string(detail::stream_threshold_bytes()) + " bytes (ARRAYC_STREAM_BYTES)\n";
-      }
-      std::vector<int> tiled = ks.kernel.tiled_leaves();
-      if (!tiled.empty()) {
+      if (!tiled_ptrs.empty())
         text += "  ; tiles of " + std::to_string(detail::kHostTileRows) + " rows x " +
-                std::to_string(detail::kHostTileCols) + " columns, each tile of ";
-        for (size_t i = 0; i < tiled.size(); ++i)
-          text += (i ? ", ptr" : "ptr") + std::to_string(ks.kernel.leaves[tiled[i]].ptr);
-        text += " copied to a buffer first: read across its rows\n";
-      }
+                std::to_string(detail::kHostTileCols) + " columns, each tile of " + ptr_list(tiled_ptrs) +
+                " copied to a buffer first: read across its rows\n";
       detail::HostStages st = detail::host_stages(ks.kernel, ko, ck.symbol);
       s.kernels.push_back(KernelStages{ks.kernel.name, text, std::move(st.ir), std::move(st.opt_ir), std::move(st.assembly), ""});
     } else {

@@ -1,7 +1,7 @@
 // Accuracy and throughput report for the emitted math functions (lib/codegen/vmath.*), run by
 // hand; the numbers go into docs/math_accuracy.md. It is not part of the CMake build:
 //
-//   g++ -std=c++20 -O2 -Ilib -Iinclude -I/usr/lib/llvm-19/include lib/codegen/vmath.cpp
+//   g++ -std=c++20 -O2 -Ilib -Iinclude -I/usr/lib/llvm-19/include lib/codegen/vmath.cpp lib/codegen/ir_util.cpp
 //     lib/codegen/optimize.cpp lib/support/*.cpp benchmarks/ulp_report.cpp $(/usr/lib/llvm-19/bin/llvm-config --ldflags --libs orcjit
 //     native passes --system-libs) -o /tmp/ulp_report
 //   /tmp/ulp_report [--stride N] [--range LO HI] [--samples64 N] [--no-accuracy] [--no-throughput]

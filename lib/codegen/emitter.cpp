@@ -310,20 +310,25 @@ Value* BodyEmitter::op(const KernelInstr& in, const std::vector<Value*>& a) {
 
 // sin(x) and cos(x) of one x are computed together: the argument reduction, the costly part,
 // is shared. On NVPTX through libdevice's sincos; on the host, for float32, through vmath's
-// packed sincos (bit for bit the separate functions' results). Returns false when `i` has no
-// such partner.
+// packed sincos (bit for bit the separate functions' results), for float64 through vmath's pair
+// functions (MathOptions::pair), whose inlined bodies share their reduction and polynomials.
+// Returns false when `i` has no such partner.
 bool BodyEmitter::sincos(size_t i, std::vector<Value*>& v) {
   const KernelInstr& in = k_.body[i];
   if (in.op != Op::Sin && in.op != Op::Cos) return false;
   bool cpu = opts_.target == EmitOptions::Target::Cpu;
-  if (cpu && in.dtype != DType::Float32) return false;
+  if (cpu && in.dtype != DType::Float32 && in.dtype != DType::Float64) return false;
   Op partner = in.op == Op::Sin ? Op::Cos : Op::Sin;
   size_t j = i + 1;
   while (j < k_.body.size() && !(k_.body[j].op == partner && k_.body[j].args == in.args)) ++j;
   if (j == k_.body.size()) return false;
   Value* x = v[in.args[0]];
   Value *sv, *cv;
-  if (cpu) {
+  if (cpu && in.dtype == DType::Float64) {
+    MathOptions o{.fast = opts_.fast_math, .pair = true};
+    sv = emit_math_call(b_, MathFn::Sin, {x}, o);
+    cv = emit_math_call(b_, MathFn::Cos, {x}, o);
+  } else if (cpu) {
     std::tie(sv, cv) = emit_sincos_f32(b_, x, MathOptions{opts_.fast_math});
     packed_sincos_ = true;
   } else {

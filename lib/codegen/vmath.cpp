@@ -9,7 +9,9 @@
 // other lanes' paths give in-range lanes the same bits. sin/cos variants check "any lane huge" and
 // reduce those lanes one by one with an exact (Payne-Hanek) reduction; f32 sin/cos first check
 // "every lane below 16" (exp's bound, so that exp, sin and cos of one x test it once), then
-// "below 2^10" and "below 2^22", and then compute in float instead of double.
+// "below 2^10" and "below 2^22", and then compute in float instead of double. f64 sin or cos
+// alone reduces modulo pi and evaluates one polynomial; sin and cos of one x (MathOptions::pair)
+// share a reduction modulo pi/2 and both polynomials.
 // Algorithms and measured errors are in docs/math_accuracy.md.
 #include "codegen/vmath.h"
 
@@ -682,6 +684,43 @@ void trig_fast_both(const Ctx& e, Value* x, Value*& sin_out, Value*& cos_out) {
   trig_eval_both(d, r, q, sin_out, cos_out);
 }
 
+// f64 sin or cos alone (no partner in the kernel: W1 takes both, and then the shared reduction
+// and both polynomials above cost less than two of these). x = q pi + r with |r| <= pi/2 (cos:
+// x = (q + 1/2) pi + r), sin x = (-1)^q sin r (cos x = (-1)^(q+1) sin r): one polynomial, no
+// quadrant swap, and the sign from q's low bit. Against the shared path's both polynomials and
+// quadrant selects this is half the vector operations: on Zen 4, whose 512-bit operations take
+// two of its four 256-bit pipes, a loop of these is bound by the count of all its vector
+// operations, not only its FMAs. q = rint(x/pi) with the magic constant, whose low mantissa bit
+// is then q's (cos: rint(x/pi - 1/2), then + 1/2); r = x - q pi with pi in three positive parts
+// (twice those of pi/2: the first step is exact, q < 2^29, and a -0 of x survives). sin r =
+// r + r w with w = z S(z) + 0 (z = r^2; +0 for r = +-0, so that r w + r keeps r's sign), S the
+// minimax polynomial of degree 7 in z (sin of degree 17) on |r| <= pi/2 + 2^-20
+// (`scripts/minimax.py`: relative error 0.05 ULP with its coefficients rounded to double).
+const std::vector<double> kSinHalfPiPolyF64 = {
+    -0x1.5555555555555p-3, 0x1.11111111110c1p-7,  -0x1.a01a01a0148bcp-13, 0x1.71de3a5287c59p-19,
+    -0x1.ae6454cb5687bp-26, 0x1.6123cb28d3ffp-33, -0x1.ae431d8c8731p-41, 0x1.8829a1b747a6cp-49};
+constexpr double kOneOverPi = kTwoOverPi / 2;
+
+Value* trig_one_f64(const Ctx& d, Value* x, bool is_cos) {
+  const double magic = 0x1.8p52;
+  Value* t = is_cos ? d.add(d.fma(x, d.c(kOneOverPi), d.c(-0.5)), d.c(magic))
+                    : d.fma(x, d.c(kOneOverPi), d.c(magic));
+  Value* qd = d.sub(t, d.c(magic));
+  if (is_cos) qd = d.add(qd, d.c(0.5));
+  Value* r = d.fma(d.neg(qd), d.c(2 * kPio2A), x);
+  r = d.fma(d.neg(qd), d.c(2 * kPio2BDown), r);
+  r = d.fma(d.neg(qd), d.c(2 * kPio2CRest), r);
+  Value* z = d.mul(r, r);
+  Value* w = d.fma(d.horner(z, kSinHalfPiPolyF64), z, d.c(0));
+  Value* y = d.fma(r, w, r);
+  Value* sign = d.b.CreateShl(d.bits(t), d.ci(63));
+  if (is_cos) sign = d.b.CreateXor(sign, d.ci(INT64_MIN));
+  // Near |r| = pi/2 (cos of small x, sin near its peaks) the rounding of w can carry y one ulp
+  // past 1, and cos(1e-9) would be 1.0000000000000002: clamped by a min and a max, which let NaN
+  // through (AVX-512's one-instruction vrangepd would turn NaN into +-1).
+  return d.clamp(d.flt(d.b.CreateXor(d.bits(y), sign)), -1, 1);
+}
+
 // Fast mode has no exact reduction: lanes above the huge threshold give NaN rather than an
 // unreduced (garbage, even infinite) result.
 Value* nan_if_huge(const Ctx& e, Value* x, Value* res) {
@@ -944,23 +983,24 @@ Value* pow_fn(const Ctx& e, Value* x, Value* y, bool fast) {
   return e.sel(e.b.CreateOr(e.eq(y, e.c(0)), e.eq(x, e.c(1))), e.c(1), res);
 }
 
-// Straight-line body of fn over the context's value type (sin/cos: the Cody-Waite path only).
-Value* emit_body(const Ctx& e, MathFn fn, llvm::ArrayRef<Value*> a, bool fast) {
+// Straight-line body of fn over the context's value type (sin/cos: the Cody-Waite path only;
+// f64 alone the one-polynomial one, f64 in a pair the shared one).
+Value* emit_body(const Ctx& e, MathFn fn, llvm::ArrayRef<Value*> a, const MathOptions& o) {
   switch (fn) {
     case MathFn::Exp:
       return exp_table(e, a[0], false);
     case MathFn::Log:
       return log_fn(e, a[0]);
     case MathFn::Sin:
-      return trig_fast(e, a[0], false);
     case MathFn::Cos:
-      return trig_fast(e, a[0], true);
+      if (e.f64 && !o.pair) return trig_one_f64(e, a[0], fn == MathFn::Cos);
+      return trig_fast(e, a[0], fn == MathFn::Cos);
     case MathFn::Tanh:
       return tanh_fn(e, a[0]);
     case MathFn::Sqrt:
       return e.b.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, a[0]);
     case MathFn::Pow:
-      return pow_fn(e, a[0], a[1], fast);
+      return pow_fn(e, a[0], a[1], o.fast);
   }
   return nullptr;
 }
@@ -976,7 +1016,8 @@ void mark_inlining(llvm::Function* f, llvm::Type* t) {
 // Defines name(args...) -> type over value type t (scalar or vector). Sin/cos branch to the
 // exact reduction when any lane is huge.
 llvm::Function* define_fn(llvm::Module& mod, llvm::Function* like, const std::string& name,
-                          MathFn fn, llvm::Type* t, bool fast) {
+                          MathFn fn, llvm::Type* t, const MathOptions& o) {
+  const bool fast = o.fast;
   llvm::LLVMContext& cx = mod.getContext();
   unsigned nargs = fn == MathFn::Pow ? 2 : 1;
   std::vector<llvm::Type*> params(nargs, t);
@@ -1022,7 +1063,7 @@ llvm::Function* define_fn(llvm::Module& mod, llvm::Function* like, const std::st
       b.CreateRet(fn == MathFn::Cos ? cv : sv);
     });
   }
-  Value* res = emit_body(e, fn, args, fast);
+  Value* res = emit_body(e, fn, args, o);
   if (!exact_trig) {
     b.CreateRet(trig ? nan_if_huge(e, args[0], res) : res);
     return f;
@@ -1089,12 +1130,14 @@ llvm::Function* define_fn(llvm::Module& mod, llvm::Function* like, const std::st
 
 // The function computing fn over value type t (a scalar or a vector of it), defined in the
 // module on first use; the scalar one is kept out of line so the vectorizer sees the call.
-llvm::Function* math_fn(llvm::Module& mod, llvm::Function* caller, MathFn fn, llvm::Type* t, bool fast) {
+llvm::Function* math_fn(llvm::Module& mod, llvm::Function* caller, MathFn fn, llvm::Type* t, MathOptions o) {
   llvm::Type* st = t->getScalarType();
-  std::string name = std::string("arrayc_") + math_fn_name(fn) + (st->isDoubleTy() ? "_f64" : "_f32") + (fast ? "_fast" : "");
+  o.pair = o.pair && st->isDoubleTy() && (fn == MathFn::Sin || fn == MathFn::Cos);
+  std::string name = std::string("arrayc_") + math_fn_name(fn) + (st->isDoubleTy() ? "_f64" : "_f32") +
+                     (o.fast ? "_fast" : "") + (o.pair ? "_pair" : "");
   if (auto* vt = llvm::dyn_cast<llvm::FixedVectorType>(t)) name += "_v" + std::to_string(vt->getNumElements());
   if (llvm::Function* f = mod.getFunction(name)) return f;
-  llvm::Function* f = define_fn(mod, caller, name, fn, t, fast);
+  llvm::Function* f = define_fn(mod, caller, name, fn, t, o);
   // Vector variants are referenced only once the vectorizer runs. Scalar ones are used too, so
   // that no interprocedural pass rewrites their signature (constant propagation into `pow(x,
   // 2.0)` used to drop the exponent, and the call no longer matched its vector variants).
@@ -1176,8 +1219,8 @@ llvm::Function* sincos_fn(llvm::Module& mod, llvm::Function* caller, llvm::Type*
   if (!fast)
     path_if(b.CreateNot(lanes(trig_huge_mask(e, x), false)), "double",
             [&](Value*& sv, Value*& cv) { trig_fast_both(e, x, sv, cv); });
-  llvm::CallInst* sl = b.CreateCall(math_fn(mod, caller, MathFn::Sin, t, fast), {x});
-  llvm::CallInst* cl = b.CreateCall(math_fn(mod, caller, MathFn::Cos, t, fast), {x});
+  llvm::CallInst* sl = b.CreateCall(math_fn(mod, caller, MathFn::Sin, t, {.fast = fast}), {x});
+  llvm::CallInst* cl = b.CreateCall(math_fn(mod, caller, MathFn::Cos, t, {.fast = fast}), {x});
   sl->setIsNoInline();
   cl->setIsNoInline();
   b.CreateRet(pack2(b, sl, cl));
@@ -1207,8 +1250,8 @@ llvm::Value* emit_math_call(llvm::IRBuilder<>& b, MathFn fn, llvm::ArrayRef<llvm
   if (fn == MathFn::Sqrt) return b.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, args[0]);
   llvm::Function* caller = b.GetInsertBlock()->getParent();
   llvm::Module& mod = *caller->getParent();
-  for (unsigned vf : variant_widths(t)) math_fn(mod, caller, fn, llvm::FixedVectorType::get(t, vf), opts.fast);
-  llvm::Function* scalar = math_fn(mod, caller, fn, t, opts.fast);
+  for (unsigned vf : variant_widths(t)) math_fn(mod, caller, fn, llvm::FixedVectorType::get(t, vf), opts);
+  llvm::Function* scalar = math_fn(mod, caller, fn, t, opts);
   llvm::CallInst* call = b.CreateCall(scalar, args);
   std::string params(fn == MathFn::Pow ? 2 : 1, 'v');
   call->addFnAttr(llvm::Attribute::get(b.getContext(), "vector-function-abi-variant",

@@ -13,6 +13,12 @@ const char* math_fn_name(MathFn fn);  // "exp", "log", ...
 // reduction: NaN above it; f64 pow without the extended-precision log).
 struct MathOptions {
   bool fast = false;
+  // f64 sin/cos whose kernel takes both of one x (BodyEmitter::sincos): the shared reduction
+  // modulo pi/2 with both polynomials and the quadrant's selects, which the two calls' inlined
+  // bodies share. Alone, each takes a reduction modulo pi and one polynomial, half the vector
+  // operations but no sharing. The two differ by up to an ulp or two, both within the bounds of
+  // docs/math_accuracy.md. Ignored for f32, whose pair is the packed sincos.
+  bool pair = false;
 };
 
 // Emits a call computing fn(args...) for scalar float/double args (Pow takes 2 args), defining

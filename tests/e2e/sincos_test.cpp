@@ -19,6 +19,7 @@
 #include <string>
 
 #include "arrayc/arrayc.h"
+#include "support/ulp.h"
 
 namespace {
 
@@ -177,6 +178,82 @@ TEST(SinCos, MathKernelsCompileOneVectorLoopWithTheirRareLanesRolled) {
   EXPECT_EQ(blocks_named(opt, "vec.epilog.vector.body"), 0) << opt;
   // One each for the vector loop's sin and cos (the scalar loop calls them without a lane loop).
   EXPECT_EQ(blocks_named(opt, "lane.huge"), 2) << opt;
+}
+
+// float64 sin and cos alone reduce modulo pi and evaluate one polynomial; of one x in one
+// kernel, they share the reduction modulo pi/2 and both polynomials (vmath's pair functions,
+// MathOptions::pair). Both within the bound of docs/math_accuracy.md, never above 1 in magnitude
+// (the one-polynomial path clamps: near |r| = pi/2 its rounding could give cos(1e-9) =
+// 1.0000000000000002), exact at 0 (sin(-0) = -0), NaN for NaN and infinities; huge arguments
+// take the exact reduction (NaN in fast mode).
+std::vector<double> trig_inputs_f64() {
+  const double inf = std::numeric_limits<double>::infinity();
+  std::vector<double> v = {0.0, -0.0, 5e-324, -5e-324, 1e-300, 1e-9, 2.6474255657715685e-08, -1e-9,
+                           0.25, 0.5, 1.0, 1.5707963267948966, -1.5707963267948966, 3.141592653589793,
+                           4.71238898038469, 1e5, 1e9, 1073741823.0, 1073741824.0, 1073741825.0, -1e15,
+                           1e300, -1e300, inf, -inf, std::numeric_limits<double>::quiet_NaN()};
+  std::mt19937_64 g(11);
+  std::uniform_real_distribution<double> u(-20, 20);
+  for (int i = 0; i < 20000; ++i) v.push_back(u(g));
+  for (int i = 0; i < 8000; ++i) v.push_back(std::ldexp(1.0 + u(g) / 40, -static_cast<int>(g() % 60)));
+  // Multiples of pi/2 (zeros and peaks of both) and their neighbours.
+  for (int k = -3000; k <= 3000; ++k) {
+    double x = k * 1.5707963267948966;
+    v.insert(v.end(), {x, std::nextafter(x, -inf), std::nextafter(x, inf)});
+  }
+  return v;
+}
+
+TEST(SinCos, Float64AloneAndPairedStayWithinTheBoundAndAtMostOne) {
+  std::vector<double> in = trig_inputs_f64();
+  Array x = array(in, {static_cast<int64_t>(in.size())});
+  auto both = jit([](const Array& a) { return std::vector<Array>{arrayc::sin(a), arrayc::cos(a)}; });
+  auto sin_alone = jit([](const Array& a) { return arrayc::sin(a); });
+  auto cos_alone = jit([](const Array& a) { return arrayc::cos(a); });
+  for (bool fast : {false, true}) {
+    set_fast_math(fast);
+    std::vector<Array> sc = both(x);
+    std::vector<std::vector<double>> got = {sin_alone(x).to_vector<double>(), cos_alone(x).to_vector<double>(),
+                                            sc[0].to_vector<double>(), sc[1].to_vector<double>()};
+    const char* what[] = {"sin alone", "cos alone", "sin paired", "cos paired"};
+    for (int k = 0; k < 4; ++k) {
+      bool is_cos = k % 2;
+      double worst = 0, worst_x = 0;
+      int bad = 0;
+      for (size_t i = 0; i < in.size() && bad < 10; ++i) {
+        double y = got[k][i];
+        if (fast && std::fabs(in[i]) > 0x1p30 && std::isfinite(in[i])) {
+          if (!std::isnan(y)) ++bad, ADD_FAILURE() << what[k] << " fast (" << in[i] << ") = " << y << ", not NaN";
+          continue;
+        }
+        long double ref = is_cos ? cosl(in[i]) : sinl(in[i]);
+        double err = arrayc_test::ulp_error(y, ref);
+        if (err > worst) worst = err, worst_x = in[i];
+        if (std::fabs(y) > 1) ++bad, ADD_FAILURE() << what[k] << "(" << in[i] << ") = " << y;
+      }
+      std::printf("  f64 %s%s: max %.3f ulp (x = %.17g)\n", what[k], fast ? " fast" : "", worst, worst_x);
+      EXPECT_LE(worst, 4.0) << what[k] << (fast ? " fast" : "") << " at " << worst_x;
+      // in[0] = 0, in[1] = -0
+      EXPECT_EQ(got[k][0], is_cos ? 1.0 : 0.0) << what[k];
+      EXPECT_EQ(got[k][1], is_cos ? 1.0 : 0.0) << what[k];
+      if (!is_cos) EXPECT_TRUE(std::signbit(got[k][1])) << what[k] << "(-0) must be -0";
+    }
+  }
+  set_fast_math(false);
+}
+
+TEST(SinCos, Float64PairsCallThePairFunctions) {
+  // sin and cos of one float64 x call vmath's pair functions (which share their reduction once
+  // inlined); a sin or cos alone calls its own, and so do sin and cos of different arguments.
+  if (default_device().kind != Device::Kind::CPU) GTEST_SKIP();
+  Array x = array(std::vector<double>(64, 0.5), {64});
+  const std::string paired = inspect({arrayc::sin(x) * arrayc::cos(x)}).kernels[0].opt;
+  EXPECT_NE(paired.find("@arrayc_sin_f64_pair("), std::string::npos) << paired;
+  EXPECT_NE(paired.find("@arrayc_cos_f64_pair("), std::string::npos) << paired;
+  const std::string apart = inspect({arrayc::sin(x) * arrayc::cos(x * 2.0)}).kernels[0].opt;
+  EXPECT_EQ(apart.find("_pair"), std::string::npos) << apart;
+  EXPECT_NE(apart.find("@arrayc_sin_f64("), std::string::npos) << apart;
+  EXPECT_NE(apart.find("@arrayc_cos_f64("), std::string::npos) << apart;
 }
 
 TEST(SinCos, PowWithAConstantExponentVectorizes) {

@@ -25,8 +25,12 @@ std::optional<int64_t> env_integer(const char* name, int64_t min, const char* un
   if (v.empty()) return std::nullopt;
   int64_t n = 0;
   auto [ptr, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
-  if (ec != std::errc() || ptr != v.data() + v.size() || n < min || n > max)
-    throw Error(std::string(name) + " must be an integer >= " + std::to_string(min) + unit + ", got '" + v + "'");
+  if (ec != std::errc() || ptr != v.data() + v.size() || n < min || n > max) {
+    std::string range = max == INT64_MAX ? ">= " + std::to_string(min)
+                                         : "from " + std::to_string(min) + " to " + std::to_string(max);
+    throw Error(std::string(name) + " must be an integer " + range + unit + ", got '" + v + "'" +
+                (ec == std::errc::result_out_of_range ? " (out of range)" : ""));
+  }
   return n;
 }
 

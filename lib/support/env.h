@@ -10,7 +10,8 @@ std::string env_string(const char* name, const std::string& fallback = "");
 int env_int(const char* name, int fallback);
 // The value of an integer setting that must be at least `min` (and at most `max`): std::nullopt
 // when the variable is unset or empty; arrayc::Error "<name> must be an integer >= <min><unit>,
-// got '<value>'" when it is not a whole integer of that range.
+// got '<value>'" (with a max: "from <min> to <max><unit>"; " (out of range)" appended when the
+// value does not fit in 64 bits) when it is not a whole integer of that range.
 std::optional<int64_t> env_integer(const char* name, int64_t min, const char* unit = "",
                                    int64_t max = INT64_MAX);
 

@@ -251,12 +251,13 @@ TEST_F(Streaming, ReductionsKeepPlainStores) {
 TEST_F(Streaming, BadThresholdIsAnErrorNamingTheVariable) {
   const char* old = std::getenv("ARRAYC_STREAM_BYTES");
   std::string saved = old ? old : "";
-  for (const char* bad : {"abc", "-1", "12MB", "1e9"}) {
+  for (const char* bad : {"abc", "-1", "12MB", "1e9", "99999999999999999999"}) {
     SCOPED_TRACE(bad);
     setenv("ARRAYC_STREAM_BYTES", bad, 1);
     set_stream_threshold_bytes(-1);  // read the variable again at the next kernel
     EXPECT_ARRAYC_ERROR((random_array(DType::Float32, {10}, 14, -1, 1) + 1.0f).eval(),
-                        "ARRAYC_STREAM_BYTES must be an integer >= 0 (bytes), got '" + std::string(bad) + "'");
+                        "ARRAYC_STREAM_BYTES must be an integer >= 0 (bytes), got '" + std::string(bad) + "'" +
+                            (std::string(bad).size() > 12 ? " (out of range)" : ""));
   }
   setenv("ARRAYC_STREAM_BYTES", "4096", 1);
   set_stream_threshold_bytes(-1);

@@ -211,7 +211,7 @@ TEST_F(ThreadPool, RejectsZeroThreads) {
 // binary), since this one has resolved its thread count already.
 TEST(ThreadPoolEnv, BadArraycNumThreadsIsAnErrorNamingIt) {
   GTEST_FLAG_SET(death_test_style, "threadsafe");
-  for (const char* bad : {"abc", "0", "-2", "3x"}) {
+  for (const char* bad : {"abc", "0", "-2", "3x", "2147483648", "99999999999999999999"}) {
     EXPECT_EXIT(
         {
           setenv("ARRAYC_NUM_THREADS", bad, 1);
@@ -224,7 +224,8 @@ TEST(ThreadPoolEnv, BadArraycNumThreadsIsAnErrorNamingIt) {
           std::_Exit(0);
         },
         ::testing::ExitedWithCode(3),
-        std::string("ARRAYC_NUM_THREADS must be an integer >= 1, got '") + bad + "'");
+        std::string("ARRAYC_NUM_THREADS must be an integer from 1 to 2147483647, got '") + bad + "'" +
+            (std::string(bad).size() > 12 ? " \\(out of range\\)" : ""));
   }
 }
 

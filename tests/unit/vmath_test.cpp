@@ -564,6 +564,28 @@ void check_log_pow_same_bits() {
                       {T(2), inf}, {T(0.5), -inf}, {nan, T(1)}, {T(1), nan}, {T(2), T(0)}});
 }
 
+// f64 sin and cos alone (one polynomial after a reduction modulo pi, clamped to [-1, 1]): every
+// vector width gives the scalar function's bits, and a huge, infinite or NaN lane (the exact
+// reduction for that lane alone) leaves its neighbours' bits alone.
+void check_trig_f64_same_bits(MathFn fn) {
+  std::vector<double> v;
+  add_uniform(v, -20, 20, 1 << 14, 51);
+  add_log_uniform(v, -40, 29, 1 << 13, 52);
+  for (int k = -200; k <= 200; ++k) {
+    double x = k * 1.5707963267948966;
+    v.insert(v.end(), {x, std::nextafter(x, -1e300), std::nextafter(x, 1e300)});
+  }
+  for (double x : {0.0, -0.0, 1e-9, -1e-9, 1073741823.0, -1073741823.0}) v.push_back(x);
+  const double inf = std::numeric_limits<double>::infinity();
+  check_same_bits<double>(fn, v, {},
+                          {{1e300, 0}, {-0x1p30 * 1.5, 0}, {inf, 0}, {-inf, 0},
+                           {std::numeric_limits<double>::quiet_NaN(), 0}});
+}
+
+TEST(VMath, SinCosF64SameBitsAtEveryWidthAndNeighbourhood) {
+  check_trig_f64_same_bits(MathFn::Sin);
+  check_trig_f64_same_bits(MathFn::Cos);
+}
 TEST(VMath, ExpF32SameBitsAtEveryWidthAndNeighbourhood) { check_exp_same_bits<float>(); }
 TEST(VMath, ExpF64SameBitsAtEveryWidthAndNeighbourhood) { check_exp_same_bits<double>(); }
 TEST(VMath, LogPowF32SameBitsAtEveryWidthAndNeighbourhood) { check_log_pow_same_bits<float>(); }

@@ -702,18 +702,20 @@ const std::vector<double> kSinHalfPiPolyF64 = {
 constexpr double kOneOverPi = kTwoOverPi / 2;
 
 Value* trig_one_f64(const Ctx& d, Value* x, bool is_cos) {
-  const double magic = 0x1.8p52;
-  Value* t = is_cos ? d.add(d.fma(x, d.c(kOneOverPi), d.c(-0.5)), d.c(magic))
-                    : d.fma(x, d.c(kOneOverPi), d.c(magic));
-  Value* qd = d.sub(t, d.c(magic));
-  if (is_cos) qd = d.add(qd, d.c(0.5));
+  Value *qd, *t;  // t: the rounding's raw bits, q in the low ones
+  if (is_cos) {
+    d.round_int(d.fma(x, d.c(kOneOverPi), d.c(-0.5)), 1, qd, &t);
+    qd = d.add(qd, d.c(0.5));
+  } else {
+    d.round_int(x, kOneOverPi, qd, &t);
+  }
   Value* r = d.fma(d.neg(qd), d.c(2 * kPio2A), x);
   r = d.fma(d.neg(qd), d.c(2 * kPio2BDown), r);
   r = d.fma(d.neg(qd), d.c(2 * kPio2CRest), r);
   Value* z = d.mul(r, r);
   Value* w = d.fma(d.horner(z, kSinHalfPiPolyF64), z, d.c(0));
   Value* y = d.fma(r, w, r);
-  Value* sign = d.b.CreateShl(d.bits(t), d.ci(63));
+  Value* sign = d.b.CreateShl(t, d.ci(63));
   if (is_cos) sign = d.b.CreateXor(sign, d.ci(INT64_MIN));
   // Near |r| = pi/2 (cos of small x, sin near its peaks) the rounding of w can carry y one ulp
   // past 1, and cos(1e-9) would be 1.0000000000000002: clamped by a min and a max, which let NaN

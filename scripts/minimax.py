@@ -10,8 +10,8 @@ f64 sin and cos, on |r| <= pi/4 + 2^-20 (the double reduction's q is one off onl
 a half-integer): sin(r) ~ r + r^3 S(z) with S of degree 5 (g = (sin r - r) / r^3, w = r^3 / sin r),
 and cos(r) ~ 1 + z P(z) as above with P of degree 6 whose constant term is then set to -1/2
 exactly (it comes out within 1e-17 of it), so that vmath evaluates 1 - z/2 + z^2 C(z) with C the
-other six. f64 sin or cos alone reduces modulo pi: sin(r) ~ r + r^3 S(z) on |r| <= pi/2 + 2^-20
-with S of degree 7.
+other six. sin or cos alone reduces modulo pi: sin(r) ~ r + r^3 S(z) on |r| <= pi/2 + 2^-20
+with S of degree 7 (f64), on |r| <= pi/2 + 2^-12 with S of degree 3 (f32, below 2^10).
 
 Prints the coefficients (rounded to float or double, as hex literals for vmath.cpp) and the
 maximum relative error in units of one ULP of a result in [0.5, 1) (2^-24 or 2^-53) with exact
@@ -110,6 +110,9 @@ def main():
     r64_half_pi = mp.pi / 2 + mp.mpf(2) ** -20
     report("f64 sin(r) = r + r^3 S(z), |r| <= pi/2 + 2^-20 (sin or cos alone, reduced modulo pi)",
            g_sin, w_sin, r64_half_pi * r64_half_pi, 8, 53)
+    r32_half_pi = mp.pi / 2 + mp.mpf(2) ** -12
+    report("f32 sin(r) = r + r^3 S(z), |r| <= pi/2 + 2^-12 (sin or cos alone below 2^10, modulo pi)",
+           g_sin, w_sin, r32_half_pi * r32_half_pi, 4, 24)
 
 
 if __name__ == "__main__":

@@ -33,8 +33,8 @@ void reset_stats();
 
 // Fusion on (default) or off (one kernel per op, for comparison and differential testing).
 // ARRAYC_FUSION=0 turns it off at start-up. Both give the same bits except where a fused kernel
-// computes float64 sin and cos of one argument: those share a reduction, and can differ by an ulp
-// or two from the separate functions (docs/math_accuracy.md).
+// computes sin and cos of one argument: those share a reduction, and can differ by an ulp or two
+// from the separate functions (float32: for arguments below 2^10; docs/math_accuracy.md).
 void set_fusion(bool enabled);
 bool fusion_enabled();
 

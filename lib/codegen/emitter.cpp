@@ -310,8 +310,10 @@ Value* BodyEmitter::op(const KernelInstr& in, const std::vector<Value*>& a) {
 
 // sin(x) and cos(x) of one x are computed together: the argument reduction, the costly part,
 // is shared. On NVPTX through libdevice's sincos; on the host, for float32, through vmath's
-// packed sincos (bit for bit the separate functions' results), for float64 through vmath's pair
-// functions (MathOptions::pair), whose inlined bodies share their reduction and polynomials.
+// packed sincos, for float64 through vmath's pair functions (MathOptions::pair), whose inlined
+// bodies share their reduction and polynomials. Both reduce modulo pi/2 and evaluate both
+// polynomials; sin or cos alone reduces modulo pi and evaluates one (float32: below 2^10), so the
+// two can differ by an ulp or two, both within docs/math_accuracy.md's bounds.
 // Returns false when `i` has no such partner.
 bool BodyEmitter::sincos(size_t i, std::vector<Value*>& v) {
   const KernelInstr& in = k_.body[i];

@@ -9,9 +9,10 @@
 // other lanes' paths give in-range lanes the same bits. sin/cos variants check "any lane huge" and
 // reduce those lanes one by one with an exact (Payne-Hanek) reduction; f32 sin/cos first check
 // "every lane below 16" (exp's bound, so that exp, sin and cos of one x test it once), then
-// "below 2^10" and "below 2^22", and then compute in float instead of double. f64 sin or cos
-// alone reduces modulo pi and evaluates one polynomial; sin and cos of one x (MathOptions::pair)
-// share a reduction modulo pi/2 and both polynomials.
+// "below 2^10" and "below 2^22", and then compute in float instead of double. sin or cos alone
+// (f64; f32 below 2^10) reduces modulo pi and evaluates one polynomial; sin and cos of one x
+// (the f32 packed sincos, f64 MathOptions::pair) share a reduction modulo pi/2 and both
+// polynomials.
 // Algorithms and measured errors are in docs/math_accuracy.md.
 #include "codegen/vmath.h"
 
@@ -639,6 +640,24 @@ constexpr double kPio2A = 0x1.921fb54442d18p+0, kPio2B = 0x1.1a62633145c07p-54,
 constexpr double kPio2BDown = 0x1.1a62633145c06p-54, kPio2CRest = 0x1.c1cd129024e09p-107;
 constexpr double kTwoOverPi = 0x1.45f306dc9c883p-1;
 
+// pi/2 = p[0] + p[1] + p[2] + p[3] (floats), peeled off the double-double kPio2A + kPio2B, each
+// part rounded to nearest or (toward_zero) down. Parts rounded down are all positive: then every
+// step fma(q, -p[i], r) of a reduction with q = +0 adds -0, and a -0 of x survives it. The
+// nearest parts keep a long reduction (many q bits, four steps) 0.5 ULP more accurate.
+std::array<float, 4> pio2_floats(bool toward_zero) {
+  std::array<float, 4> p;
+  double h = kPio2A, l = kPio2B + kPio2C;
+  for (float& part : p) {
+    part = static_cast<float>(h + l);
+    if (toward_zero && part > h + l) part = std::nextafter(part, 0.0f);
+    double d = h - part;  // exact: part is within a factor 2 of h
+    h = d + l;            // two-sum (h, l) = d + l
+    double bv = h - d;
+    l = (d - (h - bv)) + (l - bv);
+  }
+  return p;
+}
+
 // sin(x) and cos(x) in float from x's reduction r (+ r_lo, when r is a rounded double: then
 // r_lo = r - float(r)) and quadrant q (e's integer type; only q mod 4 matters), with minimax
 // polynomials on |r| <= pi/4: sin of degree 7 (Cephes sinf's coefficients), cos of degree 6
@@ -684,43 +703,61 @@ void trig_fast_both(const Ctx& e, Value* x, Value*& sin_out, Value*& cos_out) {
   trig_eval_both(d, r, q, sin_out, cos_out);
 }
 
-// f64 sin or cos alone (no partner in the kernel: W1 takes both, and then the shared reduction
-// and both polynomials above cost less than two of these). x = q pi + r with |r| <= pi/2 (cos:
-// x = (q + 1/2) pi + r), sin x = (-1)^q sin r (cos x = (-1)^(q+1) sin r): one polynomial, no
-// quadrant swap, and the sign from q's low bit. Against the shared path's both polynomials and
-// quadrant selects this is half the vector operations: on Zen 4, whose 512-bit operations take
-// two of its four 256-bit pipes, a loop of these is bound by the count of all its vector
-// operations, not only its FMAs. q = rint(x/pi) with the magic constant, whose low mantissa bit
-// is then q's (cos: rint(x/pi - 1/2), then + 1/2); r = x - q pi with pi in three positive parts
-// (twice those of pi/2: the first step is exact, q < 2^29, and a -0 of x survives). sin r =
-// r + r w with w = z S(z) + 0 (z = r^2; +0 for r = +-0, so that r w + r keeps r's sign), S the
-// minimax polynomial of degree 7 in z (sin of degree 17) on |r| <= pi/2 + 2^-20
-// (`scripts/minimax.py`: relative error 0.05 ULP with its coefficients rounded to double).
+// sin or cos alone (no partner in the kernel: W1 and W8 take both, and then the shared
+// reduction and both polynomials cost less than two of these). x = q pi + r with |r| <= pi/2
+// (cos: x = (q + 1/2) pi + r), sin x = (-1)^q sin r (cos x = (-1)^(q+1) sin r): one polynomial,
+// no quadrant swap, and the sign from q's low bit. Against the shared path's both polynomials and
+// quadrant selects this is two thirds of the vector operations (f64: about 24 against 36 per 8
+// lanes; f32: 15 against 20 per 16): on Zen 4, whose 512-bit operations take two of its four
+// 256-bit pipes, a loop of these is bound by the count of all its vector operations, not only its
+// FMAs. q = rint(x/pi) with the magic constant, whose low mantissa bit is then q's (cos:
+// rint(x/pi - 1/2), then + 1/2); r = x - q pi with pi in three positive parts (twice those of
+// pi/2: the first step is exact, and a -0 of x survives). sin r = r + t S(z) with z = r^2 and
+// t = r z + 0 (+0 for r = +-0, so that t S + r keeps r's sign), S the minimax polynomial on
+// |r| <= pi/2 + 2^-20 (f64) or + 2^-12 (f32) of `scripts/minimax.py`: f64 degree 7 in z (sin of
+// degree 17), 0.05 ULP with its coefficients rounded to double; f32 degree 3 (sin of degree 9),
+// 0.26 ULP rounded to float. (As r + r (z S(z)) instead, the rounding of z S(z), carried by r,
+// gave f32 2.0 ULP and two floats a result of 1 + 2^-23; t's rounding is carried by S, 0.15 of
+// its size: every float below 2^10 gives at most 1.9 ULP and none above 1.)
+// f64: every finite x below the huge bound (q < 2^29). f32: the float tiers below kTinyTrigF32
+// (q < 2^9; float(1/pi) and the FMA's rounding put x/pi within 2^-15.5 of the true quotient, so
+// q is one off only where |r| stays below pi/2 + 2^-14).
 const std::vector<double> kSinHalfPiPolyF64 = {
     -0x1.5555555555555p-3, 0x1.11111111110c1p-7,  -0x1.a01a01a0148bcp-13, 0x1.71de3a5287c59p-19,
     -0x1.ae6454cb5687bp-26, 0x1.6123cb28d3ffp-33, -0x1.ae431d8c8731p-41, 0x1.8829a1b747a6cp-49};
+const std::vector<double> kSinHalfPiPolyF32 = {-0x1.55554cp-3, 0x1.110ed2p-7, -0x1.9f6fe4p-13,
+                                               0x1.5dbc58p-19};
 constexpr double kOneOverPi = kTwoOverPi / 2;
 
-Value* trig_one_f64(const Ctx& d, Value* x, bool is_cos) {
-  Value *qd, *t;  // t: the rounding's raw bits, q in the low ones
+Value* trig_one(const Ctx& e, Value* x, bool is_cos) {
+  Value *qd, *qbits;  // qbits: the rounding's raw bits, q in the low ones
   if (is_cos) {
-    d.round_int(d.fma(x, d.c(kOneOverPi), d.c(-0.5)), 1, qd, &t);
-    qd = d.add(qd, d.c(0.5));
+    e.round_int(e.fma(x, e.c(kOneOverPi), e.c(-0.5)), 1, qd, &qbits);
+    qd = e.add(qd, e.c(0.5));
   } else {
-    d.round_int(x, kOneOverPi, qd, &t);
+    e.round_int(x, kOneOverPi, qd, &qbits);
   }
-  Value* r = d.fma(d.neg(qd), d.c(2 * kPio2A), x);
-  r = d.fma(d.neg(qd), d.c(2 * kPio2BDown), r);
-  r = d.fma(d.neg(qd), d.c(2 * kPio2CRest), r);
-  Value* z = d.mul(r, r);
-  Value* w = d.fma(d.horner(z, kSinHalfPiPolyF64), z, d.c(0));
-  Value* y = d.fma(r, w, r);
-  Value* sign = d.b.CreateShl(t, d.ci(63));
-  if (is_cos) sign = d.b.CreateXor(sign, d.ci(INT64_MIN));
-  // Near |r| = pi/2 (cos of small x, sin near its peaks) the rounding of w can carry y one ulp
-  // past 1, and cos(1e-9) would be 1.0000000000000002: clamped by a min and a max, which let NaN
-  // through (AVX-512's one-instruction vrangepd would turn NaN into +-1).
-  return d.clamp(d.flt(d.b.CreateXor(d.bits(y), sign)), -1, 1);
+  std::array<double, 3> pio2 = {kPio2A, kPio2BDown, kPio2CRest};
+  if (!e.f64) {
+    std::array<float, 4> p = pio2_floats(true);
+    pio2 = {p[0], p[1], p[2]};
+  }
+  Value* r = x;
+  for (double part : pio2) r = e.fma(e.neg(qd), e.c(2 * part), r);
+  Value* z = e.mul(r, r);
+  Value* t = e.fma(r, z, e.c(0));
+  Value* y = e.fma(t, e.horner(z, e.f64 ? kSinHalfPiPolyF64 : kSinHalfPiPolyF32), r);
+  int top = e.f64 ? 63 : 31;
+  Value* sign = e.b.CreateShl(qbits, e.ci(top));
+  if (is_cos) sign = e.b.CreateXor(sign, e.ci(static_cast<int64_t>(uint64_t{1} << top)));
+  Value* res = e.flt(e.b.CreateXor(e.bits(y), sign));
+  if (!e.f64) return res;
+  // f64 near |r| = pi/2 (cos of small x, sin near its peaks): the polynomial and its rounding
+  // carry y one ulp past 1 (14099 sines and 19529 cosines of 100 million arguments near their
+  // peaks), and cos(1e-9) would be 1.0000000000000002. Clamped by a min and a max, which let NaN
+  // through (AVX-512's one-instruction vrangepd would turn NaN into +-1). f32 needs none: every
+  // float argument of the tiers gives |y| <= 1 (checked exhaustively, docs/math_accuracy.md).
+  return e.clamp(res, -1, 1);
 }
 
 // Fast mode has no exact reduction: lanes above the huge threshold give NaN rather than an
@@ -740,24 +777,6 @@ Value* trig_fast(const Ctx& e, Value* x, bool is_cos) {
 // r = x - q*pi/2 with pi/2 split into four floats (FMA; the first step is exact),
 // the minimax polynomials of trig_poly_f32.
 constexpr double kSmallTrigF32 = 0x1p22;
-
-// pi/2 = p[0] + p[1] + p[2] + p[3] (floats), peeled off the double-double kPio2A + kPio2B, each
-// part rounded to nearest or (toward_zero) down. Parts rounded down are all positive: then every
-// step fma(q, -p[i], r) of a reduction with q = +0 adds -0, and a -0 of x survives it. The
-// nearest parts keep a long reduction (many q bits, four steps) 0.5 ULP more accurate.
-std::array<float, 4> pio2_floats(bool toward_zero) {
-  std::array<float, 4> p;
-  double h = kPio2A, l = kPio2B + kPio2C;
-  for (float& part : p) {
-    part = static_cast<float>(h + l);
-    if (toward_zero && part > h + l) part = std::nextafter(part, 0.0f);
-    double d = h - part;  // exact: part is within a factor 2 of h
-    h = d + l;            // two-sum (h, l) = d + l
-    double bv = h - d;
-    l = (d - (h - bv)) + (l - bv);
-  }
-  return p;
-}
 
 // f32 sin/cos when every lane has |x| < kTinyTrigF32 (W8's normal inputs, anything of moderate
 // size): q = rint(x * 2/pi) in one FMA with the magic constant 1.5 * 2^23 (whose low mantissa
@@ -804,17 +823,19 @@ void trig_small_f32_both(const Ctx& e, Value* x, Value*& sin_out, Value*& cos_ou
 }
 
 // The float paths of f32 sin/cos, tried in order, each taken when every lane is below its bound
-// (all_below: NaN and inf lanes fail it). The separate functions and the packed sincos
-// both read this table, which keeps their results equal bit for bit. The first bound is exp's
-// (kModerateF32), so that exp, sin and cos of one x test it once; below 2^10 it is the same path.
+// (all_below: NaN and inf lanes fail it). The packed sincos takes `both`; the separate functions
+// take `one` where the tier has it (below 2^10: trig_one, the reduction modulo pi), else
+// `both`. The first bound is exp's (kModerateF32), so that exp, sin and cos of one x test it
+// once; below 2^10 it is the same path.
 struct FloatTrigTier {
   double bound;
   const char* name;
   void (*both)(const Ctx&, Value*, Value*&, Value*&);
+  Value* (*one)(const Ctx&, Value*, bool is_cos);
 };
-constexpr FloatTrigTier kFloatTrigTiers[] = {{kModerateF32, "tiny", trig_tiny_f32_both},
-                                             {kTinyTrigF32, "tiny", trig_tiny_f32_both},
-                                             {kSmallTrigF32, "small", trig_small_f32_both}};
+constexpr FloatTrigTier kFloatTrigTiers[] = {{kModerateF32, "tiny", trig_tiny_f32_both, trig_one},
+                                             {kTinyTrigF32, "tiny", trig_tiny_f32_both, trig_one},
+                                             {kSmallTrigF32, "small", trig_small_f32_both, nullptr}};
 
 // Emits the tiers' tests at b's insertion point, each branching to its path; consecutive tiers
 // of one path share its block (emitted once, by ret(tier), which ends it with a return). Leaves
@@ -995,7 +1016,7 @@ Value* emit_body(const Ctx& e, MathFn fn, llvm::ArrayRef<Value*> a, const MathOp
       return log_fn(e, a[0]);
     case MathFn::Sin:
     case MathFn::Cos:
-      if (e.f64 && !o.pair) return trig_one_f64(e, a[0], fn == MathFn::Cos);
+      if (e.f64 && !o.pair) return trig_one(e, a[0], fn == MathFn::Cos);
       return trig_fast(e, a[0], fn == MathFn::Cos);
     case MathFn::Tanh:
       return tanh_fn(e, a[0]);
@@ -1060,6 +1081,10 @@ llvm::Function* define_fn(llvm::Module& mod, llvm::Function* like, const std::st
   if (trig && !e.f64) {
     // The float paths (kFloatTrigTiers); past them, the double path below.
     float_trig_tiers(b, e, args[0], [&](const FloatTrigTier& tier) {
+      if (tier.one) {
+        b.CreateRet(tier.one(e, args[0], fn == MathFn::Cos));
+        return;
+      }
       Value *sv, *cv;
       tier.both(e, args[0], sv, cv);
       b.CreateRet(fn == MathFn::Cos ? cv : sv);
@@ -1178,7 +1203,7 @@ Value* pack2(llvm::IRBuilder<>& b, Value* s, Value* c) {
 
 // i64 arrayc_sincos_f32(float x) (and its variants over <N x float> -> <N x i64>): sin(x) in the
 // low half, cos(x) in the high half, equal bit for bit to arrayc_sin_f32 / arrayc_cos_f32 (their
-// _fast versions in fast mode).
+// _fast versions in fast mode) except in the tiers where those take trig_one (below 2^10).
 llvm::Function* sincos_fn(llvm::Module& mod, llvm::Function* caller, llvm::Type* t, bool fast) {
   std::string name = fast ? "arrayc_sincos_f32_fast" : "arrayc_sincos_f32";
   if (auto* vt = llvm::dyn_cast<llvm::FixedVectorType>(t)) name += "_v" + std::to_string(vt->getNumElements());

@@ -15,9 +15,10 @@ struct MathOptions {
   bool fast = false;
   // f64 sin/cos whose kernel takes both of one x (BodyEmitter::sincos): the shared reduction
   // modulo pi/2 with both polynomials and the quadrant's selects, which the two calls' inlined
-  // bodies share. Alone, each takes a reduction modulo pi and one polynomial, half the vector
-  // operations but no sharing. The two differ by up to an ulp or two, both within the bounds of
-  // docs/math_accuracy.md. Ignored for f32, whose pair is the packed sincos.
+  // bodies share. Alone, each takes a reduction modulo pi and one polynomial, two thirds of the
+  // vector operations but no sharing. The two differ by up to an ulp or two, both within the
+  // bounds of docs/math_accuracy.md. Ignored for f32, whose pair is the packed sincos (which
+  // differs from f32 sin/cos alone in the same way, below 2^10).
   bool pair = false;
 };
 
@@ -32,7 +33,8 @@ llvm::Value* emit_math_call(llvm::IRBuilder<>& b, MathFn fn, llvm::ArrayRef<llvm
 
 // sin(x) and cos(x) of one float x in one call that shares the argument reduction and the
 // polynomials (W1 and W8 take both of one x). The results equal emit_math_call's Sin and Cos
-// (of the same mode) bit for bit. The call returns both packed in an i64 (sin low, cos high) and
+// (of the same mode) bit for bit from 2^10 up; below, where those reduce modulo pi and evaluate
+// one polynomial each, they can differ by an ulp or two (both within the bounds). The call returns both packed in an i64 (sin low, cos high) and
 // has one vector variant, of kSincosWidth lanes; a loop containing it must be given that vector
 // width explicitly (llvm.loop.vectorize.width), since the i64 would otherwise halve the
 // vectorizer's choice.

@@ -1,8 +1,11 @@
 // sin(x) and cos(x) of one float32 x in one kernel share their argument reduction on the CPU
-// (vmath's packed sincos). The results must be the separate functions' results bit for bit, on
-// every kind of input (small, near the float path's 2^22 limit, huge, zeros of both signs,
-// subnormals, infinities, NaN), also when one 16-lane vector mixes small and huge lanes; and
-// the loop must still vectorize at 16 lanes.
+// (vmath's packed sincos), and so do those of one float64 x (the pair functions). Alone, each
+// reduces modulo pi and evaluates one polynomial where that is cheaper (float32 below 2^10,
+// float64 below the huge bound); elsewhere float32 alone takes the packed sincos's own paths
+// and gives its bits. Tested here: both ways within the bound on every kind of input (small,
+// near the float paths' limits, huge, zeros of both signs, subnormals, infinities, NaN), never
+// above 1 in magnitude; bit for bit equal where the paths are shared, also when one 16-lane
+// vector mixes small and huge lanes; and the loops still vectorize at 16 lanes.
 //
 // A vector whose lanes are not all below 2^22 computes every lane on the double path, which can
 // differ from the float path by an ulp (both within the documented bound), so a lane's bits
@@ -48,8 +51,18 @@ bool same_bits(float a, float b) {
   return std::memcmp(&a, &b, sizeof a) == 0;
 }
 
-TEST(SinCos, SharedReductionGivesTheSeparateResultsBitForBit) {
-  std::vector<float> in = trig_edge_inputs();
+// The inputs of trig_edge_inputs() from 2^10 up (and the non-finite ones), in whole 64-element
+// blocks: there the separate float32 functions take the packed sincos's paths.
+std::vector<float> shared_path_inputs() {
+  std::vector<float> v;
+  for (float x : trig_edge_inputs())
+    if (!(std::fabs(x) < 1024.0f)) v.push_back(x);
+  for (size_t i = 0; v.size() % 64; ++i) v.push_back(2048.0f + static_cast<float>(i));
+  return v;
+}
+
+TEST(SinCos, SharedReductionGivesTheSeparateResultsBitForBitFromTwoToTheTen) {
+  std::vector<float> in = shared_path_inputs();
   Array x = array(in, {static_cast<int64_t>(in.size())});
   auto both = jit([](const Array& a) { return std::vector<Array>{arrayc::sin(a), arrayc::cos(a)}; });
   reset_stats();
@@ -62,7 +75,6 @@ TEST(SinCos, SharedReductionGivesTheSeparateResultsBitForBit) {
     if (!same_bits(s[i], s1[i])) ++bad, ADD_FAILURE() << "sin(" << in[i] << "): " << s[i] << " vs " << s1[i];
     if (!same_bits(c[i], c1[i])) ++bad, ADD_FAILURE() << "cos(" << in[i] << "): " << c[i] << " vs " << c1[i];
   }
-  EXPECT_TRUE(std::signbit(s[1])) << "sin(-0) must be -0";
 }
 
 // The kernel's own function in an optimized module (the math functions it calls are beside it).
@@ -180,12 +192,11 @@ TEST(SinCos, MathKernelsCompileOneVectorLoopWithTheirRareLanesRolled) {
   EXPECT_EQ(blocks_named(opt, "lane.huge"), 2) << opt;
 }
 
-// float64 sin and cos alone reduce modulo pi and evaluate one polynomial; of one x in one
-// kernel, they share the reduction modulo pi/2 and both polynomials (vmath's pair functions,
-// MathOptions::pair). Both within the bound of docs/math_accuracy.md, never above 1 in magnitude
-// (the one-polynomial path clamps: near |r| = pi/2 its rounding could give cos(1e-9) =
-// 1.0000000000000002), exact at 0 (sin(-0) = -0), NaN for NaN and infinities; huge arguments
-// take the exact reduction (NaN in fast mode).
+// sin and cos alone and of one x in one kernel (paired), both dtypes: within the bound of
+// docs/math_accuracy.md, never above 1 in magnitude (near |r| = pi/2 the float64 one-polynomial
+// path's rounding could give cos(1e-9) = 1.0000000000000002: it clamps), exact at 0
+// (sin(-0) = -0), NaN for NaN and infinities; huge arguments take the exact reduction (NaN in
+// fast mode, above 2^40 for float32 and 2^30 for float64).
 std::vector<double> trig_inputs_f64() {
   const double inf = std::numeric_limits<double>::infinity();
   std::vector<double> v = {0.0, -0.0, 5e-324, -5e-324, 1e-300, 1e-9, 2.6474255657715685e-08, -1e-9,
@@ -204,42 +215,72 @@ std::vector<double> trig_inputs_f64() {
   return v;
 }
 
-TEST(SinCos, Float64AloneAndPairedStayWithinTheBoundAndAtMostOne) {
-  std::vector<double> in = trig_inputs_f64();
+// trig_edge_inputs() (whose first two are 0 and -0), then float32's own peaks and zeros: the
+// floats nearest multiples of pi/4 and their neighbours, below the one-polynomial path's 2^10
+// and above.
+// Every float below 2^10 was checked once, outside the suite (docs/math_accuracy.md).
+std::vector<float> trig_inputs_f32() {
+  std::vector<float> v = trig_edge_inputs();
+  // Near sin's peaks, where evaluating the one polynomial as r + r (z S(z)) rounded these two
+  // to 1.0000001 and -1.0000001 (vmath's trig_one evaluates r + (r z) S(z)).
+  v.insert(v.end(), {0x1.2f29e8p+8f, 0x1.032e7p+9f, -0x1.2f29e8p+8f, -0x1.032e7p+9f});
+  const float inf = std::numeric_limits<float>::infinity();
+  // Multiples of pi/4 to 1100 (next to their odd ones the packed sincos's q may be one off),
+  // then multiples of 3 pi/2 to 3300.
+  for (int k = -1400; k <= 1400; ++k)
+    for (double step : {0.7853981633974483, 4.71238898038469}) {
+      float x = static_cast<float>(k * step);
+      v.insert(v.end(), {x, std::nextafter(x, -inf), std::nextafter(x, inf)});
+    }
+  while (v.size() % 64) v.push_back(0.5f);
+  return v;
+}
+
+template <class T>
+void check_alone_and_paired(const std::vector<T>& in, double huge) {
   Array x = array(in, {static_cast<int64_t>(in.size())});
   auto both = jit([](const Array& a) { return std::vector<Array>{arrayc::sin(a), arrayc::cos(a)}; });
   auto sin_alone = jit([](const Array& a) { return arrayc::sin(a); });
   auto cos_alone = jit([](const Array& a) { return arrayc::cos(a); });
+  const char* dtype = sizeof(T) == 4 ? "f32" : "f64";
   for (bool fast : {false, true}) {
     set_fast_math(fast);
     std::vector<Array> sc = both(x);
-    std::vector<std::vector<double>> got = {sin_alone(x).to_vector<double>(), cos_alone(x).to_vector<double>(),
-                                            sc[0].to_vector<double>(), sc[1].to_vector<double>()};
+    std::vector<std::vector<T>> got = {sin_alone(x).template to_vector<T>(), cos_alone(x).template to_vector<T>(),
+                                       sc[0].template to_vector<T>(), sc[1].template to_vector<T>()};
     const char* what[] = {"sin alone", "cos alone", "sin paired", "cos paired"};
     for (int k = 0; k < 4; ++k) {
       bool is_cos = k % 2;
       double worst = 0, worst_x = 0;
       int bad = 0;
       for (size_t i = 0; i < in.size() && bad < 10; ++i) {
-        double y = got[k][i];
-        if (fast && std::fabs(in[i]) > 0x1p30 && std::isfinite(in[i])) {
-          if (!std::isnan(y)) ++bad, ADD_FAILURE() << what[k] << " fast (" << in[i] << ") = " << y << ", not NaN";
+        T y = got[k][i];
+        if (fast && std::fabs(in[i]) > huge && std::isfinite(in[i])) {
+          if (!std::isnan(y)) ++bad, ADD_FAILURE() << dtype << " " << what[k] << " fast (" << in[i] << ") = " << y << ", not NaN";
           continue;
         }
         long double ref = is_cos ? cosl(in[i]) : sinl(in[i]);
         double err = arrayc_test::ulp_error(y, ref);
         if (err > worst) worst = err, worst_x = in[i];
-        if (std::fabs(y) > 1) ++bad, ADD_FAILURE() << what[k] << "(" << in[i] << ") = " << y;
+        if (std::fabs(y) > 1) ++bad, ADD_FAILURE() << dtype << " " << what[k] << "(" << in[i] << ") = " << y;
       }
-      std::printf("  f64 %s%s: max %.3f ulp (x = %.17g)\n", what[k], fast ? " fast" : "", worst, worst_x);
-      EXPECT_LE(worst, 4.0) << what[k] << (fast ? " fast" : "") << " at " << worst_x;
+      std::printf("  %s %s%s: max %.3f ulp (x = %.9g)\n", dtype, what[k], fast ? " fast" : "", worst, worst_x);
+      EXPECT_LE(worst, 4.0) << dtype << " " << what[k] << (fast ? " fast" : "") << " at " << worst_x;
       // in[0] = 0, in[1] = -0
-      EXPECT_EQ(got[k][0], is_cos ? 1.0 : 0.0) << what[k];
-      EXPECT_EQ(got[k][1], is_cos ? 1.0 : 0.0) << what[k];
-      if (!is_cos) EXPECT_TRUE(std::signbit(got[k][1])) << what[k] << "(-0) must be -0";
+      EXPECT_EQ(got[k][0], is_cos ? 1 : 0) << dtype << " " << what[k];
+      EXPECT_EQ(got[k][1], is_cos ? 1 : 0) << dtype << " " << what[k];
+      if (!is_cos) EXPECT_TRUE(std::signbit(got[k][1])) << dtype << " " << what[k] << "(-0) must be -0";
     }
   }
   set_fast_math(false);
+}
+
+TEST(SinCos, Float32AloneAndPairedStayWithinTheBoundAndAtMostOne) {
+  check_alone_and_paired(trig_inputs_f32(), 0x1p40);
+}
+
+TEST(SinCos, Float64AloneAndPairedStayWithinTheBoundAndAtMostOne) {
+  check_alone_and_paired(trig_inputs_f64(), 0x1p30);
 }
 
 TEST(SinCos, Float64PairsCallThePairFunctions) {

@@ -448,9 +448,12 @@ TEST(VMath, SinCosF32SmallArgumentPath) {
   for (MathFn fn : {MathFn::Sin, MathFn::Cos}) expect_ulp<float>(fn, v, {}, kBound);
 }
 
-// The tiny path (every lane below 2^10): a sweep of the whole range, and every multiple and
-// half-integer multiple of pi/2 below 2^10 with its float neighbours: next to the half-integers
-// q may be one off (x*2/pi is rounded once) and |r| a little above pi/4.
+// The tiny path (every lane below 2^10), where sin and cos alone reduce modulo pi and evaluate
+// one polynomial (vmath's trig_one): a sweep of the whole range, and every multiple of pi/4 below
+// 2^10 with its float neighbours: next to odd multiples of pi/2 (sin) and multiples of pi (cos)
+// q may be one off (x/pi is rounded once) and |r| a little above pi/2. Every float below 2^10
+// was checked once, outside the suite (docs/math_accuracy.md). The packed sincos's own tiny path
+// (modulo pi/2, both polynomials) is tested through kernels (tests/e2e/sincos_test.cpp).
 TEST(VMath, SinCosF32TinyArgumentPath) {
   std::vector<float> v;
   constexpr float kB = 0x1p10f;

@@ -13,6 +13,9 @@ exactly (it comes out within 1e-17 of it), so that vmath evaluates 1 - z/2 + z^2
 other six. sin or cos alone reduces modulo pi: sin(r) ~ r + r^3 S(z) on |r| <= pi/2 + 2^-20
 with S of degree 7 (f64), on |r| <= pi/2 + 2^-12 with S of degree 3 (f32, below 2^10).
 
+f32 tanh below 0.625: tanh(x) ~ x + x^3 P(z), z = x^2, P of degree 4 (g = (tanh x - x) / x^3,
+w = x^3 / tanh x).
+
 Prints the coefficients (rounded to float or double, as hex literals for vmath.cpp) and the
 maximum relative error in units of one ULP of a result in [0.5, 1) (2^-24 or 2^-53) with exact
 and with rounded coefficients. Needs python3-mpmath. Usage: scripts/minimax.py
@@ -86,6 +89,20 @@ def report(title, g, w, zmax, n, bits, fix=None):
           % (mp.nstr(max_rel(c) / ulp, 3), mp.nstr(max_rel(rounded) / ulp, 3)))
 
 
+def odd_problem(f):
+    """g and w of the relative error of f(x) ~ x + x^3 P(z), z = x^2, for an odd f."""
+
+    def g(z):
+        x = mp.sqrt(z)
+        return (f(x) - x) / (x * z)
+
+    def w(z):
+        x = mp.sqrt(z)
+        return x * z / f(x)
+
+    return g, w
+
+
 def main():
     def g_cos(z):
         return (mp.cos(mp.sqrt(z)) - 1) / z
@@ -93,13 +110,7 @@ def main():
     def w_cos(z):
         return z / mp.cos(mp.sqrt(z))
 
-    def g_sin(z):
-        r = mp.sqrt(z)
-        return (mp.sin(r) - r) / (r * z)
-
-    def w_sin(z):
-        r = mp.sqrt(z)
-        return r * z / mp.sin(r)
+    g_sin, w_sin = odd_problem(mp.sin)
 
     r32 = mp.pi / 4 + mp.mpf(2) ** -12
     report("f32 cos(r) = 1 + z P(z), z = r^2, |r| <= pi/4 + 2^-12", g_cos, w_cos, r32 * r32, 3, 24)
@@ -113,6 +124,8 @@ def main():
     r32_half_pi = mp.pi / 2 + mp.mpf(2) ** -12
     report("f32 sin(r) = r + r^3 S(z), |r| <= pi/2 + 2^-12 (sin or cos alone below 2^10, modulo pi)",
            g_sin, w_sin, r32_half_pi * r32_half_pi, 4, 24)
+    g_tanh, w_tanh = odd_problem(mp.tanh)
+    report("f32 tanh(x) = x + x^3 P(z), |x| <= 0.625", g_tanh, w_tanh, mp.mpf(0.625) ** 2, 5, 24)
 
 
 if __name__ == "__main__":

@@ -565,9 +565,30 @@ void log_dd(const Ctx& e, Value* x, Value*& hi, Value*& lo) {
   lo = e.add(e.add(e.sub(a, hi), h), e.fma(kd, e.c(ln2_lo(e)), l));
 }
 
+// f32 tanh in two pieces, blended per lane. |x| < 0.625: x + t P(z) with z = x^2 and t = x z + 0
+// (so that tanh(-0) = -0), P the minimax polynomial of degree 4 in z (tanh of degree 11,
+// `scripts/minimax.py`: 0.14 ULP with its coefficients rounded to float). Above: 1 - 2/(E + 1)
+// with E = exp(2|x|) by exp's table path, reduced in one step (its error grows with 2|x|, but
+// 2/(E + 1) shrinks faster), |x| clamped at 9.1, where tanh rounds to 1; then x's sign.
+// Against em/(em + 2) with em = expm1(2|x|) (f64's tanh below), whose Taylor polynomial, division
+// and corrections form one long chain: two short independent ones, and fewer operations.
+const std::vector<double> kTanhPolyF32 = {-0x1.555532p-2, 0x1.110726p-3, -0x1.b83c5ap-5,
+                                          0x1.52269cp-6, -0x1.75e1cep-8};
+
+Value* tanh_f32(const Ctx& e, Value* x) {
+  Value* z = e.mul(x, x);
+  Value* small = e.fma(e.fma(x, z, e.c(0)), e.horner(z, kTanhPolyF32), x);
+  Value* a = e.fabs(x);
+  Value* ac = e.sel(e.gt(a, e.c(9.1)), e.c(9.1), a);  // NaN stays NaN
+  Value* big = exp_table(e, e.add(ac, ac), /*fast_path=*/true, false, /*moderate=*/true);
+  big = e.copysign(e.sub(e.c(1), e.div(e.c(2), e.add(big, e.c(1)))), x);
+  return e.sel(e.lt(a, e.c(0.625)), small, big);
+}
+
 // tanh(x) = sign(x) * em/(em + 2), em = expm1(2|x|); |x| is clamped where tanh rounds to 1.
 // The rounding errors of em + 2 and of the division are corrected once, leaving em's error.
 Value* tanh_fn(const Ctx& e, Value* x) {
+  if (!e.f64) return tanh_f32(e, x);
   double sat = e.f64 ? 20 : 10;
   Value* a = e.fabs(x);
   a = e.sel(e.gt(a, e.c(sat)), e.c(sat), a);

@@ -342,6 +342,12 @@ std::vector<T> tanh_inputs(size_t n) {
   add_uniform(v, -25, 25, n / 4, 16);
   add_uniform(v, -1, 1, n / 4, 17);
   add_log_uniform(v, -60, 5, n / 4, 18);
+  // f32 switches from its polynomial to 1 - 2/(exp(2|x|) + 1) at 0.625 and saturates at 9.1.
+  for (T b : {T(0.625), T(9.1)}) {
+    T lo = b, hi = b;
+    for (int i = 0; i < 64; ++i, lo = std::nextafter(lo, T(0)), hi = std::nextafter(hi, T(1e30)))
+      v.insert(v.end(), {lo, -lo, hi, -hi});
+  }
   add_edges(v);
   return v;
 }
@@ -583,6 +589,25 @@ void check_trig_f64_same_bits(MathFn fn) {
   check_same_bits<double>(fn, v, {},
                           {{1e300, 0}, {-0x1p30 * 1.5, 0}, {inf, 0}, {-inf, 0},
                            {std::numeric_limits<double>::quiet_NaN(), 0}});
+}
+
+// f32 tanh blends two pieces lane by lane (below and above 0.625); neither branches on its
+// neighbours, and the 16-lane table lookup of exp's gives the scalar load's bits.
+template <class T>
+void check_tanh_same_bits() {
+  std::vector<T> v;
+  add_uniform(v, -10, 10, 1 << 14, 61);
+  add_uniform(v, -1, 1, 1 << 12, 62);
+  for (T x : {T(0), T(-0.0), T(0.625), T(-0.625), std::nextafter(T(0.625), T(0)), T(9.1), T(-9.1), T(20),
+              T(1e-30), T(-1e-30)})
+    v.push_back(x);
+  const T inf = std::numeric_limits<T>::infinity();
+  check_same_bits<T>(MathFn::Tanh, v, {}, {{inf, 0}, {-inf, 0}, {std::numeric_limits<T>::quiet_NaN(), 0}, {T(1e30), 0}});
+}
+
+TEST(VMath, TanhSameBitsAtEveryWidthAndNeighbourhood) {
+  check_tanh_same_bits<float>();
+  check_tanh_same_bits<double>();
 }
 
 TEST(VMath, SinCosF64SameBitsAtEveryWidthAndNeighbourhood) {

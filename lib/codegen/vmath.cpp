@@ -90,9 +90,10 @@ struct Ctx {
   Value* eq(Value* x, Value* y) const { return b.CreateFCmpOEQ(x, y); }
   Value* isnan(Value* x) const { return b.CreateFCmpUNO(x, x); }
   Value* inf() const { return c(INFINITY); }
-  // x limited to [lo, hi] by ordered compares: NaN passes through.
+  // x limited to at most hi (to [lo, hi]) by ordered compares: NaN passes through.
+  Value* at_most(Value* x, double hi) const { return sel(gt(x, c(hi)), c(hi), x); }
   Value* clamp(Value* x, double lo, double hi) const {
-    x = sel(gt(x, c(hi)), c(hi), x);
+    x = at_most(x, hi);
     return sel(lt(x, c(lo)), c(lo), x);
   }
   Value* nan() const { return c(NAN); }
@@ -579,7 +580,7 @@ Value* tanh_f32(const Ctx& e, Value* x) {
   Value* z = e.mul(x, x);
   Value* small = e.fma(e.fma(x, z, e.c(0)), e.horner(z, kTanhPolyF32), x);
   Value* a = e.fabs(x);
-  Value* ac = e.sel(e.gt(a, e.c(9.1)), e.c(9.1), a);  // NaN stays NaN
+  Value* ac = e.at_most(a, 9.1);
   Value* big = exp_table(e, e.add(ac, ac), /*fast_path=*/true, false, /*moderate=*/true);
   big = e.copysign(e.sub(e.c(1), e.div(e.c(2), e.add(big, e.c(1)))), x);
   return e.sel(e.lt(a, e.c(0.625)), small, big);
@@ -591,7 +592,7 @@ Value* tanh_fn(const Ctx& e, Value* x) {
   if (!e.f64) return tanh_f32(e, x);
   double sat = e.f64 ? 20 : 10;
   Value* a = e.fabs(x);
-  a = e.sel(e.gt(a, e.c(sat)), e.c(sat), a);
+  a = e.at_most(a, sat);
   Value* em = expm1_nonneg(e, e.add(a, a));
   Value* d = e.add(em, e.c(2));
   Value* em_part = e.sub(d, e.c(2));  // two-sum: d + d_lo = em + 2 exactly

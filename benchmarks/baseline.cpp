@@ -16,7 +16,7 @@
 #include <thread>
 #include <vector>
 
-#include "runtime/thread_pool.h"
+#include "backend/host/thread_pool.h"
 
 namespace bench::baseline {
 namespace {

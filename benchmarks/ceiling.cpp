@@ -24,7 +24,7 @@
 
 #include "baseline.h"
 #include "bench.h"
-#include "runtime/cuda.h"
+#include "backend/cuda/cuda_driver.h"
 
 namespace bench {
 namespace {

@@ -29,7 +29,7 @@
 #include "baseline.h"
 #include "bench.h"
 #include "check.h"
-#include "runtime/cuda.h"
+#include "backend/cuda/cuda_driver.h"
 
 namespace bench {
 namespace {

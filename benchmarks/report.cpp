@@ -20,7 +20,7 @@
 #include <thread>
 
 #include "bench.h"
-#include "runtime/thread_pool.h"
+#include "backend/host/thread_pool.h"
 
 extern "C" char* openblas_get_config(void);
 

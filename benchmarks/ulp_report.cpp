@@ -1,7 +1,7 @@
-// Accuracy and throughput report for the emitted math functions (lib/codegen/vmath.*), run by
+// Accuracy and throughput report for the emitted math functions (lib/codegen/cpu/vmath/vmath.*), run by
 // hand; the numbers go into docs/math_accuracy.md. It is not part of the CMake build:
 //
-//   g++ -std=c++20 -O2 -Ilib -Iinclude -I/usr/lib/llvm-19/include lib/codegen/vmath.cpp lib/codegen/ir_util.cpp
+//   g++ -std=c++20 -O2 -Ilib -Iinclude -I/usr/lib/llvm-19/include lib/codegen/cpu/vmath/vmath.cpp lib/codegen/llvm_util.cpp
 //     lib/codegen/optimize.cpp lib/support/*.cpp benchmarks/ulp_report.cpp $(/usr/lib/llvm-19/bin/llvm-config --ldflags --libs orcjit
 //     native passes --system-libs) -o /tmp/ulp_report
 //   /tmp/ulp_report [--stride N] [--range LO HI] [--samples64 N] [--no-accuracy] [--no-throughput]
@@ -16,7 +16,7 @@
 // --libmvec: every row once more for glibc's AVX-512 vector math library (libmvec, the
 // _ZGVeN16v_* entry points, called on 16 floats or 8 doubles at a time), on the same inputs:
 // the library a C++ programmer could call instead (needs an AVX-512 CPU).
-#include "codegen/vmath.h"
+#include "codegen/cpu/vmath/vmath.h"
 #include "codegen/optimize.h"
 
 #include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>

@@ -43,7 +43,7 @@ void diagnostics(const llvm::DiagnosticInfo* d, void*) {
 }
 
 // The loop vectorizer runs after -O3's inliner, so the vector math variants it calls
-// (always-inline, codegen/vmath.cpp) are inlined here, followed by the clean-up that inlining
+// (always-inline, codegen/cpu/vmath/vmath.cpp) are inlined here, followed by the clean-up that inlining
 // calls for: the sincos variant's packed i64 lanes fold away, constants are shared, and where
 // two functions of one argument test the same range (f32 exp, sin and cos: every lane below
 // 16), the tests merge and jump threading sends the second function straight to its path. The
@@ -89,7 +89,7 @@ void mark_streaming_stores(llvm::Module& m) {
   llvm::LLVMContext& cx = m.getContext();
   llvm::TargetLibraryInfoImpl tlii(llvm::Triple(m.getTargetTriple()));
   for (llvm::Function& f : m) {
-    // The alignment assumptions (cpu_target.cpp's aligned row starts): where, which pointer,
+    // The alignment assumptions (codegen/cpu/cpu_kernel.cpp's aligned row starts): where, which pointer,
     // to how many bytes.
     struct Aligned {
       llvm::AssumeInst* assume;

@@ -11,7 +11,7 @@ void optimize_module(llvm::Module& m, llvm::TargetMachine& tm);
 
 // After optimize_module, for a host kernel compiled with EmitOptions::stream_stores: marks every
 // vector store whose alignment covers its size non-temporal (on the streaming path of
-// cpu_target.cpp, only the output's, aligned by its scalar head) and fences them at each return.
+// codegen/cpu/cpu_kernel.cpp, only the output's, aligned by its scalar head) and fences them at each return.
 void mark_streaming_stores(llvm::Module& m);
 
 }  // namespace arrayc::detail

@@ -1,6 +1,6 @@
 // Integer products become a broadcast multiply and a sum over k, which fusion turns into one
 // generated reduction kernel that reads each operand in place. Float products stay Dot nodes:
-// OpenBLAS runs them on the CPU, the generated tiled kernel (codegen/gemm.h) on a GPU.
+// OpenBLAS runs them on the CPU, the generated tiled kernel (codegen/nvptx/gemm.h) on a GPU.
 #include "ir/build.h"
 #include "passes/pipeline.h"
 

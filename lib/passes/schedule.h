@@ -6,7 +6,7 @@
 #include <variant>
 #include <vector>
 
-#include "codegen/kernel.h"
+#include "kernel/kernel.h"
 #include "ir/graph.h"
 #include "passes/fusion.h"
 

@@ -1,4 +1,4 @@
-// The GPU's tiled matrix-product kernel (codegen/gemm.h) with every built-in tile forced in turn
+// The GPU's tiled matrix-product kernel (codegen/nvptx/gemm.h) with every built-in tile forced in turn
 // (ARRAYC_GEMM_TILE), on the layouts that select different load paths: k-contiguous and
 // outer-contiguous operands with 16-byte loads, strides that rule vector loads out, operands
 // with no unit stride, batches (broadcast ones too), and shapes that leave partial tiles in m, n

@@ -12,10 +12,10 @@
 #include <limits>
 #include <sstream>
 
-#include "codegen/kernel.h"
-#include "runtime/executor.h"
-#include "runtime/host_jit.h"
-#include "runtime/thread_pool.h"
+#include "kernel/kernel.h"
+#include "engine/executor.h"
+#include "backend/host/host_jit.h"
+#include "backend/host/thread_pool.h"
 #include "support/data.h"
 #include "support/errors.h"
 #include "support/reference.h"

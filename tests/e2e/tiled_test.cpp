@@ -11,9 +11,9 @@
 #include <algorithm>
 #include <numeric>
 
-#include "codegen/kernel.h"
-#include "runtime/host_jit.h"
-#include "runtime/thread_pool.h"
+#include "kernel/kernel.h"
+#include "backend/host/host_jit.h"
+#include "backend/host/thread_pool.h"
 #include "support/data.h"
 #include "support/reference.h"
 

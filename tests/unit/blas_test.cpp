@@ -1,4 +1,4 @@
-#include "runtime/blas.h"
+#include "backend/host/blas.h"
 
 #include <gtest/gtest.h>
 
@@ -8,8 +8,8 @@
 #include <string>
 #include <vector>
 
-#include "runtime/cpu_allocator.h"
-#include "runtime/thread_pool.h"
+#include "backend/host/cpu_allocator.h"
+#include "backend/host/thread_pool.h"
 
 namespace arrayc::detail {
 namespace {

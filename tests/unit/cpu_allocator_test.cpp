@@ -1,4 +1,4 @@
-#include "runtime/cpu_allocator.h"
+#include "backend/host/cpu_allocator.h"
 
 #include <gtest/gtest.h>
 

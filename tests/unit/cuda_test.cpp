@@ -6,7 +6,7 @@
 // A kernel fault poisons the CUDA context for the rest of the process, so that test runs its
 // body in a fresh process (a "threadsafe" death test re-executes the test binary for just that
 // test) and the other tests keep a healthy device.
-#include "runtime/cuda.h"
+#include "backend/cuda/cuda_driver.h"
 
 #include <gtest/gtest.h>
 
@@ -15,7 +15,7 @@
 #include <iostream>
 
 #include "arrayc/arrayc.h"
-#include "codegen/nvptx.h"
+#include "codegen/nvptx/ptx_kernel.h"
 #include "passes/pipeline.h"
 #include "support/devices.h"
 #include "support/pipeline.h"

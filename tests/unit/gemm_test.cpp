@@ -1,7 +1,7 @@
 // The GPU matrix-product kernel without a GPU: which kernel a product gets (tile, layouts, vector
 // loads), the structure of its PTX (register-tile FMAs, 16-byte shared and global loads, one
 // barrier per k-step, nothing spilled to local memory), the tuning override and its errors.
-#include "codegen/gemm.h"
+#include "codegen/nvptx/gemm.h"
 
 #include <gtest/gtest.h>
 

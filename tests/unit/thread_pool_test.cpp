@@ -1,4 +1,4 @@
-#include "runtime/thread_pool.h"
+#include "backend/host/thread_pool.h"
 
 #include <gtest/gtest.h>
 

@@ -1,8 +1,8 @@
-// Accuracy and vectorization of the emitted math functions (lib/codegen/vmath.*). Each function
+// Accuracy and vectorization of the emitted math functions (lib/codegen/cpu/vmath/vmath.*). Each function
 // is JIT-compiled inside a loop out[i] = fn(a[i], b[i]) at -O3 for the host CPU, so the vector
 // variants (and the scalar remainder) are what is measured; references are the long double libm
 // functions for f64 and the double ones for f32.
-#include "codegen/vmath.h"
+#include "codegen/cpu/vmath/vmath.h"
 
 #include <gtest/gtest.h>
 #include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>

@@ -1,0 +1,304 @@
+// Array and the public operations: thin wrappers over the checked node constructors, plus
+// evaluation (passes -> schedule -> compiled kernels -> executor).
+#include <atomic>
+#include <cmath>
+#include <cstring>
+#include <mutex>
+
+#include "arrayc/jit.h"
+#include "arrayc/ops.h"
+#include "ir/build.h"
+#include "passes/pipeline.h"
+#include "backend/cuda/cuda_driver.h"
+#include "engine/executor.h"
+#include "support/env.h"
+
+namespace arrayc {
+namespace detail {
+
+struct ArrayImpl {
+  std::mutex mu;
+  NodeRef node;
+  explicit ArrayImpl(NodeRef n) : node(std::move(n)) {}
+};
+
+namespace {
+std::atomic<bool>& fusion_flag() {
+  static std::atomic<bool> f{env_int("ARRAYC_FUSION", 1) != 0};
+  return f;
+}
+std::atomic<bool>& fast_math_flag() {
+  static std::atomic<bool> f{env_int("ARRAYC_FAST_MATH", 0) != 0};
+  return f;
+}
+}  // namespace
+
+EmitOptions user_emit_options() {
+  EmitOptions o;
+  o.fast_math = fast_math_flag();
+  return o;
+}
+
+}  // namespace detail
+
+using detail::NodeRef;
+
+void set_fusion(bool enabled) { detail::fusion_flag() = enabled; }
+bool fusion_enabled() { return detail::fusion_flag(); }
+void set_fast_math(bool enabled) { detail::fast_math_flag() = enabled; }
+bool fast_math_enabled() { return detail::fast_math_flag(); }
+
+Array::Array() : Array(detail::make_constant(detail::Scalar::of(DType::Float32, 0), {}, cpu())) {}
+Array::Array(NodeRef node) : impl_(std::make_shared<detail::ArrayImpl>(std::move(node))) {}
+
+const NodeRef& Array::node() const { return impl_->node; }
+const Shape& Array::shape() const { return impl_->node->shape; }
+DType Array::dtype() const { return impl_->node->dtype; }
+Device Array::device() const { return impl_->node->device; }
+int64_t Array::size() const { return impl_->node->numel(); }
+bool Array::is_evaluated() const { return impl_->node->op == detail::Op::Buffer; }
+
+const Array& Array::eval() const {
+  if (!is_evaluated()) arrayc::eval({*this});
+  return *this;
+}
+
+std::string Array::graph_text() const { return detail::print_graph(detail::Graph{{node()}}); }
+
+void eval(const std::vector<Array>& arrays) {
+  std::vector<Array> todo;
+  detail::Graph g;
+  for (const Array& a : arrays)
+    if (!a.is_evaluated()) {
+      todo.push_back(a);
+      g.outputs.push_back(a.node());
+    }
+  if (todo.empty()) return;
+  detail::Program p = detail::prepare(detail::compile_graph(g, fusion_enabled()), detail::user_emit_options());
+  std::vector<NodeRef> out = detail::run(p);
+  for (size_t i = 0; i < todo.size(); ++i) {
+    std::lock_guard<std::mutex> lock(todo[i].impl_->mu);
+    todo[i].impl_->node = out[i];
+  }
+}
+
+namespace {
+
+template <typename T> T read_element(const char* p, DType t) {
+  switch (t) {
+    case DType::Bool: return static_cast<T>(*reinterpret_cast<const uint8_t*>(p) != 0);
+    case DType::Int32: return static_cast<T>(*reinterpret_cast<const int32_t*>(p));
+    case DType::Int64: return static_cast<T>(*reinterpret_cast<const int64_t*>(p));
+    case DType::Float32: return static_cast<T>(*reinterpret_cast<const float*>(p));
+    case DType::Float64: return static_cast<T>(*reinterpret_cast<const double*>(p));
+  }
+  return T{};
+}
+
+}  // namespace
+
+template <typename T> std::vector<T> Array::to_vector() const {
+  if (device().kind != Device::Kind::CPU) return to(cpu()).to_vector<T>();
+  eval();
+  const detail::Node& n = *node();
+  std::vector<T> out(static_cast<size_t>(n.numel()));
+  if (out.empty()) return out;
+  const char* base = static_cast<const char*>(n.storage->data);
+  size_t es = dtype_size(n.dtype);
+  std::vector<int64_t> strides = n.buffer_strides();
+  std::vector<int64_t> idx(n.shape.size(), 0);
+  int64_t off = n.buffer_offset();
+  for (size_t k = 0; k < out.size(); ++k) {
+    out[k] = read_element<T>(base + off * static_cast<int64_t>(es), n.dtype);
+    for (size_t d = idx.size(); d-- > 0;) {  // odometer increment
+      off += strides[d];
+      if (++idx[d] < n.shape[d]) break;
+      off -= strides[d] * n.shape[d];
+      idx[d] = 0;
+    }
+  }
+  return out;
+}
+
+template <typename T> T Array::item() const {
+  if (size() != 1)
+    throw Error("item: array of shape " + shape_str(shape()) + " has " + std::to_string(size()) +
+                " elements, not 1");
+  return to_vector<T>()[0];
+}
+
+Array Array::to(Device d) const {
+  if (d == device()) return *this;
+  if (d.kind == Device::Kind::GPU) d = gpu(d.index);  // validates the index
+  eval();
+  NodeRef n = node();
+  if (n->buffer_strides() != detail::contiguous_strides(n->shape) && n->numel() > 1) {
+    Array packed(detail::make_copy(n));  // contiguous on the source device first
+    n = packed.eval().node();
+  }
+  size_t bytes = static_cast<size_t>(n->numel()) * dtype_size(n->dtype);
+  auto dst = std::make_shared<detail::Storage>(d, bytes);
+  const char* src = static_cast<const char*>(n->storage->data) + n->buffer_offset() * dtype_size(n->dtype);
+  Device from = n->device;
+  if (bytes > 0) {
+    namespace cuda = detail::cuda;
+    if (from.kind == Device::Kind::CPU) cuda::copy_to_device(d.index, dst->data, src, bytes);
+    else if (d.kind == Device::Kind::CPU) cuda::copy_to_host(from.index, dst->data, src, bytes);
+    else if (from.index == d.index) cuda::copy_device(d.index, dst->data, src, bytes);
+    else cuda::copy_peer(d.index, dst->data, from.index, src, bytes);
+  }
+  return Array(detail::make_buffer(dst, n->dtype, n->shape, 0, detail::contiguous_strides(n->shape)));
+}
+
+#define ARRAYC_INSTANTIATE(T)                         \
+  template std::vector<T> Array::to_vector<T>() const; \
+  template T Array::item<T>() const;
+ARRAYC_INSTANTIATE(bool)
+ARRAYC_INSTANTIATE(int32_t)
+ARRAYC_INSTANTIATE(int64_t)
+ARRAYC_INSTANTIATE(float)
+ARRAYC_INSTANTIATE(double)
+#undef ARRAYC_INSTANTIATE
+
+// ---- Creation -------------------------------------------------------------------------------
+
+template <typename T> Array array(const std::vector<T>& data, const Shape& shape, Device device) {
+  for (int64_t d : shape)
+    if (d < 0) throw Error("array: negative extent in shape " + shape_str(shape));
+  if (static_cast<int64_t>(data.size()) != shape_numel(shape))
+    throw Error("array: " + std::to_string(data.size()) + " values given for shape " + shape_str(shape) +
+                " (" + std::to_string(shape_numel(shape)) + " elements)");
+  constexpr DType t = dtype_of<T>();
+  if (device.kind != Device::Kind::CPU) return array(data, shape, cpu()).to(device);
+  auto st = std::make_shared<detail::Storage>(device, data.size() * dtype_size(t));
+  if constexpr (std::is_same_v<T, bool>) {
+    auto* p = static_cast<uint8_t*>(st->data);
+    for (size_t i = 0; i < data.size(); ++i) p[i] = data[i];
+  } else if (!data.empty()) {
+    std::memcpy(st->data, data.data(), data.size() * sizeof(T));
+  }
+  return Array(detail::make_buffer(st, t, shape, 0, detail::contiguous_strides(shape)));
+}
+template Array array(const std::vector<bool>&, const Shape&, Device);
+template Array array(const std::vector<int32_t>&, const Shape&, Device);
+template Array array(const std::vector<int64_t>&, const Shape&, Device);
+template Array array(const std::vector<float>&, const Shape&, Device);
+template Array array(const std::vector<double>&, const Shape&, Device);
+
+Array full(const Shape& shape, double value, DType dtype, Device device) {
+  return Array(detail::make_constant(detail::Scalar::of(dtype, value), shape, device));
+}
+Array zeros(const Shape& shape, DType dtype, Device device) { return full(shape, 0, dtype, device); }
+Array ones(const Shape& shape, DType dtype, Device device) { return full(shape, 1, dtype, device); }
+
+Array arange(int64_t stop, DType dtype, Device device) {
+  return Array(detail::make_iota({std::max<int64_t>(stop, 0)}, dtype, device));
+}
+
+Array arange(double start, double stop, double step, DType dtype, Device device) {
+  if (step == 0 || !std::isfinite(step) || !std::isfinite(start) || !std::isfinite(stop))
+    throw Error("arange: start, stop and step must be finite and step non-zero (got " +
+                std::to_string(start) + ", " + std::to_string(stop) + ", " + std::to_string(step) + ")");
+  double n = std::ceil((stop - start) / step);
+  Array i(detail::make_iota({static_cast<int64_t>(std::max(n, 0.0))}, dtype, device));
+  if (step != 1) i = i * full({}, step, dtype, device);
+  if (start != 0) i = i + full({}, start, dtype, device);
+  return i;
+}
+
+Array uniform(const Shape& shape, uint64_t seed, double low, double high, DType dtype, Device device) {
+  Array u(detail::make_random(detail::Op::RandUniform, shape, dtype, seed, device));
+  if (low == 0 && high == 1) return u;
+  return u * full({}, high - low, dtype, device) + full({}, low, dtype, device);
+}
+
+Array normal(const Shape& shape, uint64_t seed, double mean, double stddev, DType dtype, Device device) {
+  Array z(detail::make_random(detail::Op::RandNormal, shape, dtype, seed, device));
+  if (mean == 0 && stddev == 1) return z;
+  return z * full({}, stddev, dtype, device) + full({}, mean, dtype, device);
+}
+
+Array scalar_like(double value, bool integral, const Array& like) {
+  DType t = like.dtype();
+  if (!is_float(t)) {
+    if (!integral) t = DType::Float64;
+    else if (t == DType::Bool) t = DType::Int64;
+  }
+  return Array(detail::make_constant(detail::Scalar::of(t, value), {}, like.device()));
+}
+
+// ---- Elementwise, views, reductions, products -------------------------------------------------
+
+namespace {
+Array ew(detail::Op op, std::initializer_list<const Array*> in) {
+  std::vector<NodeRef> nodes;
+  for (const Array* a : in) nodes.push_back(a->node());
+  return Array(detail::make_elementwise(op, nodes));
+}
+}  // namespace
+
+using detail::Op;
+Array add(const Array& a, const Array& b) { return ew(Op::Add, {&a, &b}); }
+Array subtract(const Array& a, const Array& b) { return ew(Op::Sub, {&a, &b}); }
+Array multiply(const Array& a, const Array& b) { return ew(Op::Mul, {&a, &b}); }
+Array divide(const Array& a, const Array& b) { return ew(Op::Div, {&a, &b}); }
+Array pow(const Array& a, const Array& b) { return ew(Op::Pow, {&a, &b}); }
+Array maximum(const Array& a, const Array& b) { return ew(Op::Maximum, {&a, &b}); }
+Array minimum(const Array& a, const Array& b) { return ew(Op::Minimum, {&a, &b}); }
+Array equal(const Array& a, const Array& b) { return ew(Op::Eq, {&a, &b}); }
+Array not_equal(const Array& a, const Array& b) { return ew(Op::Ne, {&a, &b}); }
+Array less(const Array& a, const Array& b) { return ew(Op::Lt, {&a, &b}); }
+Array less_equal(const Array& a, const Array& b) { return ew(Op::Le, {&a, &b}); }
+Array greater(const Array& a, const Array& b) { return ew(Op::Gt, {&a, &b}); }
+Array greater_equal(const Array& a, const Array& b) { return ew(Op::Ge, {&a, &b}); }
+Array logical_and(const Array& a, const Array& b) { return ew(Op::And, {&a, &b}); }
+Array logical_or(const Array& a, const Array& b) { return ew(Op::Or, {&a, &b}); }
+Array logical_not(const Array& a) { return ew(Op::Not, {&a}); }
+Array negative(const Array& a) { return ew(Op::Neg, {&a}); }
+Array abs(const Array& a) { return ew(Op::Abs, {&a}); }
+Array exp(const Array& a) { return ew(Op::Exp, {&a}); }
+Array log(const Array& a) { return ew(Op::Log, {&a}); }
+Array sin(const Array& a) { return ew(Op::Sin, {&a}); }
+Array cos(const Array& a) { return ew(Op::Cos, {&a}); }
+Array tanh(const Array& a) { return ew(Op::Tanh, {&a}); }
+Array sqrt(const Array& a) { return ew(Op::Sqrt, {&a}); }
+Array where(const Array& c, const Array& a, const Array& b) { return ew(Op::Where, {&c, &a, &b}); }
+Array cast(const Array& a, DType dtype) { return Array(detail::make_cast(a.node(), dtype)); }
+
+Array reshape(const Array& a, const Shape& shape) { return Array(detail::make_reshape(a.node(), shape)); }
+Array transpose(const Array& a) {
+  std::vector<int64_t> perm;
+  for (int64_t d = a.ndim(); d-- > 0;) perm.push_back(d);
+  return transpose(a, perm);
+}
+Array transpose(const Array& a, const std::vector<int64_t>& perm) {
+  return Array(detail::make_transpose(a.node(), perm));
+}
+Array broadcast_to(const Array& a, const Shape& shape) { return Array(detail::make_broadcast_to(a.node(), shape)); }
+Array expand_dims(const Array& a, int64_t axis) {
+  int64_t r = a.ndim() + 1;
+  if (axis < -r || axis >= r)
+    throw Error("expand_dims: axis " + std::to_string(axis) + " is out of range for an array of rank " +
+                std::to_string(a.ndim()) + " (shape " + shape_str(a.shape()) + ")");
+  if (axis < 0) axis += r;
+  Shape s = a.shape();
+  s.insert(s.begin() + axis, 1);
+  return reshape(a, s);
+}
+
+#define ARRAYC_REDUCTION(fn, op)                                                          \
+  Array fn(const Array& a) { return Array(detail::make_reduce_all(Op::op, a.node())); }    \
+  Array fn(const Array& a, const std::vector<int64_t>& axes, bool keepdims) {             \
+    return Array(detail::make_reduce(Op::op, a.node(), axes, keepdims));                  \
+  }
+ARRAYC_REDUCTION(sum, Sum)
+ARRAYC_REDUCTION(prod, Prod)
+ARRAYC_REDUCTION(max, Max)
+ARRAYC_REDUCTION(min, Min)
+ARRAYC_REDUCTION(mean, Mean)
+#undef ARRAYC_REDUCTION
+
+Array dot(const Array& a, const Array& b) { return Array(detail::make_dot(a.node(), b.node())); }
+Array matmul(const Array& a, const Array& b) { return Array(detail::make_matmul(a.node(), b.node())); }
+
+}  // namespace arrayc

@@ -1,0 +1,446 @@
+#include "backend/cuda/cuda_driver.h"
+
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <bit>
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <tuple>
+#include <unordered_map>
+#include <vector>
+
+#include "arrayc/error.h"
+
+// The driver's types and entry points: from the toolkit's header when the build has it (the
+// compiler then checks our uses against the real prototypes), otherwise the few we use,
+// declared here with the driver's ABI. Either way nothing links against libcuda.
+#ifdef ARRAYC_HAVE_CUDA_H
+#include <cuda.h>
+#else
+extern "C" {
+typedef enum cudaError_enum {
+  CUDA_SUCCESS = 0,
+  CUDA_ERROR_OUT_OF_MEMORY = 2,
+  CUDA_ERROR_NO_DEVICE = 100,
+  CUDA_ERROR_MAX_ = 0x7fffffff,
+} CUresult;
+typedef int CUdevice;
+typedef unsigned long long CUdeviceptr;
+typedef struct CUctx_st* CUcontext;
+typedef struct CUmod_st* CUmodule;
+typedef struct CUfunc_st* CUfunction;
+typedef struct CUstream_st* CUstream;
+typedef enum CUdevice_attribute_enum {
+  CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK = 1,
+  CU_DEVICE_ATTRIBUTE_WARP_SIZE = 10,
+  CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT = 16,
+  CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR = 75,
+  CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR = 76,
+} CUdevice_attribute;
+typedef enum CUfunction_attribute_enum {
+  CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK = 0,
+  CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES = 1,
+  CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES = 3,
+  CU_FUNC_ATTRIBUTE_NUM_REGS = 4,
+} CUfunction_attribute;
+typedef enum CUjit_option_enum {
+  CU_JIT_INFO_LOG_BUFFER = 3,
+  CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES = 4,
+  CU_JIT_ERROR_LOG_BUFFER = 5,
+  CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6,
+  CU_JIT_LOG_VERBOSE = 12,
+} CUjit_option;
+#define CU_STREAM_NON_BLOCKING 0x1
+
+// Prototypes only for decltype below; they are never called by name.
+CUresult cuInit(unsigned int flags);
+CUresult cuGetErrorName(CUresult error, const char** str);
+CUresult cuGetErrorString(CUresult error, const char** str);
+CUresult cuDeviceGetCount(int* count);
+CUresult cuDeviceGet(CUdevice* device, int ordinal);
+CUresult cuDeviceGetName(char* name, int len, CUdevice dev);
+CUresult cuDeviceGetAttribute(int* pi, CUdevice_attribute attrib, CUdevice dev);
+CUresult cuDeviceTotalMem_v2(size_t* bytes, CUdevice dev);
+CUresult cuDevicePrimaryCtxRetain(CUcontext* pctx, CUdevice dev);
+CUresult cuCtxSetCurrent(CUcontext ctx);
+CUresult cuStreamCreate(CUstream* stream, unsigned int flags);
+CUresult cuStreamSynchronize(CUstream stream);
+CUresult cuMemAlloc_v2(CUdeviceptr* dptr, size_t bytes);
+CUresult cuMemFree_v2(CUdeviceptr dptr);
+CUresult cuMemGetInfo_v2(size_t* free, size_t* total);
+CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void* src, size_t bytes, CUstream stream);
+CUresult cuMemcpyDtoHAsync_v2(void* dst, CUdeviceptr src, size_t bytes, CUstream stream);
+CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr dst, CUdeviceptr src, size_t bytes, CUstream stream);
+CUresult cuMemcpyPeerAsync(CUdeviceptr dst, CUcontext dst_ctx, CUdeviceptr src, CUcontext src_ctx,
+                           size_t bytes, CUstream stream);
+CUresult cuModuleLoadDataEx(CUmodule* module, const void* image, unsigned int num_options,
+                            CUjit_option* options, void** option_values);
+CUresult cuModuleGetFunction(CUfunction* fn, CUmodule module, const char* name);
+CUresult cuFuncGetAttribute(int* pi, CUfunction_attribute attrib, CUfunction fn);
+CUresult cuLaunchKernel(CUfunction f, unsigned int grid_x, unsigned int grid_y, unsigned int grid_z,
+                        unsigned int block_x, unsigned int block_y, unsigned int block_z,
+                        unsigned int shared_bytes, CUstream stream, void** params, void** extra);
+}
+#endif
+
+namespace arrayc::detail::cuda {
+namespace {
+
+// Every entry point we use, by its exported (versioned) name.
+#define ARRAYC_CUDA_FUNCTIONS(X)                                                           \
+  X(cuInit) X(cuGetErrorName) X(cuGetErrorString) X(cuDeviceGetCount) X(cuDeviceGet)      \
+  X(cuDeviceGetName) X(cuDeviceGetAttribute) X(cuDeviceTotalMem_v2)                        \
+  X(cuDevicePrimaryCtxRetain) X(cuCtxSetCurrent) X(cuStreamCreate) X(cuStreamSynchronize) \
+  X(cuMemAlloc_v2) X(cuMemFree_v2) X(cuMemGetInfo_v2) X(cuMemcpyHtoDAsync_v2)              \
+  X(cuMemcpyDtoHAsync_v2) X(cuMemcpyDtoDAsync_v2) X(cuMemcpyPeerAsync)                     \
+  X(cuModuleLoadDataEx) X(cuModuleGetFunction) X(cuFuncGetAttribute) X(cuLaunchKernel)
+
+// Per device: the primary context and its stream (made on first use), the allocator's cache,
+// and the last kernel launched (named when a fault surfaces).
+struct DeviceState {
+  std::once_flag once;
+  CUcontext ctx = nullptr;
+  CUstream stream = nullptr;
+  std::mutex mu;  // everything below
+  std::unordered_map<size_t, std::vector<CUdeviceptr>> cache;  // size class -> free blocks
+  AllocatorStats stats;
+  std::string last_kernel;
+  std::string fault;  // set after a sticky error: the device is unusable from then on
+};
+
+struct Driver {
+  void* lib = nullptr;
+#define ARRAYC_CUDA_MEMBER(f) decltype(&::f) f = nullptr;
+  ARRAYC_CUDA_FUNCTIONS(ARRAYC_CUDA_MEMBER)
+#undef ARRAYC_CUDA_MEMBER
+  std::string reason;  // why CUDA is unavailable, or ""
+  int count = 0;
+  std::vector<DeviceInfo> info;
+  std::vector<std::unique_ptr<DeviceState>> devices;
+
+  Driver() {
+    lib = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!lib) {
+      const char* e = dlerror();
+      reason = std::string("the CUDA driver (libcuda.so.1) could not be loaded: ") + (e ? e : "unknown error");
+      return;
+    }
+#define ARRAYC_CUDA_LOAD(f)                                                                   \
+  f = reinterpret_cast<decltype(f)>(dlsym(lib, #f));                                          \
+  if (!f) {                                                                                   \
+    reason = "the CUDA driver (libcuda.so.1) lacks " #f " (driver too old?)";                 \
+    return;                                                                                   \
+  }
+    ARRAYC_CUDA_FUNCTIONS(ARRAYC_CUDA_LOAD)
+#undef ARRAYC_CUDA_LOAD
+    if (CUresult r = cuInit(0); r != CUDA_SUCCESS) {
+      reason = r == CUDA_ERROR_NO_DEVICE ? "no CUDA device" : "cuInit failed: " + error_text(r);
+      return;
+    }
+    if (CUresult r = cuDeviceGetCount(&count); r != CUDA_SUCCESS) {
+      reason = "cuDeviceGetCount failed: " + error_text(r);
+      count = 0;
+      return;
+    }
+    if (count == 0) {
+      reason = "no CUDA device";
+      return;
+    }
+    for (int i = 0; i < count; ++i) {
+      info.push_back(query(i));
+      devices.push_back(std::make_unique<DeviceState>());
+    }
+  }
+
+  std::string error_text(CUresult r) const {
+    const char* name = nullptr;
+    const char* text = nullptr;
+    if (cuGetErrorName) cuGetErrorName(r, &name);
+    if (cuGetErrorString) cuGetErrorString(r, &text);
+    std::string s = name ? name : "CUDA error " + std::to_string(static_cast<int>(r));
+    if (text) s += std::string(" (") + text + ")";
+    return s;
+  }
+
+  DeviceInfo query(int i) {
+    CUdevice d;
+    DeviceInfo out;
+    check(cuDeviceGet(&d, i), i, "cuDeviceGet");
+    char name[256] = {};
+    check(cuDeviceGetName(name, sizeof(name) - 1, d), i, "cuDeviceGetName");
+    out.name = name;
+    auto attr = [&](CUdevice_attribute a) {
+      int v = 0;
+      check(cuDeviceGetAttribute(&v, a, d), i, "cuDeviceGetAttribute");
+      return v;
+    };
+    out.cc_major = attr(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR);
+    out.cc_minor = attr(CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR);
+    out.multiprocessors = attr(CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT);
+    out.max_threads_per_block = attr(CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK);
+    out.warp_size = attr(CU_DEVICE_ATTRIBUTE_WARP_SIZE);
+    check(cuDeviceTotalMem_v2(&out.total_memory, d), i, "cuDeviceTotalMem");
+    return out;
+  }
+
+  void check(CUresult r, int dev, const std::string& what) const {
+    if (r != CUDA_SUCCESS) throw Error("gpu:" + std::to_string(dev) + ": " + what + " failed: " + error_text(r));
+  }
+};
+
+Driver& driver() {
+  static Driver* d = new Driver;  // never destroyed: the driver may be torn down before statics
+  return *d;
+}
+
+std::string gpu(int dev) { return "gpu:" + std::to_string(dev); }
+
+// The device's state with its context current on this thread; throws when CUDA is unavailable,
+// the index is out of range, or an earlier kernel fault made the device unusable.
+DeviceState& device(int dev) {
+  Driver& drv = driver();
+  if (!drv.reason.empty()) throw Error(gpu(dev) + " is not available: " + drv.reason);
+  if (dev < 0 || dev >= drv.count)
+    throw Error(gpu(dev) + " does not exist (" + std::to_string(drv.count) + " CUDA device" +
+                (drv.count == 1 ? "" : "s") + ")");
+  DeviceState& d = *drv.devices[dev];
+  std::call_once(d.once, [&] {
+    CUdevice cu;
+    drv.check(drv.cuDeviceGet(&cu, dev), dev, "cuDeviceGet");
+    drv.check(drv.cuDevicePrimaryCtxRetain(&d.ctx, cu), dev, "retaining the primary context");
+    drv.check(drv.cuCtxSetCurrent(d.ctx), dev, "cuCtxSetCurrent");
+    drv.check(drv.cuStreamCreate(&d.stream, CU_STREAM_NON_BLOCKING), dev, "creating the stream");
+  });
+  {
+    std::lock_guard<std::mutex> lock(d.mu);
+    if (!d.fault.empty()) throw Error(gpu(dev) + " is unusable after an earlier failure: " + d.fault);
+  }
+  drv.check(drv.cuCtxSetCurrent(d.ctx), dev, "cuCtxSetCurrent");
+  return d;
+}
+
+CUdeviceptr dptr(const void* p) { return static_cast<CUdeviceptr>(reinterpret_cast<uintptr_t>(p)); }
+
+// Waits for the stream; a failure here comes from earlier asynchronous work (a kernel fault),
+// which the driver makes sticky, so the device is marked unusable.
+void sync_stream(int dev, DeviceState& d, const char* during) {
+  Driver& drv = driver();
+  CUresult r = drv.cuStreamSynchronize(d.stream);
+  if (r == CUDA_SUCCESS) return;
+  std::lock_guard<std::mutex> lock(d.mu);
+  std::string msg = gpu(dev) + ": " +
+                    (d.last_kernel.empty() ? std::string("asynchronous work") : "kernel " + d.last_kernel) +
+                    " failed (seen while " + during + "): " + drv.error_text(r);
+  d.fault = msg;
+  throw Error(msg + "; the device cannot be used again in this process");
+}
+
+// Size classes: powers of two up to 1 MiB (at least 256 bytes), then multiples of 2 MiB.
+size_t size_class(size_t bytes) {
+  constexpr size_t kSmall = size_t{1} << 20, kLarge = size_t{2} << 20;
+  if (bytes <= kSmall) return std::max<size_t>(256, std::bit_ceil(bytes));
+  return (bytes + kLarge - 1) / kLarge * kLarge;
+}
+
+void release_locked(Driver& drv, DeviceState& d) {
+  for (auto& [cls, blocks] : d.cache)
+    for (CUdeviceptr p : blocks) {
+      drv.cuMemFree_v2(p);
+      d.stats.cached_bytes -= cls;
+    }
+  d.cache.clear();
+}
+
+struct ModuleCache {
+  std::mutex mu;
+  std::map<std::pair<int, std::string>, std::pair<CUmodule, std::string>> modules;  // + info log
+  std::map<std::tuple<int, std::string, std::string>, std::unique_ptr<Function>> functions;
+};
+
+ModuleCache& modules() {
+  static ModuleCache* c = new ModuleCache;
+  return *c;
+}
+
+}  // namespace
+
+const std::string& unavailable_reason() { return driver().reason; }
+
+int device_count() { return driver().reason.empty() ? driver().count : 0; }
+
+const DeviceInfo& device_info(int dev) {
+  device(dev);
+  return driver().info[dev];
+}
+
+std::pair<size_t, size_t> memory_info(int dev) {
+  device(dev);
+  size_t free = 0, total = 0;
+  driver().check(driver().cuMemGetInfo_v2(&free, &total), dev, "cuMemGetInfo");
+  return {free, total};
+}
+
+void* alloc(int dev, size_t bytes) {
+  if (bytes == 0) return nullptr;
+  DeviceState& d = device(dev);
+  Driver& drv = driver();
+  size_t cls = size_class(bytes);
+  std::lock_guard<std::mutex> lock(d.mu);
+  auto it = d.cache.find(cls);
+  if (it != d.cache.end() && !it->second.empty()) {
+    CUdeviceptr p = it->second.back();
+    it->second.pop_back();
+    d.stats.cached_bytes -= cls;
+    d.stats.in_use_bytes += cls;
+    return reinterpret_cast<void*>(static_cast<uintptr_t>(p));
+  }
+  CUdeviceptr p = 0;
+  CUresult r = drv.cuMemAlloc_v2(&p, cls);
+  if (r == CUDA_ERROR_OUT_OF_MEMORY) {
+    release_locked(drv, d);
+    r = drv.cuMemAlloc_v2(&p, cls);
+  }
+  if (r == CUDA_ERROR_OUT_OF_MEMORY) {
+    size_t free = 0, total = 0;
+    drv.cuMemGetInfo_v2(&free, &total);
+    throw Error(gpu(dev) + ": out of memory allocating " + std::to_string(bytes) + " bytes (free " +
+                std::to_string(free) + " of " + std::to_string(total) + " bytes)");
+  }
+  drv.check(r, dev, "allocating " + std::to_string(bytes) + " bytes");
+  ++d.stats.driver_allocs;
+  d.stats.in_use_bytes += cls;
+  return reinterpret_cast<void*>(static_cast<uintptr_t>(p));
+}
+
+// Never throws (it runs in destructors): a block of an unusable device is simply dropped.
+void free(int dev, void* p, size_t bytes) {
+  if (!p) return;
+  Driver& drv = driver();
+  if (!drv.reason.empty() || dev < 0 || dev >= drv.count) return;
+  DeviceState& d = *drv.devices[dev];
+  size_t cls = size_class(bytes);
+  std::lock_guard<std::mutex> lock(d.mu);
+  d.stats.in_use_bytes -= cls;
+  if (!d.fault.empty()) return;
+  d.cache[cls].push_back(dptr(p));
+  d.stats.cached_bytes += cls;
+}
+
+void release_cache(int dev) {
+  DeviceState& d = device(dev);
+  std::lock_guard<std::mutex> lock(d.mu);
+  release_locked(driver(), d);
+}
+
+AllocatorStats allocator_stats(int dev) {
+  DeviceState& d = device(dev);
+  std::lock_guard<std::mutex> lock(d.mu);
+  return d.stats;
+}
+
+void copy_to_device(int dev, void* dst, const void* src, size_t bytes) {
+  if (bytes == 0) return;
+  DeviceState& d = device(dev);
+  driver().check(driver().cuMemcpyHtoDAsync_v2(dptr(dst), src, bytes, d.stream), dev,
+                 "copying " + std::to_string(bytes) + " bytes to the device");
+}
+
+void copy_to_host(int dev, void* dst, const void* src, size_t bytes) {
+  if (bytes == 0) return;
+  DeviceState& d = device(dev);
+  // Waiting first names the kernel that failed, if one did, rather than the copy.
+  sync_stream(dev, d, "copying to the host");
+  driver().check(driver().cuMemcpyDtoHAsync_v2(dst, dptr(src), bytes, d.stream), dev,
+                 "copying " + std::to_string(bytes) + " bytes to the host");
+  sync_stream(dev, d, "copying to the host");
+}
+
+void copy_device(int dev, void* dst, const void* src, size_t bytes) {
+  if (bytes == 0) return;
+  DeviceState& d = device(dev);
+  driver().check(driver().cuMemcpyDtoDAsync_v2(dptr(dst), dptr(src), bytes, d.stream), dev,
+                 "copying " + std::to_string(bytes) + " bytes on the device");
+}
+
+// Synchronous on both sides: the source's producers must be done, and the source block must not
+// be recycled by its device's stream while the copy (on the destination's stream) reads it.
+void copy_peer(int dst_dev, void* dst, int src_dev, const void* src, size_t bytes) {
+  if (bytes == 0) return;
+  if (dst_dev == src_dev) {
+    copy_device(dst_dev, dst, src, bytes);
+    return;
+  }
+  DeviceState& s = device(src_dev);
+  sync_stream(src_dev, s, "copying to another device");
+  DeviceState& d = device(dst_dev);
+  driver().check(driver().cuMemcpyPeerAsync(dptr(dst), d.ctx, dptr(src), s.ctx, bytes, d.stream), dst_dev,
+                 "copying " + std::to_string(bytes) + " bytes from " + gpu(src_dev));
+  sync_stream(dst_dev, d, "copying from another device");
+}
+
+const Function& load(int dev, const std::string& ptx, const std::string& entry) {
+  device(dev);
+  Driver& drv = driver();
+  ModuleCache& mc = modules();
+  std::lock_guard<std::mutex> lock(mc.mu);
+  auto fkey = std::make_tuple(dev, ptx, entry);
+  if (auto it = mc.functions.find(fkey); it != mc.functions.end()) return *it->second;
+
+  auto mkey = std::make_pair(dev, ptx);
+  auto mit = mc.modules.find(mkey);
+  if (mit == mc.modules.end()) {
+    std::vector<char> info(1 << 16, 0), error(1 << 16, 0);
+    CUjit_option opts[] = {CU_JIT_INFO_LOG_BUFFER, CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES, CU_JIT_ERROR_LOG_BUFFER,
+                           CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES, CU_JIT_LOG_VERBOSE};
+    void* values[] = {info.data(), reinterpret_cast<void*>(static_cast<uintptr_t>(info.size() - 1)), error.data(),
+                      reinterpret_cast<void*>(static_cast<uintptr_t>(error.size() - 1)),
+                      reinterpret_cast<void*>(static_cast<uintptr_t>(1))};
+    CUmodule module = nullptr;
+    CUresult r = drv.cuModuleLoadDataEx(&module, ptx.c_str(), 5, opts, values);
+    if (r != CUDA_SUCCESS)
+      throw Error(gpu(dev) + ": the driver rejected the PTX of " + entry + ": " + drv.error_text(r) +
+                  (error[0] ? "\n" + std::string(error.data()) : std::string()));
+    mit = mc.modules.emplace(mkey, std::make_pair(module, std::string(info.data()))).first;
+  }
+
+  auto f = std::make_unique<Function>();
+  CUfunction fn = nullptr;
+  drv.check(drv.cuModuleGetFunction(&fn, mit->second.first, entry.c_str()), dev, "finding kernel " + entry);
+  f->fn = fn;
+  f->name = entry;
+  f->jit_log = mit->second.second;
+  auto attr = [&](CUfunction_attribute a) {
+    int v = 0;
+    drv.check(drv.cuFuncGetAttribute(&v, a, fn), dev, "cuFuncGetAttribute");
+    return v;
+  };
+  f->registers = attr(CU_FUNC_ATTRIBUTE_NUM_REGS);
+  f->local_bytes = attr(CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES);
+  f->shared_bytes = attr(CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES);
+  f->max_threads = attr(CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK);
+  return *mc.functions.emplace(std::move(fkey), std::move(f)).first->second;
+}
+
+void launch(int dev, const Function& f, unsigned grid, unsigned block, void** args, unsigned shared_bytes,
+            unsigned grid_y) {
+  DeviceState& d = device(dev);
+  {
+    std::lock_guard<std::mutex> lock(d.mu);
+    d.last_kernel = f.name;
+  }
+  CUresult r = driver().cuLaunchKernel(static_cast<CUfunction>(f.fn), grid, grid_y, 1, block, 1, 1, shared_bytes,
+                                       d.stream, args, nullptr);
+  driver().check(r, dev,
+                 "launching kernel " + f.name + " (grid " + std::to_string(grid) + "x" + std::to_string(grid_y) +
+                     ", block " + std::to_string(block) + ")");
+}
+
+void synchronize(int dev) {
+  DeviceState& d = device(dev);
+  sync_stream(dev, d, "synchronizing");
+}
+
+}  // namespace arrayc::detail::cuda

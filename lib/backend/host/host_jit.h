@@ -1,0 +1,37 @@
+// The host JIT: optimizes a kernel's module at -O3 for this machine's CPU (its name and
+// features, so AVX-512 is used where present) and links it through ORC LLJIT.
+#pragma once
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "codegen/body_emitter.h"
+
+namespace arrayc::detail {
+
+using KernelFn = void (*)(void* const* ptrs, const int64_t* params, int64_t begin, int64_t end);
+
+struct CompiledKernel {
+  KernelFn fn = nullptr;
+  std::string symbol;
+  double compile_ms = 0;
+};
+
+// Compiles a kernel for the host. Thread-safe.
+std::unique_ptr<CompiledKernel> compile_host_kernel(const Kernel& k, const EmitOptions& opts);
+
+// A kernel's stages as text, for inspection, ARRAYC_DEBUG and ARRAYC_DUMP_DIR: compiles a fresh
+// copy named `symbol` (the compiled kernel's, so that the texts match it), which keeps the
+// printing of modules out of every compile (a tenth of a kernel's compile time, more for large
+// ones).
+struct HostStages {
+  std::string ir;      // as emitted
+  std::string opt_ir;  // after the -O3 pipeline
+  std::string assembly;
+};
+HostStages host_stages(const Kernel& k, const EmitOptions& opts, const std::string& symbol);
+
+// "x86_64-pc-linux-gnu znver5 +avx512f,..." : what kernels are compiled for.
+std::string host_target_description();
+
+}  // namespace arrayc::detail

@@ -1,0 +1,373 @@
+#include "codegen/body_emitter.h"
+
+#include <tuple>
+
+#include <llvm/IR/Intrinsics.h>
+
+#include <limits>
+
+#include "codegen/cpu/vmath/vmath.h"
+#include "ir/philox.h"
+
+namespace arrayc::detail {
+
+using llvm::Value;
+
+llvm::Type* BodyEmitter::value_type(DType t) const {
+  auto& c = b_.getContext();
+  switch (t) {
+    case DType::Bool: return llvm::Type::getInt1Ty(c);
+    case DType::Int32: return llvm::Type::getInt32Ty(c);
+    case DType::Int64: return llvm::Type::getInt64Ty(c);
+    case DType::Float32: return llvm::Type::getFloatTy(c);
+    case DType::Float64: return llvm::Type::getDoubleTy(c);
+  }
+  return nullptr;
+}
+
+llvm::Type* BodyEmitter::memory_type(DType t) const {
+  return t == DType::Bool ? llvm::Type::getInt8Ty(b_.getContext()) : value_type(t);
+}
+
+Value* BodyEmitter::load(DType t, Value* ptr, Value* offset) {
+  Value* p = b_.CreateInBoundsGEP(memory_type(t), ptr, offset);
+  Value* v = b_.CreateAlignedLoad(memory_type(t), p, llvm::Align(dtype_size(t)));
+  return t == DType::Bool ? b_.CreateICmpNE(v, b_.getInt8(0)) : v;
+}
+
+void BodyEmitter::store(DType t, Value* v, Value* ptr, Value* offset) {
+  if (t == DType::Bool) v = b_.CreateZExt(v, b_.getInt8Ty());
+  Value* p = b_.CreateInBoundsGEP(memory_type(t), ptr, offset);
+  b_.CreateAlignedStore(v, p, llvm::Align(dtype_size(t)));
+}
+
+Value* BodyEmitter::cast(Value* v, DType from, DType to) {
+  if (from == to) return v;
+  llvm::Type* ty = value_type(to);
+  if (to == DType::Bool)
+    return is_float(from) ? b_.CreateFCmpUNE(v, llvm::ConstantFP::get(v->getType(), 0.0))
+                          : b_.CreateICmpNE(v, llvm::ConstantInt::get(v->getType(), 0));
+  if (from == DType::Bool) return is_float(to) ? b_.CreateUIToFP(v, ty) : b_.CreateZExt(v, ty);
+  if (is_float(from) && is_float(to)) return b_.CreateFPCast(v, ty);
+  if (is_float(to)) return b_.CreateSIToFP(v, ty);
+  if (is_float(from))  // saturating, NaN -> 0 (numpy leaves this undefined; we pin it down)
+    return b_.CreateIntrinsic(llvm::Intrinsic::fptosi_sat, {ty, v->getType()}, {v});
+  return b_.CreateSExtOrTrunc(v, ty);
+}
+
+// Transcendentals: our vectorizable polynomials on the host, libdevice's __nv_* on NVPTX (the
+// nvptx target links libdevice into the module). sqrt on NVPTX is llvm.sqrt, which becomes the
+// correctly rounded sqrt.rn: libdevice's __nv_sqrtf picks sqrt.approx.f32 (1 ULP) unless
+// __nvvm_reflect("__CUDA_PREC_SQRT") says otherwise, and LLVM's NVVMReflect answers 0.
+Value* BodyEmitter::math(int fn, const std::vector<Value*>& args) {
+  if (opts_.target == EmitOptions::Target::Cpu)
+    return emit_math_call(b_, static_cast<MathFn>(fn), args, MathOptions{opts_.fast_math});
+  if (static_cast<MathFn>(fn) == MathFn::Sqrt) return b_.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, args[0]);
+  static const char* names[] = {"exp", "log", "sin", "cos", "tanh", "pow", "sqrt"};
+  llvm::Type* ty = args[0]->getType();
+  std::string name = std::string("__nv_") + names[fn] + (ty->isFloatTy() ? "f" : "");
+  std::vector<llvm::Type*> types(args.size(), ty);
+  llvm::Module* m = b_.GetInsertBlock()->getModule();
+  llvm::FunctionCallee f = m->getOrInsertFunction(name, llvm::FunctionType::get(ty, types, false));
+  return b_.CreateCall(f, args);
+}
+
+Value* BodyEmitter::identity(Op reduce, DType t) {
+  llvm::Type* ty = value_type(t);
+  bool fl = is_float(t);
+  switch (reduce) {
+    case Op::Sum: case Op::Mean:
+      return fl ? llvm::ConstantFP::get(ty, 0.0) : llvm::ConstantInt::get(ty, 0);
+    case Op::Prod:
+      return fl ? llvm::ConstantFP::get(ty, 1.0) : llvm::ConstantInt::get(ty, 1);
+    case Op::Max:
+      if (fl) return llvm::ConstantFP::getInfinity(ty, true);
+      return t == DType::Bool ? b_.getFalse() : llvm::ConstantInt::get(ty, llvm::APInt::getSignedMinValue(ty->getIntegerBitWidth()));
+    case Op::Min:
+      if (fl) return llvm::ConstantFP::getInfinity(ty, false);
+      return t == DType::Bool ? b_.getTrue() : llvm::ConstantInt::get(ty, llvm::APInt::getSignedMaxValue(ty->getIntegerBitWidth()));
+    default: ARRAYC_INTERNAL_CHECK(false, "not a reduction");
+  }
+  return nullptr;
+}
+
+Value* BodyEmitter::combine(Op reduce, DType t, Value* acc, Value* v) {
+  bool fl = is_float(t);
+  // Reassociation lets the vectorizer keep several partial sums; the result is still a fixed
+  // function of the binary and the chunking, so runs are reproducible.
+  llvm::FastMathFlags fmf;
+  fmf.setAllowReassoc();
+  llvm::IRBuilder<>::FastMathFlagGuard guard(b_);
+  b_.setFastMathFlags(fmf);
+  switch (reduce) {
+    case Op::Sum: case Op::Mean: return fl ? b_.CreateFAdd(acc, v) : b_.CreateAdd(acc, v);
+    case Op::Prod: return fl ? b_.CreateFMul(acc, v) : b_.CreateMul(acc, v);
+    case Op::Max:
+      if (fl) return b_.CreateBinaryIntrinsic(llvm::Intrinsic::maximum, acc, v);
+      return t == DType::Bool ? b_.CreateOr(acc, v) : b_.CreateBinaryIntrinsic(llvm::Intrinsic::smax, acc, v);
+    case Op::Min:
+      if (fl) return b_.CreateBinaryIntrinsic(llvm::Intrinsic::minimum, acc, v);
+      return t == DType::Bool ? b_.CreateAnd(acc, v) : b_.CreateBinaryIntrinsic(llvm::Intrinsic::smin, acc, v);
+    default: ARRAYC_INTERNAL_CHECK(false, "not a reduction");
+  }
+  return nullptr;
+}
+
+// Philox-4x32-10 on (index, seed), then the mapping of lib/ir/philox.h.
+Value* BodyEmitter::random(const KernelLeaf& lf, Value* index) {
+  auto* i32 = b_.getInt32Ty();
+  auto* i64 = b_.getInt64Ty();
+  Value* x[4] = {b_.CreateTrunc(index, i32), b_.CreateTrunc(b_.CreateLShr(index, 32), i32),
+                 b_.getInt32(0), b_.getInt32(0)};
+  uint32_t k0 = static_cast<uint32_t>(lf.seed), k1 = static_cast<uint32_t>(lf.seed >> 32);
+  for (int round = 0; round < 10; ++round) {
+    if (round > 0) {
+      k0 += kPhiloxW0;
+      k1 += kPhiloxW1;
+    }
+    Value* p0 = b_.CreateMul(b_.CreateZExt(x[0], i64), b_.getInt64(kPhiloxM0));
+    Value* p1 = b_.CreateMul(b_.CreateZExt(x[2], i64), b_.getInt64(kPhiloxM1));
+    Value* hi0 = b_.CreateTrunc(b_.CreateLShr(p0, 32), i32);
+    Value* lo0 = b_.CreateTrunc(p0, i32);
+    Value* hi1 = b_.CreateTrunc(b_.CreateLShr(p1, 32), i32);
+    Value* lo1 = b_.CreateTrunc(p1, i32);
+    Value* n0 = b_.CreateXor(b_.CreateXor(hi1, x[1]), b_.getInt32(k0));
+    Value* n2 = b_.CreateXor(b_.CreateXor(hi0, x[3]), b_.getInt32(k1));
+    x[0] = n0;
+    x[1] = lo1;
+    x[2] = n2;
+    x[3] = lo0;
+  }
+  bool f32 = lf.dtype == DType::Float32;
+  llvm::Type* ft = value_type(lf.dtype);
+  auto bits53 = [&](Value* hi, Value* lo) {
+    Value* w = b_.CreateOr(b_.CreateShl(b_.CreateZExt(hi, i64), 32), b_.CreateZExt(lo, i64));
+    return b_.CreateLShr(w, 11);
+  };
+  Value* scale = llvm::ConstantFP::get(ft, f32 ? kTwoPow24Inv : kTwoPow53Inv);
+  if (lf.op == Op::RandUniform) {
+    Value* bits = f32 ? b_.CreateLShr(x[0], 8) : bits53(x[0], x[1]);
+    return b_.CreateFMul(b_.CreateUIToFP(bits, ft), scale);
+  }
+  Value *u1, *u2;
+  if (f32) {
+    u1 = b_.CreateFMul(b_.CreateUIToFP(b_.CreateAdd(b_.CreateLShr(x[0], 8), b_.getInt32(1)), ft), scale);
+    u2 = b_.CreateFMul(b_.CreateUIToFP(b_.CreateLShr(x[1], 8), ft), scale);
+  } else {
+    u1 = b_.CreateFMul(b_.CreateUIToFP(b_.CreateAdd(bits53(x[0], x[1]), b_.getInt64(1)), ft), scale);
+    u2 = b_.CreateFMul(b_.CreateUIToFP(bits53(x[2], x[3]), ft), scale);
+  }
+  Value* r = math(static_cast<int>(MathFn::Sqrt),
+                  {b_.CreateFMul(llvm::ConstantFP::get(ft, -2.0), math(static_cast<int>(MathFn::Log), {u1}))});
+  Value* two_pi = llvm::ConstantFP::get(ft, f32 ? 6.2831853f : 6.283185307179586);
+  return b_.CreateFMul(r, math(static_cast<int>(MathFn::Cos), {b_.CreateFMul(two_pi, u2)}));
+}
+
+Value* BodyEmitter::leaf(const KernelLeaf& lf, const std::vector<Value*>& ptrs, Value* offset) {
+  switch (lf.op) {
+    case Op::Buffer: return load(lf.dtype, ptrs[lf.ptr], offset);
+    case Op::Constant: {
+      llvm::Type* ty = value_type(lf.dtype);
+      if (is_float(lf.dtype)) return llvm::ConstantFP::get(ty, lf.value.f);
+      return llvm::ConstantInt::get(ty, static_cast<uint64_t>(lf.value.i), true);
+    }
+    case Op::Iota: return cast(offset, DType::Int64, lf.dtype);
+    case Op::RandUniform: case Op::RandNormal: return random(lf, offset);
+    default: ARRAYC_INTERNAL_CHECK(false, "not a kernel leaf");
+  }
+  return nullptr;
+}
+
+// Integer power by squaring, in a small internal function; a negative exponent gives 0, except
+// for bases 1 and -1 (numpy raises instead; a kernel cannot).
+Value* BodyEmitter::int_pow(DType t, Value* base, Value* exp) {
+  llvm::Module* m = b_.GetInsertBlock()->getModule();
+  llvm::Type* ty = value_type(t);
+  std::string name = std::string("arrayc_ipow_") + dtype_name(t);
+  llvm::Function* f = m->getFunction(name);
+  if (!f) {
+    f = llvm::Function::Create(llvm::FunctionType::get(ty, {ty, ty}, false),
+                               llvm::Function::InternalLinkage, name, m);
+    llvm::IRBuilder<> fb(llvm::BasicBlock::Create(m->getContext(), "entry", f));
+    Value* x = f->getArg(0);
+    Value* e = f->getArg(1);
+    auto* neg = llvm::BasicBlock::Create(m->getContext(), "neg", f);
+    auto* loop = llvm::BasicBlock::Create(m->getContext(), "loop", f);
+    auto* done = llvm::BasicBlock::Create(m->getContext(), "done", f);
+    llvm::Constant* zero = llvm::ConstantInt::get(ty, 0);
+    llvm::Constant* one = llvm::ConstantInt::get(ty, 1);
+    fb.CreateCondBr(fb.CreateICmpSLT(e, zero), neg, loop);
+    fb.SetInsertPoint(neg);
+    Value* odd = fb.CreateICmpNE(fb.CreateAnd(e, one), zero);
+    Value* minus_one = fb.CreateSelect(odd, llvm::ConstantInt::get(ty, -1, true), one);
+    Value* r = fb.CreateSelect(fb.CreateICmpEQ(x, one), one,
+                               fb.CreateSelect(fb.CreateICmpEQ(x, llvm::ConstantInt::get(ty, -1, true)), minus_one, zero));
+    fb.CreateRet(r);
+    auto* entry = &f->getEntryBlock();
+    fb.SetInsertPoint(loop);
+    llvm::PHINode* acc = fb.CreatePHI(ty, 2);
+    llvm::PHINode* b = fb.CreatePHI(ty, 2);
+    llvm::PHINode* k = fb.CreatePHI(ty, 2);
+    acc->addIncoming(one, entry);
+    b->addIncoming(x, entry);
+    k->addIncoming(e, entry);
+    Value* is_zero = fb.CreateICmpEQ(k, zero);
+    auto* body = llvm::BasicBlock::Create(m->getContext(), "body", f);
+    fb.CreateCondBr(is_zero, done, body);
+    fb.SetInsertPoint(body);
+    Value* bit = fb.CreateICmpNE(fb.CreateAnd(k, one), zero);
+    Value* acc2 = fb.CreateSelect(bit, fb.CreateMul(acc, b), acc);
+    Value* b2 = fb.CreateMul(b, b);
+    Value* k2 = fb.CreateLShr(k, one);
+    acc->addIncoming(acc2, body);
+    b->addIncoming(b2, body);
+    k->addIncoming(k2, body);
+    fb.CreateBr(loop);
+    fb.SetInsertPoint(done);
+    fb.CreateRet(acc);
+  }
+  return b_.CreateCall(f, {base, exp});
+}
+
+// x^3 and x^4 for a constant float exponent (GELU's x**3; the simplify pass has already made
+// 0, 1, 2, -1 and 0.5 cheaper ops). From the exact square x*x = h + l, l = fma(x, x, -h):
+// x^3 = fma(h, x, l*x) and x^4 = fma(h, h, 2h*l) round once, after errors below 2^-46 of the
+// result (l*x's rounding; l*l dropped), so they are within 0.5 ULP + 2^-22 ULP of the exact
+// power: as close as a correctly rounded pow but for near-ties, in 4-6 operations where pow
+// takes about fifty. Results within 2^24 (f64: 2^53) of underflow get up to 1 ULP, the small
+// term rounding on the subnormal grid. Where the result is not finite, the plain product h*x or h*h is taken:
+// x infinite or NaN, or x*x overflowed, make l infinite or NaN and the sum NaN; past overflow
+// 2h*l may overflow with l's sign. Returns nullptr for other exponents.
+Value* BodyEmitter::small_power(Value* x, Value* exp) {
+  auto* c = llvm::dyn_cast<llvm::ConstantFP>(exp);
+  if (!c) return nullptr;
+  bool lost = false;
+  llvm::APFloat v = c->getValueAPF();
+  v.convert(llvm::APFloat::IEEEdouble(), llvm::APFloat::rmNearestTiesToEven, &lost);
+  double n = v.convertToDouble();
+  if (n != 3 && n != 4) return nullptr;
+  auto fma = [&](Value* a, Value* b, Value* c) { return b_.CreateIntrinsic(llvm::Intrinsic::fma, {a->getType()}, {a, b, c}); };
+  Value* h = b_.CreateFMul(x, x);
+  Value* l = fma(x, x, b_.CreateFNeg(h));
+  Value* compensated = n == 3 ? fma(h, x, b_.CreateFMul(l, x)) : fma(h, h, b_.CreateFMul(b_.CreateFAdd(h, h), l));
+  Value* plain = b_.CreateFMul(h, n == 3 ? x : h);
+  Value* finite = b_.CreateFCmpOLT(b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, compensated),
+                                   llvm::ConstantFP::getInfinity(h->getType()));
+  return b_.CreateSelect(finite, compensated, plain);
+}
+
+Value* BodyEmitter::op(const KernelInstr& in, const std::vector<Value*>& a) {
+  DType t = in.dtype;
+  DType at = in.args.empty() ? t : k_.body[in.args[0]].dtype;  // operand dtype
+  bool fl = is_float(at);
+  bool boolean = at == DType::Bool;
+  using P = llvm::CmpInst::Predicate;
+  auto cmp = [&](P fp, P sp, P up) -> Value* {
+    if (fl) return b_.CreateFCmp(fp, a[0], a[1]);
+    return b_.CreateICmp(boolean ? up : sp, a[0], a[1]);
+  };
+  switch (in.op) {
+    case Op::Neg: return fl ? b_.CreateFNeg(a[0]) : b_.CreateNeg(a[0]);
+    case Op::Not: return b_.CreateNot(a[0]);
+    case Op::Abs:
+      if (boolean) return a[0];
+      if (fl) return b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, a[0]);
+      return b_.CreateBinaryIntrinsic(llvm::Intrinsic::abs, a[0], b_.getFalse());
+    case Op::Exp: return math(static_cast<int>(MathFn::Exp), a);
+    case Op::Log: return math(static_cast<int>(MathFn::Log), a);
+    case Op::Sin: return math(static_cast<int>(MathFn::Sin), a);
+    case Op::Cos: return math(static_cast<int>(MathFn::Cos), a);
+    case Op::Tanh: return math(static_cast<int>(MathFn::Tanh), a);
+    case Op::Sqrt: return math(static_cast<int>(MathFn::Sqrt), a);
+    case Op::Cast: return cast(a[0], at, t);
+    case Op::Add: return fl ? b_.CreateFAdd(a[0], a[1]) : b_.CreateAdd(a[0], a[1]);
+    case Op::Sub: return fl ? b_.CreateFSub(a[0], a[1]) : b_.CreateSub(a[0], a[1]);
+    case Op::Mul: return fl ? b_.CreateFMul(a[0], a[1]) : b_.CreateMul(a[0], a[1]);
+    case Op::Div: return b_.CreateFDiv(a[0], a[1]);
+    case Op::Pow:
+      if (!fl) return int_pow(t, a[0], a[1]);
+      if (Value* r = small_power(a[0], a[1])) return r;
+      return math(static_cast<int>(MathFn::Pow), a);
+    case Op::Maximum:
+      if (fl) return b_.CreateBinaryIntrinsic(llvm::Intrinsic::maximum, a[0], a[1]);
+      return b_.CreateBinaryIntrinsic(boolean ? llvm::Intrinsic::umax : llvm::Intrinsic::smax, a[0], a[1]);
+    case Op::Minimum:
+      if (fl) return b_.CreateBinaryIntrinsic(llvm::Intrinsic::minimum, a[0], a[1]);
+      return b_.CreateBinaryIntrinsic(boolean ? llvm::Intrinsic::umin : llvm::Intrinsic::smin, a[0], a[1]);
+    case Op::Eq: return cmp(P::FCMP_OEQ, P::ICMP_EQ, P::ICMP_EQ);
+    case Op::Ne: return cmp(P::FCMP_UNE, P::ICMP_NE, P::ICMP_NE);
+    case Op::Lt: return cmp(P::FCMP_OLT, P::ICMP_SLT, P::ICMP_ULT);
+    case Op::Le: return cmp(P::FCMP_OLE, P::ICMP_SLE, P::ICMP_ULE);
+    case Op::Gt: return cmp(P::FCMP_OGT, P::ICMP_SGT, P::ICMP_UGT);
+    case Op::Ge: return cmp(P::FCMP_OGE, P::ICMP_SGE, P::ICMP_UGE);
+    case Op::And: return b_.CreateAnd(a[0], a[1]);
+    case Op::Or: return b_.CreateOr(a[0], a[1]);
+    case Op::Where: return b_.CreateSelect(a[0], a[1], a[2]);
+    default: ARRAYC_INTERNAL_CHECK(false, std::string("no lowering for ") + op_name(in.op));
+  }
+  return nullptr;
+}
+
+// sin(x) and cos(x) of one x are computed together: the argument reduction, the costly part,
+// is shared. On NVPTX through libdevice's sincos; on the host, for float32, through vmath's
+// packed sincos, for float64 through vmath's pair functions (MathOptions::pair), whose inlined
+// bodies share their reduction and polynomials. Both reduce modulo pi/2 and evaluate both
+// polynomials; sin or cos alone reduces modulo pi and evaluates one (float32: below 2^10), so the
+// two can differ by an ulp or two, both within docs/math_accuracy.md's bounds.
+// Returns false when `i` has no such partner.
+bool BodyEmitter::sincos(size_t i, std::vector<Value*>& v) {
+  const KernelInstr& in = k_.body[i];
+  if (in.op != Op::Sin && in.op != Op::Cos) return false;
+  bool cpu = opts_.target == EmitOptions::Target::Cpu;
+  if (cpu && in.dtype != DType::Float32 && in.dtype != DType::Float64) return false;
+  Op partner = in.op == Op::Sin ? Op::Cos : Op::Sin;
+  size_t j = i + 1;
+  while (j < k_.body.size() && !(k_.body[j].op == partner && k_.body[j].args == in.args)) ++j;
+  if (j == k_.body.size()) return false;
+  Value* x = v[in.args[0]];
+  Value *sv, *cv;
+  if (cpu && in.dtype == DType::Float64) {
+    MathOptions o{.fast = opts_.fast_math, .pair = true};
+    sv = emit_math_call(b_, MathFn::Sin, {x}, o);
+    cv = emit_math_call(b_, MathFn::Cos, {x}, o);
+  } else if (cpu) {
+    std::tie(sv, cv) = emit_sincos_f32(b_, x, MathOptions{opts_.fast_math});
+    packed_sincos_ = true;
+  } else {
+    llvm::Type* ty = x->getType();
+    llvm::Function* f = b_.GetInsertBlock()->getParent();
+    llvm::IRBuilder<> entry(&f->getEntryBlock(), f->getEntryBlock().begin());
+    llvm::AllocaInst* s_out = entry.CreateAlloca(ty);
+    llvm::AllocaInst* c_out = entry.CreateAlloca(ty);
+    std::string name = std::string("__nv_sincos") + (ty->isFloatTy() ? "f" : "");
+    auto* ptr = llvm::PointerType::get(b_.getContext(), 0);
+    llvm::FunctionCallee fn = b_.GetInsertBlock()->getModule()->getOrInsertFunction(
+        name, llvm::FunctionType::get(b_.getVoidTy(), {ty, ptr, ptr}, false));
+    b_.CreateCall(fn, {x, s_out, c_out});
+    sv = b_.CreateLoad(ty, s_out);
+    cv = b_.CreateLoad(ty, c_out);
+  }
+  v[i] = in.op == Op::Sin ? sv : cv;
+  v[j] = in.op == Op::Sin ? cv : sv;
+  return true;
+}
+
+std::vector<Value*> BodyEmitter::emit(const std::vector<Value*>& ptrs, const std::vector<Value*>& offsets) {
+  std::vector<Value*> v(k_.body.size());
+  for (size_t i = 0; i < k_.body.size(); ++i) {
+    const KernelInstr& in = k_.body[i];
+    if (v[i]) continue;  // computed with its sincos partner
+    if (sincos(i, v)) continue;
+    if (in.leaf >= 0) {
+      const KernelLeaf& lf = k_.leaves[in.leaf];
+      v[i] = leaf(lf, ptrs, lf.index >= 0 ? offsets[lf.index] : nullptr);
+    } else {
+      std::vector<Value*> args;
+      for (int a : in.args) args.push_back(v[a]);
+      v[i] = op(in, args);
+    }
+  }
+  return v;
+}
+
+}  // namespace arrayc::detail

@@ -1,0 +1,81 @@
+// The op-to-LLVM-IR lowering, written once. BodyEmitter turns a Kernel's instructions into IR
+// at given operand offsets; each target (codegen/cpu/cpu_kernel.cpp, later nvptx) wraps it in its own loop
+// or thread structure.
+#pragma once
+#include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/Module.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "kernel/kernel.h"
+
+namespace arrayc::detail {
+
+struct EmitOptions {
+  enum class Target { Cpu, Nvptx } target = Target::Cpu;
+  bool fast_math = false;  // the vector math library's fast mode (see docs/math_accuracy.md)
+  // Host only: vector stores bypass the caches (non-temporal) for the outputs that
+  // Kernel::streamed_outputs names, when the outputs are too large to stay cached (see
+  // kernel_options in engine/executor.cpp).
+  bool stream_stores = false;
+};
+
+class BodyEmitter {
+ public:
+  BodyEmitter(llvm::IRBuilder<>& b, const Kernel& k, const EmitOptions& opts)
+      : b_(b), k_(k), opts_(opts) {}
+
+  llvm::Type* value_type(DType t) const;   // i1 for bool
+  llvm::Type* memory_type(DType t) const;  // i8 for bool
+
+  // Emits the body for one element: ptrs are the memory operands' base pointers, offsets the
+  // element offset of each indexed operand. Returns the value of every instruction.
+  std::vector<llvm::Value*> emit(const std::vector<llvm::Value*>& ptrs,
+                                 const std::vector<llvm::Value*>& offsets);
+  llvm::Value* load(DType t, llvm::Value* ptr, llvm::Value* offset);
+  void store(DType t, llvm::Value* v, llvm::Value* ptr, llvm::Value* offset);
+
+  // The reduction monoid: its identity and its combining step.
+  llvm::Value* identity(Op reduce, DType t);
+  llvm::Value* combine(Op reduce, DType t, llvm::Value* acc, llvm::Value* v);
+
+  llvm::Value* cast(llvm::Value* v, DType from, DType to);
+
+  // Whether the body so far called the host's packed sincos (vmath.h), whose loops need their
+  // vector width given explicitly.
+  bool packed_sincos() const { return packed_sincos_; }
+
+ private:
+  llvm::Value* op(const KernelInstr& in, const std::vector<llvm::Value*>& args);
+  llvm::Value* leaf(const KernelLeaf& lf, const std::vector<llvm::Value*>& ptrs, llvm::Value* offset);
+  llvm::Value* random(const KernelLeaf& lf, llvm::Value* index);
+  llvm::Value* int_pow(DType t, llvm::Value* base, llvm::Value* exp);
+  llvm::Value* small_power(llvm::Value* x, llvm::Value* exp);
+  llvm::Value* math(int fn, const std::vector<llvm::Value*>& args);
+  bool sincos(size_t i, std::vector<llvm::Value*>& v);
+
+  llvm::IRBuilder<>& b_;
+  const Kernel& k_;
+  EmitOptions opts_;
+  bool packed_sincos_ = false;
+};
+
+// The host (cpu) target: one function `name` with the calling convention of kernel.h,
+//   void name(void* const* ptrs, const int64_t* params, int64_t begin, int64_t end).
+std::unique_ptr<llvm::Module> emit_cpu_kernel(const Kernel& k, const std::string& name,
+                                              llvm::LLVMContext& ctx, const EmitOptions& opts);
+
+// The host's tile copy for tiled leaves (Kernel::tiled_leaves) of `bytes`-byte elements, one
+// function per element size shared by every kernel of the process (host_jit.cpp adds each once):
+//   void arrayc_tile_copy_<bytes>(void* dst, const void* src, int64_t rows, int64_t cols,
+//                                 int64_t row_stride, int64_t col_stride)
+// copies element (r, c) of src, at r * row_stride + c * col_stride elements, to dst at
+// r * kHostTileCols + c, for r < rows <= kHostTileRows and c < cols <= kHostTileCols (dst
+// 64-byte aligned). A kernel declares it by tile_copy_callee.
+std::string tile_copy_symbol(int bytes);
+llvm::FunctionCallee tile_copy_callee(llvm::Module& m, int bytes);
+std::unique_ptr<llvm::Module> emit_tile_copy(int bytes, llvm::LLVMContext& ctx);
+
+}  // namespace arrayc::detail

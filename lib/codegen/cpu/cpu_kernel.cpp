@@ -1,0 +1,517 @@
+// The host target: wraps the shared body in a loop nest over [begin, end) of the kernel's
+// parallel space. The innermost loop walks one row with constant-stride addressing (unit
+// strides become plain `base + i`), which is the loop LLVM's vectorizer widens; the thread pool
+// calls the function on disjoint ranges.
+#include <functional>
+#include <utility>
+#include <vector>
+
+#include "codegen/body_emitter.h"
+#include "codegen/llvm_util.h"
+#include "codegen/cpu/vmath/vmath.h"
+
+namespace arrayc::detail {
+namespace {
+
+using llvm::Value;
+
+constexpr uint64_t kStreamAlign = 64;  // bytes: a cache line, and the widest vector store
+constexpr int64_t kBlockBytes = 64;    // a side of tiled_range's transposed blocks: one vector
+
+class CpuLoopEmitter {
+ public:
+  CpuLoopEmitter(const Kernel& k, llvm::Function* f, const EmitOptions& opts)
+      : k_(k), f_(f), ctx_(f->getContext()), b_(llvm::BasicBlock::Create(ctx_, "entry", f)),
+        body_(b_, k, opts), opts_(opts) {}
+
+  void emit() {
+    for (int i = 0; i < k_.num_ptrs; ++i) ptrs_.push_back(f_->getArg(i));
+    Value* params = f_->getArg(k_.num_ptrs);
+    Value* begin = f_->getArg(k_.num_ptrs + 1);
+    Value* end = f_->getArg(k_.num_ptrs + 2);
+    auto param = [&](int64_t i) {
+      return b_.CreateAlignedLoad(b_.getInt64Ty(), b_.CreateConstInBoundsGEP1_64(b_.getInt64Ty(), params, i),
+                                  llvm::Align(8));
+    };
+    for (int d = 0; d < k_.rank; ++d) extents_.push_back(param(d));
+    Value* reduce_begin = param(k_.rank);
+    Value* reduce_end = param(k_.rank + 1);
+    Value* finalize = param(k_.rank + 2);
+
+    std::vector<const std::vector<StrideKind>*> kinds(k_.num_indexed);
+    for (const KernelLeaf& lf : k_.leaves)
+      if (lf.index >= 0) kinds[lf.index] = &lf.strides;
+    for (const KernelOutput& o : k_.outputs) kinds[o.index] = &o.strides;
+    std::vector<Value*> offsets;
+    strides_.resize(k_.num_indexed);
+    for (int j = 0; j < k_.num_indexed; ++j) {
+      int64_t blk = k_.param_block(j);
+      offsets.push_back(param(blk));
+      for (int d = 0; d < k_.rank; ++d) {
+        StrideKind sk = (*kinds[j])[d];
+        Value* stride = sk == StrideKind::Any ? static_cast<Value*>(param(blk + 1 + d))
+                                              : b_.getInt64(sk == StrideKind::Unit ? 1 : 0);
+        strides_[j].push_back(stride);
+      }
+    }
+
+    std::vector<int> outer, reduced;
+    for (int d = 0; d < k_.rank; ++d) (d < k_.outer_rank() ? outer : reduced).push_back(d);
+
+    if (!k_.is_reduction) {
+      Body elementwise = [&](const std::vector<Value*>& off) {
+        std::vector<Value*> v = body_.emit(ptrs_, off);
+        for (const KernelOutput& o : k_.outputs) body_.store(o.dtype, v[o.instr], ptrs_[o.ptr], off[o.index]);
+      };
+      if (std::vector<int> tiled = k_.tiled_leaves(); !tiled.empty()) {
+        tiled_range(outer, begin, end, offsets, elementwise, tiled);
+      } else {
+        range_loop(outer, begin, end, offsets, elementwise,
+                   opts_.stream_stores ? k_.streamed_outputs() : std::vector<int>{});
+      }
+    } else {
+      const KernelOutput& out = k_.outputs.at(0);
+      Value* count = b_.CreateSub(reduce_end, reduce_begin);
+      auto finish = [&](Value* r) {  // mean: divide once the range is the whole reduction
+        if (k_.reduce_op != Op::Mean) return r;
+        Value* n = b_.CreateSIToFP(count, r->getType());
+        return b_.CreateSelect(b_.CreateICmpNE(finalize, b_.getInt64(0)), b_.CreateFDiv(r, n), r);
+      };
+      if (k_.reduces_across_rows()) {
+        column_blocks(outer, reduced, begin, end, offsets, reduce_begin, reduce_end, finish);
+      } else {
+        llvm::IRBuilder<> eb(&f_->getEntryBlock(), f_->getEntryBlock().begin());
+        llvm::AllocaInst* acc = eb.CreateAlloca(body_.value_type(out.dtype));
+        range_loop(outer, begin, end, offsets, [&](const std::vector<Value*>& outer_off) {
+          b_.CreateStore(body_.identity(k_.reduce_op, out.dtype), acc);
+          range_loop(reduced, reduce_begin, reduce_end, outer_off, [&](const std::vector<Value*>& off) {
+            std::vector<Value*> v = body_.emit(ptrs_, off);
+            Value* a = b_.CreateLoad(acc->getAllocatedType(), acc);
+            b_.CreateStore(body_.combine(k_.reduce_op, out.dtype, a, v[out.instr]), acc);
+          });
+          body_.store(out.dtype, finish(b_.CreateLoad(acc->getAllocatedType(), acc)), ptrs_[out.ptr],
+                      outer_off[out.index]);
+        });
+      }
+    }
+    b_.CreateRetVoid();
+  }
+
+ private:
+  using Body = std::function<void(const std::vector<Value*>&)>;
+
+  // The counted loop c in [from, to) of one row: body gets each operand's offset
+  // row_base[j] + c * stride_j. Returns the latch, for loop metadata.
+  llvm::BranchInst* row_loop(Value* from, Value* to, const std::vector<Value*>& row_base, int last, const Body& body) {
+    return emit_loop(b_, from, to, b_.getInt64(1), [&](Value* c) { body(at_column(row_base, c, last)); });
+  }
+
+  // Each operand's offset at column c of dim `last`: base[j] + c * stride_j.
+  std::vector<Value*> at_column(const std::vector<Value*>& base, Value* c, int last) {
+    std::vector<Value*> off(base.size());
+    for (size_t j = 0; j < off.size(); ++j) off[j] = b_.CreateAdd(base[j], b_.CreateMul(c, strides_[j][last]));
+    return off;
+  }
+
+  // One row with streaming stores (Kernel::streamed_outputs): scalar iterations up to the first
+  // 64-byte boundary of the first streamed output, then the loop the vectorizer widens, with the
+  // streamed outputs addressed from that column (alignment assumptions the optimizer carries to
+  // the vector stores; see mark_streaming_stores). The other streamed outputs are aligned at the
+  // same column when their buffers are aligned alike, as the executor's fresh, 64-byte aligned
+  // outputs of one shape are; if one is not, the vector loop runs no iteration and the rest of
+  // the row takes a scalar loop (correct, slow, and never the case for the executor's outputs).
+  // Returns the vector loop's latch.
+  llvm::BranchInst* streamed_row(Value* col, Value* col_end, const std::vector<Value*>& row_base, int last,
+                                 const Body& body, const std::vector<int>& streamed) {
+    auto at = [&](const KernelOutput& o, Value* c) {
+      return b_.CreateGEP(body_.memory_type(o.dtype), ptrs_[o.ptr], b_.CreateAdd(row_base[o.index], c));
+    };
+    auto scalar_loop = [&](Value* from, Value* to) {
+      set_loop_hints(row_loop(from, to, row_base, last, body), {{"llvm.loop.vectorize.enable", b_.getFalse()}});
+    };
+    const KernelOutput& first = k_.outputs[streamed[0]];
+    unsigned shift = llvm::Log2_64(dtype_size(first.dtype));
+    Value* gap = b_.CreateAnd(b_.CreateNeg(b_.CreatePtrToInt(at(first, col), b_.getInt64Ty())), b_.getInt64(kStreamAlign - 1));
+    Value* mid = smin(b_.CreateAdd(col, b_.CreateLShr(gap, shift)), col_end);
+    // Each streamed output's pointer at mid, and whether the others are aligned there. Theirs go
+    // through llvm.ptrmask: the same pointer when aligned, else rounded down within the same
+    // buffer (the loop then runs no iteration), so that what is assumed holds and the outputs
+    // stay apart for the optimizer.
+    const llvm::DataLayout& dl = f_->getParent()->getDataLayout();
+    std::vector<Value*> from_aligned = row_base, aligned = ptrs_;
+    Value* all_aligned = b_.getTrue();
+    for (size_t i = 0; i < streamed.size(); ++i) {
+      const KernelOutput& o = k_.outputs[streamed[i]];
+      Value* p = at(o, mid);
+      if (i > 0) {
+        Value* low = b_.CreateAnd(b_.CreatePtrToInt(p, b_.getInt64Ty()), b_.getInt64(kStreamAlign - 1));
+        all_aligned = b_.CreateAnd(all_aligned, b_.CreateICmpEQ(low, b_.getInt64(0)));
+        p = b_.CreateIntrinsic(llvm::Intrinsic::ptrmask, {p->getType(), b_.getInt64Ty()},
+                               {p, b_.getInt64(~(kStreamAlign - 1))});
+      }
+      b_.CreateAlignmentAssumption(dl, p, kStreamAlign);
+      aligned[o.ptr] = p;
+      from_aligned[o.index] = b_.CreateNeg(mid);
+    }
+    scalar_loop(col, mid);
+    // The vector loop starts at mid itself (what the stores' alignment is proven from); the
+    // body reads the pointers from ptrs_.
+    Value* vec_end = streamed.size() == 1 ? col_end : b_.CreateSelect(all_aligned, col_end, mid);
+    std::swap(ptrs_, aligned);
+    llvm::BranchInst* latch = row_loop(mid, vec_end, from_aligned, last, body);
+    std::swap(ptrs_, aligned);
+    if (streamed.size() > 1) scalar_loop(vec_end, col_end);
+    return latch;
+  }
+
+  // Reduction across rows (Kernel::reduces_across_rows; one output at a time would walk its
+  // input with a stride, one element per cache line, in a serial chain: sum(m, 0) of 10000 x
+  // 2000 floats took 35 ms, 12x numpy). The kept space is walked row by row in blocks of up to
+  // kColumnBlock outputs (a whole row of most matrices, so each thread reads memory in order),
+  // whose accumulators live in a stack array; for each reduced index the block's inputs are read
+  // along the row (a loop the vectorizer widens) and combined into the accumulators. Each output
+  // still combines its terms in order of the reduced index, so results do not depend on the
+  // block size.
+  static constexpr int64_t kColumnBlock = 8192;
+  void column_blocks(const std::vector<int>& outer, const std::vector<int>& reduced, Value* begin, Value* end,
+                     const std::vector<Value*>& offsets, Value* reduce_begin, Value* reduce_end,
+                     const std::function<Value*(Value*)>& finish) {
+    const KernelOutput& out = k_.outputs.at(0);
+    llvm::Type* at = body_.value_type(out.dtype);
+    llvm::IRBuilder<> eb(&f_->getEntryBlock(), f_->getEntryBlock().begin());
+    llvm::AllocaInst* acc = eb.CreateAlloca(llvm::ArrayType::get(at, kColumnBlock));
+    acc->setAlignment(llvm::Align(64));
+    int last = outer.back();
+    auto slot = [&](Value* c, Value* c0) { return b_.CreateInBoundsGEP(at, acc, b_.CreateSub(c, c0)); };
+    RowBody rows = [&](Value* col, Value* col_end, const std::vector<Value*>& row_base) {
+      return emit_loop(b_, col, col_end, b_.getInt64(kColumnBlock), [&](Value* c0) {
+        Value* c1 = smin(b_.CreateAdd(c0, b_.getInt64(kColumnBlock)), col_end);
+        emit_loop(b_, c0, c1, b_.getInt64(1), [&](Value* c) {
+          b_.CreateStore(body_.identity(k_.reduce_op, out.dtype), slot(c, c0));
+        });
+        range_loop(reduced, reduce_begin, reduce_end, row_base, [&](const std::vector<Value*>& off) {
+          // The row of the block at this reduced index.
+          emit_loop(b_, c0, c1, b_.getInt64(1), [&](Value* c) {
+            std::vector<Value*> v = body_.emit(ptrs_, at_column(off, c, last));
+            Value* a = b_.CreateLoad(at, slot(c, c0));
+            b_.CreateStore(body_.combine(k_.reduce_op, out.dtype, a, v[out.instr]), slot(c, c0));
+          });
+        });
+        emit_loop(b_, c0, c1, b_.getInt64(1), [&](Value* c) {
+          Value* r = finish(b_.CreateLoad(at, slot(c, c0)));
+          body_.store(out.dtype, r, ptrs_[out.ptr], at_column(row_base, c, last)[out.index]);
+        });
+      });
+    };
+    range_loop(outer, begin, end, offsets, nullptr, {}, &rows);
+  }
+
+  // An elementwise kernel with tiled leaves (Kernel::tiled_leaves: a + transpose(a), say). Row
+  // after row, such a leaf is read one element per cache line (and per page, for rows of 4 KiB or
+  // more), and its loads keep the row loop from vectorizing, math included: a + transpose(a) of
+  // 4000 x 4000 floats took 28 ms, five times a * 2, and exp(transpose(a)) 30 ms. Instead the
+  // space is walked in tiles of up to kHostTileRows rows by kHostTileCols columns (never across a
+  // boundary of the second-to-last dim); each tiled leaf's tile is first copied into a stack
+  // buffer (copy_tile), and then each row of the tile runs the usual row loop with the tiled
+  // leaves read from their buffers at unit stride. Partial first and last rows of [begin, end)
+  // copy whole tile rows and compute only their part. Rows shorter than a tile's, or fewer of
+  // them than a transposed block's, are walked one after another as without tiles (their lines
+  // stay cached from row to row; nothing would vectorize), in a scalar loop.
+  void tiled_range(const std::vector<int>& dims, Value* begin, Value* end, const std::vector<Value*>& base,
+                   const Body& body, const std::vector<int>& tiled) {
+    const int last = dims.back();
+    Value* e = extents_[last];
+    Value* e2 = extents_[dims[dims.size() - 2]];
+    Value* cols = b_.getInt64(kHostTileCols);
+    llvm::IRBuilder<> eb(&f_->getEntryBlock(), f_->getEntryBlock().begin());
+    std::vector<llvm::AllocaInst*> bufs;
+    for (int l : tiled) {
+      bufs.push_back(eb.CreateAlloca(
+          llvm::ArrayType::get(body_.memory_type(k_.leaves[l].dtype), kHostTileRows * kHostTileCols)));
+      bufs.back()->setAlignment(llvm::Align(64));
+    }
+    Value* use_tiles = b_.CreateAnd(b_.CreateICmpSGE(e, cols), b_.CreateICmpSGE(e2, b_.getInt64(kBlockBytes / 4)));
+    emit_if(
+        b_, b_.CreateAnd(use_tiles, b_.CreateICmpSLT(begin, end)),
+        [&] {
+          // Rows [row_begin, row_end) hold [begin, end); row r is (o, i) = (r / e2, r % e2).
+          Value* row_begin = b_.CreateUDiv(begin, e);
+          Value* row_end = ceil_div(end, e);
+          Value* o_end = ceil_div(row_end, e2);
+          emit_loop(b_, b_.CreateUDiv(row_begin, e2), o_end, b_.getInt64(1), [&](Value* o) {
+            Value* first = b_.CreateMul(o, e2);
+            Value* i_begin = smax(b_.getInt64(0), b_.CreateSub(row_begin, first));
+            Value* i_end = smin(e2, b_.CreateSub(row_end, first));
+            emit_loop(b_, i_begin, i_end, b_.getInt64(kHostTileRows), [&](Value* i0) {
+              Value* r0 = b_.CreateAdd(first, i0);
+              Value* r1 = b_.CreateAdd(first, smin(b_.CreateAdd(i0, b_.getInt64(kHostTileRows)), i_end));
+              emit_loop(b_, b_.getInt64(0), e, cols, [&](Value* c0) {
+                Tile t{r0, r1, c0, smin(b_.CreateAdd(c0, cols), e)};
+                for (size_t j = 0; j < tiled.size(); ++j) copy_tile(dims, base, k_.leaves[tiled[j]], bufs[j], t);
+                compute_tile(dims, begin, end, base, body, tiled, bufs, t);
+              });
+            });
+          });
+        },
+        [&] {
+          RowBody scalar_rows = [&](Value* col, Value* col_end, const std::vector<Value*>& row_base) {
+            llvm::BranchInst* latch = row_loop(col, col_end, row_base, last, body);
+            set_loop_hints(latch, {{"llvm.loop.vectorize.enable", b_.getFalse()}});
+            return latch;
+          };
+          range_loop(dims, begin, end, base, nullptr, {}, &scalar_rows);
+        });
+  }
+
+  // Rows [r0, r1) by columns [c0, c1) of the space.
+  struct Tile {
+    Value *r0, *r1, *c0, *c1;
+  };
+  // A tiled leaf's tile in its buffer: (r, c) at (r - r0) * kHostTileCols + c - c0.
+  Value* in_buffer(const Tile& t, Value* r, Value* c) {
+    return b_.CreateAdd(b_.CreateMul(b_.CreateSub(r, t.r0), b_.getInt64(kHostTileCols)), b_.CreateSub(c, t.c0));
+  }
+
+  // Copies leaf lf's tile into buf by the shared helper of its element size (emit_tile_copy):
+  // within a tile the rows share every index but the second-to-last, so the tile is a 2-D block
+  // of lf's memory, rows apart by its stride along that dim, columns by its stride along the last.
+  void copy_tile(const std::vector<int>& dims, const std::vector<Value*>& base, const KernelLeaf& lf,
+                 llvm::AllocaInst* buf, const Tile& t) {
+    llvm::Type* mt = body_.memory_type(lf.dtype);
+    const std::vector<Value*>& s = strides_[lf.index];
+    Value* at = b_.CreateAdd(row_offsets(dims, t.r0, base)[lf.index], b_.CreateMul(t.c0, s[dims.back()]));
+    llvm::FunctionCallee copy = tile_copy_callee(*f_->getParent(), static_cast<int>(dtype_size(lf.dtype)));
+    b_.CreateCall(copy, {buf, b_.CreateGEP(mt, ptrs_[lf.ptr], at), b_.CreateSub(t.r1, t.r0), b_.CreateSub(t.c1, t.c0),
+                         s[dims[dims.size() - 2]], s[dims.back()]});
+  }
+
+  // Each row of the tile within [begin, end), by the row loop, the tiled leaves read from their
+  // buffers.
+  void compute_tile(const std::vector<int>& dims, Value* begin, Value* end, const std::vector<Value*>& base,
+                    const Body& body, const std::vector<int>& tiled, const std::vector<llvm::AllocaInst*>& bufs,
+                    const Tile& t) {
+    const int last = dims.back();
+    emit_loop(b_, t.r0, t.r1, b_.getInt64(1), [&](Value* r) {
+      Value* start = b_.CreateMul(r, extents_[last]);
+      Value* lo = smax(t.c0, b_.CreateSub(begin, start));
+      Value* hi = smin(t.c1, b_.CreateSub(end, start));
+      std::vector<Value*> row = row_offsets(dims, r, base);
+      std::vector<Value*> ptrs = ptrs_;
+      std::vector<std::vector<Value*>> strides = strides_;
+      for (size_t j = 0; j < tiled.size(); ++j) {
+        const KernelLeaf& lf = k_.leaves[tiled[j]];
+        row[lf.index] = in_buffer(t, r, b_.getInt64(0));
+        ptrs_[lf.ptr] = bufs[j];
+        strides_[lf.index][last] = b_.getInt64(1);
+      }
+      llvm::BranchInst* latch = row_loop(lo, hi, row, last, body);
+      ptrs_ = std::move(ptrs);
+      strides_ = std::move(strides);
+      if (body_.packed_sincos()) set_loop_hints(latch, {{"llvm.loop.vectorize.width", b_.getInt32(kSincosWidth)}});
+    });
+  }
+
+  Value* smin(Value* a, Value* b) { return b_.CreateBinaryIntrinsic(llvm::Intrinsic::smin, a, b); }
+  Value* smax(Value* a, Value* b) { return b_.CreateBinaryIntrinsic(llvm::Intrinsic::smax, a, b); }
+  Value* ceil_div(Value* a, Value* b) { return b_.CreateUDiv(b_.CreateAdd(a, b_.CreateSub(b, b_.getInt64(1))), b); }
+
+  // Each operand's offset at the start of row `row` of the space spanned by `dims`, whose last
+  // dim the row walks: base[j] plus, for every other dim d, the row's index along d times
+  // operand j's stride there.
+  std::vector<Value*> row_offsets(const std::vector<int>& dims, Value* row, std::vector<Value*> base) {
+    Value* r = row;
+    for (size_t i = dims.size() - 1; i-- > 0;) {
+      int d = dims[i];
+      Value* id = i == 0 ? r : b_.CreateURem(r, extents_[d]);
+      if (i > 0) r = b_.CreateUDiv(r, extents_[d]);
+      for (size_t j = 0; j < base.size(); ++j) base[j] = b_.CreateAdd(base[j], b_.CreateMul(id, strides_[j][d]));
+    }
+    return base;
+  }
+
+  // Visits the linear indices [begin, end) of the space spanned by `dims` (last fastest), row by
+  // row: rows begin / e to ceil(end / e) of e = the last dim's extent, each row's per-operand
+  // base offsets from its index alone (row_offsets), and an inner counted loop over the row's
+  // part of [begin, end). No row waits for the one before: stepping a linear index by each
+  // row's length instead put a division on the loop's critical path (rows of 4 floats took 17
+  // cycles each, 28 where the division's operands were spilled).
+  // rows, when given, emits each row's loop in place of the element loop calling body.
+  using RowBody = std::function<llvm::BranchInst*(Value* col, Value* col_end, const std::vector<Value*>& row_base)>;
+  void range_loop(const std::vector<int>& dims, Value* begin, Value* end, const std::vector<Value*>& base,
+                  const Body& body, const std::vector<int>& streamed = {}, const RowBody* rows = nullptr) {
+    if (dims.empty()) {
+      emit_if(b_, b_.CreateICmpSLT(begin, end), [&] { body(base); });
+      return;
+    }
+    const int last = dims.back();
+    auto walk_row = [&](Value* col, Value* col_end, const std::vector<Value*>& row_base) {
+      int loops_before = ++loops_;
+      llvm::BranchInst* latch;
+      if (rows) {
+        latch = (*rows)(col, col_end, row_base);
+      } else if (streamed.empty()) {
+        latch = row_loop(col, col_end, row_base, last, body);
+      } else {
+        latch = streamed_row(col, col_end, row_base, last, body, streamed);
+      }
+      // An innermost elementwise row with the packed sincos (an i64 per lane): ask for its 16
+      // float lanes, or the vectorizer would size its vectors by the i64 and halve them. Not for
+      // reductions, whose in-order float sums are not vectorized (forcing would only warn).
+      if (loops_ == loops_before && body_.packed_sincos() && !k_.is_reduction && !rows)
+        set_loop_hints(latch, {{"llvm.loop.vectorize.width", b_.getInt32(kSincosWidth)}});
+    };
+    if (dims.size() == 1) {
+      walk_row(begin, end, base);
+      return;
+    }
+    Value* e = extents_[last];
+    emit_loop(b_, b_.CreateUDiv(begin, e), ceil_div(end, e), b_.getInt64(1), [&](Value* r) {
+      Value* start = b_.CreateMul(r, e);
+      Value* col = smax(b_.getInt64(0), b_.CreateSub(begin, start));
+      Value* col_end = smin(e, b_.CreateSub(end, start));
+      walk_row(col, col_end, row_offsets(dims, r, base));
+    });
+  }
+
+  const Kernel& k_;
+  llvm::Function* f_;
+  llvm::LLVMContext& ctx_;
+  llvm::IRBuilder<> b_;
+  BodyEmitter body_;
+  EmitOptions opts_;
+  std::vector<Value*> ptrs_;
+  std::vector<Value*> extents_;
+  std::vector<std::vector<Value*>> strides_;
+  int loops_ = 0;  // row loops emitted so far (to tell the innermost)
+};
+
+// The transpose of a square block of vectors v[row][col]: log2(n) rounds, each pairing vector
+// i with vector i + n/2 and interleaving their low and high halves.
+std::vector<Value*> transpose_block(llvm::IRBuilder<>& b, std::vector<Value*> v) {
+  const int n = static_cast<int>(v.size());
+  std::vector<int> lo(n), hi(n);
+  for (int i = 0; i < n / 2; ++i) {
+    lo[2 * i] = i;
+    lo[2 * i + 1] = n + i;
+    hi[2 * i] = n / 2 + i;
+    hi[2 * i + 1] = n + n / 2 + i;
+  }
+  for (int round = 1; round < n; round *= 2) {
+    std::vector<Value*> next(n);
+    for (int i = 0; i < n / 2; ++i) {
+      next[2 * i] = b.CreateShuffleVector(v[i], v[i + n / 2], lo);
+      next[2 * i + 1] = b.CreateShuffleVector(v[i], v[i + n / 2], hi);
+    }
+    v = std::move(next);
+  }
+  return v;
+}
+
+llvm::FunctionType* tile_copy_type(llvm::LLVMContext& ctx) {
+  auto* ptr = llvm::PointerType::get(ctx, 0);
+  auto* i64 = llvm::Type::getInt64Ty(ctx);
+  return llvm::FunctionType::get(llvm::Type::getVoidTy(ctx), {ptr, ptr, i64, i64, i64, i64}, false);
+}
+
+}  // namespace
+
+std::string tile_copy_symbol(int bytes) { return "arrayc_tile_copy_" + std::to_string(bytes); }
+
+llvm::FunctionCallee tile_copy_callee(llvm::Module& m, int bytes) {
+  llvm::FunctionCallee f = m.getOrInsertFunction(tile_copy_symbol(bytes), tile_copy_type(m.getContext()));
+  auto* fn = llvm::cast<llvm::Function>(f.getCallee());
+  fn->setDoesNotThrow();
+  for (unsigned i : {0u, 1u}) fn->addParamAttr(i, llvm::Attribute::NoAlias);
+  return f;
+}
+
+std::unique_ptr<llvm::Module> emit_tile_copy(int bytes, llvm::LLVMContext& ctx) {
+  auto m = std::make_unique<llvm::Module>(tile_copy_symbol(bytes), ctx);
+  // The declaration a kernel makes, given a body here.
+  auto* f = llvm::cast<llvm::Function>(tile_copy_callee(*m, bytes).getCallee());
+  Value *dst = f->getArg(0), *src = f->getArg(1), *rows = f->getArg(2), *cols = f->getArg(3);
+  Value *row_stride = f->getArg(4), *col_stride = f->getArg(5);
+  llvm::IRBuilder<> b(llvm::BasicBlock::Create(ctx, "entry", f));
+  llvm::Type* t = b.getIntNTy(8 * bytes);
+  Value* pitch = b.getInt64(kHostTileCols);
+  auto scalar = [&](Value* r_from, Value* r_to, Value* c_from, Value* c_to) {
+    emit_loop(b, r_from, r_to, b.getInt64(1), [&](Value* r) {
+      Value* from = b.CreateMul(r, row_stride);
+      Value* to = b.CreateMul(r, pitch);
+      llvm::BranchInst* latch = emit_loop(b, c_from, c_to, b.getInt64(1), [&](Value* c) {
+        Value* v = b.CreateLoad(t, b.CreateGEP(t, src, b.CreateAdd(from, b.CreateMul(c, col_stride))));
+        b.CreateStore(v, b.CreateGEP(t, dst, b.CreateAdd(to, c)));
+      });
+      // Only for strides other than 1 (a tiled leaf's last one never is), where a vector copy
+      // is not worth the compile time.
+      set_loop_hints(latch, {{"llvm.loop.vectorize.enable", b.getFalse()}});
+    });
+  };
+  if (bytes != 4 && bytes != 8) {
+    scalar(b.getInt64(0), rows, b.getInt64(0), cols);
+    b.CreateRetVoid();
+    return m;
+  }
+  const int64_t n = kBlockBytes / bytes;
+  auto* vt = llvm::FixedVectorType::get(t, static_cast<unsigned>(n));
+  Value* r_full = b.CreateAnd(rows, b.getInt64(-n));
+  Value* c_full = b.CreateAnd(cols, b.getInt64(-n));
+  emit_if(
+      b, b.CreateICmpEQ(row_stride, b.getInt64(1)),
+      [&] {
+        // A transpose: blocks of n x n elements, n columns loaded along their contiguous rows,
+        // transposed in registers and stored as n rows.
+        emit_loop(b, b.getInt64(0), r_full, b.getInt64(n), [&](Value* rb) {
+          emit_loop(b, b.getInt64(0), c_full, b.getInt64(n), [&](Value* cb) {
+            std::vector<Value*> v(n);
+            for (int64_t k = 0; k < n; ++k) {
+              Value* at = b.CreateAdd(rb, b.CreateMul(b.CreateAdd(cb, b.getInt64(k)), col_stride));
+              v[k] = b.CreateAlignedLoad(vt, b.CreateGEP(t, src, at), llvm::Align(bytes));
+            }
+            v = transpose_block(b, std::move(v));
+            for (int64_t j = 0; j < n; ++j) {
+              Value* to = b.CreateAdd(b.CreateMul(b.CreateAdd(rb, b.getInt64(j)), pitch), cb);
+              b.CreateAlignedStore(v[j], b.CreateGEP(t, dst, to), llvm::Align(kBlockBytes));
+            }
+          });
+        });
+        scalar(b.getInt64(0), r_full, c_full, cols);
+        scalar(r_full, rows, b.getInt64(0), cols);
+      },
+      [&] { scalar(b.getInt64(0), rows, b.getInt64(0), cols); });
+  b.CreateRetVoid();
+  return m;
+}
+
+std::unique_ptr<llvm::Module> emit_cpu_kernel(const Kernel& k, const std::string& name,
+                                              llvm::LLVMContext& ctx, const EmitOptions& opts) {
+  auto m = std::make_unique<llvm::Module>(name, ctx);
+  auto* ptr = llvm::PointerType::get(ctx, 0);
+  auto* i64 = llvm::Type::getInt64Ty(ctx);
+  auto* void_ty = llvm::Type::getVoidTy(ctx);
+
+  // The body takes each memory operand as its own noalias argument, so that the vectorizer
+  // needs no runtime alias checks; the exported entry unpacks the pointer array into it.
+  std::vector<llvm::Type*> body_args(k.num_ptrs, ptr);
+  body_args.insert(body_args.end(), {ptr, i64, i64});
+  auto* body = llvm::Function::Create(llvm::FunctionType::get(void_ty, body_args, false),
+                                      llvm::Function::InternalLinkage, name + ".body", m.get());
+  body->addFnAttr(llvm::Attribute::AlwaysInline);
+  body->addFnAttr(llvm::Attribute::NoUnwind);
+  for (int i = 0; i < k.num_ptrs; ++i) body->addParamAttr(i, llvm::Attribute::NoAlias);
+  CpuLoopEmitter(k, body, opts).emit();
+
+  auto* entry = llvm::Function::Create(llvm::FunctionType::get(void_ty, {ptr, ptr, i64, i64}, false),
+                                       llvm::Function::ExternalLinkage, name, m.get());
+  entry->addFnAttr(llvm::Attribute::NoUnwind);
+  llvm::IRBuilder<> b(llvm::BasicBlock::Create(ctx, "entry", entry));
+  std::vector<Value*> args;
+  for (int i = 0; i < k.num_ptrs; ++i)
+    args.push_back(b.CreateAlignedLoad(ptr, b.CreateConstInBoundsGEP1_64(ptr, entry->getArg(0), i), llvm::Align(8)));
+  args.insert(args.end(), {entry->getArg(1), entry->getArg(2), entry->getArg(3)});
+  b.CreateCall(body, args);
+  b.CreateRetVoid();
+  return m;
+}
+
+}  // namespace arrayc::detail

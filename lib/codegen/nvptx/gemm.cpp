@@ -1,0 +1,456 @@
+// The tiled matrix-product kernel for NVPTX (see gemm.h for its structure and calling
+// convention). Everything a thread does per k-step is unrolled here, at emission: the register
+// tile, the prefetch registers and the shared-memory offsets all have constant indices, so SROA
+// keeps them in registers and ptxas sees straight-line FMAs.
+#include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/IntrinsicsNVPTX.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <functional>
+
+#include "arrayc/error.h"
+#include "codegen/nvptx/gemm.h"
+#include "codegen/llvm_util.h"
+#include "codegen/nvptx/ptx_compile.h"
+#include "support/env.h"
+
+namespace arrayc::detail {
+namespace {
+
+using llvm::Value;
+
+constexpr unsigned kGlobal = 1, kShared = 3;
+constexpr int kSharedLimit = 48 * 1024;  // static shared memory per block
+
+int vector_elems(DType t) { return 16 / static_cast<int>(dtype_size(t)); }
+
+// The geometry of one operand's tile, as staged in shared memory: `rows` along m (A) or n (B),
+// bk along k, stored k-major with `pad` extra elements per k-row.
+struct OperandTile {
+  int rows = 0;        // bm or bn
+  int width = 1;       // elements per global load
+  bool along_k = false;  // loads run along k (the unit-stride dim is k)
+  int pad = 0;
+  int loads = 0;       // global loads per thread per k-step
+  int frag = 1;        // elements per shared-memory read in the product loop
+  int groups = 1;      // tm / frag (or tn / frag)
+  int row_len() const { return rows + pad; }
+};
+
+OperandTile operand_tile(const GemmKernel& g, bool is_a) {
+  const GemmTile& t = g.tile;
+  int v = vector_elems(g.dtype);
+  OperandTile o;
+  GemmUnit unit = is_a ? g.a_unit : g.b_unit;
+  o.rows = is_a ? t.bm : t.bn;
+  o.along_k = unit == GemmUnit::K;
+  o.width = (is_a ? g.a_vec : g.b_vec) && unit != GemmUnit::None ? v : 1;
+  // k-major stores of loads along k would put a thread's neighbours in one bank; a row padded
+  // by 16 bytes spreads them.
+  o.pad = o.along_k ? v : 0;
+  o.loads = o.rows * t.bk / (t.threads() * o.width);
+  int per_thread = is_a ? t.tm : t.tn;
+  o.frag = std::min(v, per_thread);
+  o.groups = per_thread / o.frag;
+  return o;
+}
+
+// Why a tile cannot be used for dtype, or "".
+std::string tile_problem(const GemmTile& t, DType dtype) {
+  auto pow2 = [](int x) { return x > 0 && (x & (x - 1)) == 0; };
+  int v = vector_elems(dtype);
+  if (!pow2(t.bm) || !pow2(t.bn) || !pow2(t.bk) || !pow2(t.tm) || !pow2(t.tn)) return "every size must be a power of two";
+  if (t.tm > t.bm || t.tn > t.bn) return "the thread tile must fit in the block tile";
+  int threads = t.threads();
+  if (threads < 32 || threads > 1024) return "it gives " + std::to_string(threads) + " threads per block (32 to 1024 work)";
+  if (t.bk < v) return "bk must be at least " + std::to_string(v) + " (one 16-byte load)";
+  if ((t.bm * t.bk) % (threads * v) || (t.bn * t.bk) % (threads * v))
+    return "each thread must load whole 16-byte vectors of both tiles";
+  if (t.tm * t.tn > 128) return "more than 128 accumulators per thread";
+  size_t shared = 2 * static_cast<size_t>(t.bk) * (t.bm + t.bn + 2 * v) * dtype_size(dtype);
+  if (shared > kSharedLimit) return "it needs " + std::to_string(shared) + " bytes of shared memory";
+  return "";
+}
+
+class GemmEmitter {
+ public:
+  GemmEmitter(const GemmKernel& g, llvm::Module& m)
+      : g_(g), t_(g.tile), m_(m), ctx_(m.getContext()), b_(ctx_), a_(operand_tile(g, true)),
+        bt_(operand_tile(g, false)) {
+    ty_ = g.dtype == DType::Float64 ? b_.getDoubleTy() : b_.getFloatTy();
+    esize_ = static_cast<int>(dtype_size(g.dtype));
+  }
+
+  void emit(const std::string& name) {
+    auto* gptr = llvm::PointerType::get(ctx_, kGlobal);
+    std::vector<llvm::Type*> args(3, gptr);
+    args.insert(args.end(), 10, b_.getInt64Ty());
+    f_ = declare_ptx_kernel(m_, name, args, 3);
+    // The block size is fixed (.maxntid), which lets ptxas budget registers for it. Asking for
+    // two blocks per SM (.minnctapersm 2) caps the big f32 tile at 128 registers: W5 ran 2.5%
+    // faster but spilled 72 bytes, and W3 and W4 ran slower, so it is not asked.
+    annotate("maxntidx", t_.threads());
+    b_.SetInsertPoint(llvm::BasicBlock::Create(ctx_, "entry", f_));
+    Value *pa = f_->getArg(0), *pb = f_->getArg(1), *pc = f_->getArg(2);
+    Value *m = f_->getArg(3), *n = f_->getArg(4), *k = f_->getArg(5), *batch = f_->getArg(6);
+    Value *a_rs = f_->getArg(7), *a_cs = f_->getArg(8), *a_bs = f_->getArg(9);
+    Value *b_rs = f_->getArg(10), *b_cs = f_->getArg(11), *b_bs = f_->getArg(12);
+    // Strides along each operand's (outer, k) dims; a unit one is the constant 1.
+    Operand A{pa, a_, smem("As", a_), m, g_.a_unit == GemmUnit::Outer ? i64(1) : a_rs,
+              g_.a_unit == GemmUnit::K ? i64(1) : a_cs, a_bs, nullptr, {}, {}, {}};
+    Operand B{pb, bt_, smem("Bs", bt_), n, g_.b_unit == GemmUnit::Outer ? i64(1) : b_cs,
+              g_.b_unit == GemmUnit::K ? i64(1) : b_rs, b_bs, nullptr, {}, {}, {}};
+
+    Value* tid = sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x);
+    const int col_threads = t_.bn / t_.tn;
+    tx_ = b_.CreateURem(tid, i64(col_threads));
+    ty_idx_ = b_.CreateUDiv(tid, i64(col_threads));
+    for (Operand* o : {&A, &B}) load_coords(*o, tid);
+    A.lane_at = b_.CreateMul(ty_idx_, i64(a_.frag));
+    B.lane_at = b_.CreateMul(tx_, i64(bt_.frag));
+
+    acc_ = b_.CreateAlloca(llvm::ArrayType::get(ty_, t_.tm * t_.tn), nullptr, "acc");
+    for (Operand* o : {&A, &B}) o->regs = b_.CreateAlloca(llvm::ArrayType::get(load_type(o->tile), o->tile.loads), nullptr, "regs");
+
+    Value* mt = ceil_div(m, t_.bm);
+    Value* nt = ceil_div(n, t_.bn);
+    Value* per = b_.CreateMul(mt, nt);
+    Value* total = b_.CreateMul(per, batch);
+    Value* ktiles = ceil_div(k, t_.bk);
+    loop(sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x), total, sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_nctaid_x),
+         [&](Value* tile) {
+           Value* p = b_.CreateUDiv(tile, per);
+           Value* r = b_.CreateURem(tile, per);
+           Value* m0 = b_.CreateMul(b_.CreateUDiv(r, nt), i64(t_.bm));
+           Value* n0 = b_.CreateMul(b_.CreateURem(r, nt), i64(t_.bn));
+           A.x0 = m0;
+           B.x0 = n0;
+           A.base = b_.CreateMul(p, A.batch_stride);
+           B.base = b_.CreateMul(p, B.batch_stride);
+           for (int i = 0; i < t_.tm * t_.tn; ++i) b_.CreateStore(llvm::ConstantFP::get(ty_, 0.0), acc_at(i));
+           if_then(b_.CreateICmpSGT(ktiles, i64(0)), [&] {
+             for (Operand* o : {&A, &B}) fetch(*o, i64(0), k);
+             for (Operand* o : {&A, &B}) stash(*o, 0);
+             barrier();
+             // Unrolled by two so that each half's shared buffer is a constant: every shared
+             // address is then a per-thread base plus a constant offset.
+             auto step = [&](Value* kt, int buf) {
+               Value* next = b_.CreateAdd(kt, i64(1));
+               Value* has_next = b_.CreateICmpSLT(next, ktiles);
+               if_then(has_next, [&] {
+                 for (Operand* o : {&A, &B}) fetch(*o, b_.CreateMul(next, i64(t_.bk)), k);
+               });
+               multiply(A, B, buf);
+               if_then(has_next, [&] {
+                 for (Operand* o : {&A, &B}) stash(*o, 1 - buf);
+               });
+               barrier();
+             };
+             loop(i64(0), ktiles, i64(2), [&](Value* kt) {
+               step(kt, 0);
+               Value* odd = b_.CreateAdd(kt, i64(1));
+               if_then(b_.CreateICmpSLT(odd, ktiles), [&] { step(odd, 1); });
+             });
+           });
+           store_c(pc, b_.CreateMul(p, b_.CreateMul(m, n)), m0, n0, m, n);
+         });
+    b_.CreateRetVoid();
+  }
+
+ private:
+  struct Operand {
+    Value* ptr;
+    OperandTile tile;
+    llvm::GlobalVariable* shared;
+    Value* extent;  // m or n
+    Value* outer_stride;
+    Value* k_stride;
+    Value* batch_stride;
+    Value* regs = nullptr;
+    std::vector<Value*> xs, ks;  // per load: tile coordinates (outer, k) of its first element
+    std::vector<Value*> stash_at;  // per load: its shared-memory element index (k * row_len + x)
+    Value* lane_at = nullptr;      // shared-memory element index of this thread's first fragment
+    Value* x0 = nullptr;         // the tile's first outer index
+    Value* base = nullptr;       // element offset of this product
+  };
+
+  void annotate(const char* key, int value) {
+    llvm::Metadata* md[] = {llvm::ValueAsMetadata::get(f_), llvm::MDString::get(ctx_, key),
+                            llvm::ValueAsMetadata::get(b_.getInt32(value))};
+    m_.getOrInsertNamedMetadata("nvvm.annotations")->addOperand(llvm::MDNode::get(ctx_, md));
+  }
+  Value* i64(int64_t v) { return b_.getInt64(v); }
+  Value* sreg(llvm::Intrinsic::ID id) { return b_.CreateZExt(b_.CreateIntrinsic(id, {}, {}), b_.getInt64Ty()); }
+  Value* ceil_div(Value* x, int d) { return b_.CreateUDiv(b_.CreateAdd(x, i64(d - 1)), i64(d)); }
+  void barrier() { b_.CreateIntrinsic(llvm::Intrinsic::nvvm_barrier0, {}, {}); }
+  llvm::Type* vec(int w) { return w == 1 ? ty_ : static_cast<llvm::Type*>(llvm::FixedVectorType::get(ty_, w)); }
+  llvm::Type* load_type(const OperandTile& o) { return vec(o.width); }
+  Value* acc_at(int i) { return b_.CreateConstInBoundsGEP2_32(acc_->getAllocatedType(), acc_, 0, i); }
+
+  llvm::GlobalVariable* smem(const char* name, const OperandTile& o) {
+    auto* ty = llvm::ArrayType::get(ty_, 2 * t_.bk * o.row_len());
+    auto* gv = new llvm::GlobalVariable(m_, ty, false, llvm::GlobalValue::InternalLinkage, llvm::UndefValue::get(ty),
+                                        name, nullptr, llvm::GlobalValue::NotThreadLocal, kShared);
+    gv->setAlignment(llvm::Align(16));
+    return gv;
+  }
+  // Element `offset` of shared buffer `buf`, counted from `base` (a per-thread element index).
+  Value* smem_at(const Operand& o, int buf, Value* base, int64_t offset) {
+    const int64_t len = o.tile.row_len();
+    return b_.CreateInBoundsGEP(ty_, o.shared, b_.CreateAdd(base, i64(buf * t_.bk * len + offset)));
+  }
+
+  void loop(Value* start, Value* end, Value* step, const std::function<void(Value*)>& body) {
+    emit_loop(b_, start, end, step, body);
+  }
+  void if_then(Value* cond, const std::function<void()>& then) { emit_if(b_, cond, then); }
+  void if_else(Value* cond, const std::function<void()>& then, const std::function<void()>& otherwise) {
+    emit_if(b_, cond, then, otherwise);
+  }
+
+  // Which element of the tile each of this thread's loads starts at. Consecutive threads take
+  // consecutive vectors along the unit-stride dim, so a warp's loads are coalesced.
+  void load_coords(Operand& o, Value* tid) {
+    const OperandTile& t = o.tile;
+    const int threads = t_.threads();
+    for (int j = 0; j < t.loads; ++j) {
+      Value* v = b_.CreateAdd(tid, i64(static_cast<int64_t>(j) * threads));
+      int per = (t.along_k ? t_.bk : t.rows) / t.width;  // vectors along the fast dim
+      Value* fast = b_.CreateMul(b_.CreateURem(v, i64(per)), i64(t.width));
+      Value* slow = b_.CreateUDiv(v, i64(per));
+      Value* x = t.along_k ? slow : fast;
+      Value* kk = t.along_k ? fast : slow;
+      o.xs.push_back(x);
+      o.ks.push_back(kk);
+      o.stash_at.push_back(b_.CreateAdd(b_.CreateMul(kk, i64(t.row_len())), x));
+    }
+  }
+
+  // Global loads of the k-step starting at k0 into the prefetch registers. Out-of-range elements
+  // read as zero; their addresses are replaced by the product's first element, which exists
+  // whenever a tile does.
+  void fetch(Operand& o, Value* k0, Value* k) {
+    const OperandTile& t = o.tile;
+    llvm::Type* regs_ty = llvm::ArrayType::get(load_type(t), t.loads);
+    Value* first = b_.CreateInBoundsGEP(ty_, o.ptr, o.base);
+    auto address = [&](Value* x, Value* kk) {
+      Value* off = b_.CreateAdd(o.base, b_.CreateAdd(b_.CreateMul(x, o.outer_stride), b_.CreateMul(kk, o.k_stride)));
+      return b_.CreateInBoundsGEP(ty_, o.ptr, off);
+    };
+    auto scalar = [&](Value* x, Value* kk) {
+      Value* ok = b_.CreateAnd(b_.CreateICmpSLT(x, o.extent), b_.CreateICmpSLT(kk, k));
+      Value* v = b_.CreateAlignedLoad(ty_, b_.CreateSelect(ok, address(x, kk), first), llvm::Align(esize_));
+      return b_.CreateSelect(ok, v, llvm::ConstantFP::get(ty_, 0.0));
+    };
+    for (int j = 0; j < t.loads; ++j) {
+      Value* x = b_.CreateAdd(o.x0, o.xs[j]);
+      Value* kk = b_.CreateAdd(k0, o.ks[j]);
+      Value* slot = b_.CreateConstInBoundsGEP2_32(regs_ty, o.regs, 0, j);
+      if (t.width == 1) {
+        b_.CreateStore(scalar(x, kk), slot);
+        continue;
+      }
+      Value* last_x = t.along_k ? x : b_.CreateAdd(x, i64(t.width - 1));
+      Value* last_k = t.along_k ? b_.CreateAdd(kk, i64(t.width - 1)) : kk;
+      Value* whole = b_.CreateAnd(b_.CreateICmpSLT(last_x, o.extent), b_.CreateICmpSLT(last_k, k));
+      if_else(
+          whole,
+          [&] {
+            b_.CreateStore(b_.CreateAlignedLoad(load_type(t), address(x, kk), llvm::Align(16)), slot);
+          },
+          [&] {
+            Value* v = llvm::UndefValue::get(load_type(t));
+            for (int i = 0; i < t.width; ++i) {
+              Value* xi = t.along_k ? x : b_.CreateAdd(x, i64(i));
+              Value* ki = t.along_k ? b_.CreateAdd(kk, i64(i)) : kk;
+              v = b_.CreateInsertElement(v, scalar(xi, ki), i);
+            }
+            b_.CreateStore(v, slot);
+          });
+    }
+  }
+
+  // The prefetch registers into shared-memory buffer `buf`.
+  void stash(Operand& o, int buf) {
+    const OperandTile& t = o.tile;
+    llvm::Type* regs_ty = llvm::ArrayType::get(load_type(t), t.loads);
+    for (int j = 0; j < t.loads; ++j) {
+      Value* v = b_.CreateLoad(load_type(t), b_.CreateConstInBoundsGEP2_32(regs_ty, o.regs, 0, j));
+      if (!t.along_k || t.width == 1) {
+        b_.CreateAlignedStore(v, smem_at(o, buf, o.stash_at[j], 0), llvm::Align(esize_ * t.width));
+        continue;
+      }
+      for (int i = 0; i < t.width; ++i)
+        b_.CreateAlignedStore(b_.CreateExtractElement(v, i), smem_at(o, buf, o.stash_at[j], i * t.row_len()),
+                              llvm::Align(esize_));
+    }
+  }
+
+  // This thread's elements of one k-row of a staged tile: `groups` reads of `frag` elements, a
+  // block-row (rows / groups) apart.
+  std::vector<Value*> fragment(const Operand& o, int buf, int kk) {
+    const OperandTile& t = o.tile;
+    std::vector<Value*> out;
+    for (int g = 0; g < t.groups; ++g) {
+      int64_t offset = static_cast<int64_t>(kk) * t.row_len() + static_cast<int64_t>(g) * (t.rows / t.groups);
+      Value* v = b_.CreateAlignedLoad(vec(t.frag), smem_at(o, buf, o.lane_at, offset), llvm::Align(esize_ * t.frag));
+      for (int i = 0; i < t.frag; ++i) out.push_back(t.frag == 1 ? v : b_.CreateExtractElement(v, i));
+    }
+    return out;
+  }
+
+  void multiply(const Operand& a, const Operand& b, int buf) {
+    std::vector<Value*> acc;
+    for (int i = 0; i < t_.tm * t_.tn; ++i) acc.push_back(b_.CreateLoad(ty_, acc_at(i)));
+    for (int kk = 0; kk < t_.bk; ++kk) {
+      std::vector<Value*> ar = fragment(a, buf, kk);
+      std::vector<Value*> br = fragment(b, buf, kk);
+      for (int i = 0; i < t_.tm; ++i)
+        for (int j = 0; j < t_.tn; ++j) {
+          Value*& c = acc[i * t_.tn + j];
+          c = b_.CreateIntrinsic(llvm::Intrinsic::fma, {ty_}, {ar[i], br[j], c});
+        }
+    }
+    for (int i = 0; i < t_.tm * t_.tn; ++i) b_.CreateStore(acc[i], acc_at(i));
+  }
+
+  // The register tile into c (contiguous [m, n] at element offset `base`), rows and columns
+  // mapped as fragment() read them; whole vectors where a row's group is in range and aligned.
+  void store_c(Value* pc, Value* base, Value* m0, Value* n0, Value* m, Value* n) {
+    const OperandTile &a = a_, &b = bt_;
+    Value* n_aligned = b_.CreateICmpEQ(b_.CreateURem(n, i64(b.frag)), i64(0));
+    for (int gi = 0; gi < a.groups; ++gi)
+      for (int i = 0; i < a.frag; ++i) {
+        Value* row = b_.CreateAdd(m0, b_.CreateAdd(i64(static_cast<int64_t>(gi) * (a.rows / a.groups) + i),
+                                                   b_.CreateMul(ty_idx_, i64(a.frag))));
+        int r = gi * a.frag + i;  // register row
+        if_then(b_.CreateICmpSLT(row, m), [&] {
+          Value* row_off = b_.CreateAdd(base, b_.CreateMul(row, n));
+          for (int gj = 0; gj < b.groups; ++gj) {
+            Value* col = b_.CreateAdd(n0, b_.CreateAdd(i64(static_cast<int64_t>(gj) * (b.rows / b.groups)),
+                                                       b_.CreateMul(tx_, i64(b.frag))));
+            std::vector<Value*> vals;
+            for (int j = 0; j < b.frag; ++j) vals.push_back(b_.CreateLoad(ty_, acc_at(r * t_.tn + gj * b.frag + j)));
+            auto at = [&](int j) { return b_.CreateInBoundsGEP(ty_, pc, b_.CreateAdd(row_off, b_.CreateAdd(col, i64(j)))); };
+            auto scalars = [&] {
+              for (int j = 0; j < b.frag; ++j)
+                if_then(b_.CreateICmpSLT(b_.CreateAdd(col, i64(j)), n),
+                        [&] { b_.CreateAlignedStore(vals[j], at(j), llvm::Align(esize_)); });
+            };
+            if (b.frag == 1) {
+              scalars();
+              continue;
+            }
+            Value* whole = b_.CreateAnd(n_aligned, b_.CreateICmpSLE(b_.CreateAdd(col, i64(b.frag)), n));
+            if_else(
+                whole,
+                [&] {
+                  Value* v = llvm::UndefValue::get(vec(b.frag));
+                  for (int j = 0; j < b.frag; ++j) v = b_.CreateInsertElement(v, vals[j], j);
+                  b_.CreateAlignedStore(v, at(0), llvm::Align(esize_ * b.frag));
+                },
+                scalars);
+          }
+        });
+      }
+  }
+
+  const GemmKernel& g_;
+  const GemmTile& t_;
+  llvm::Module& m_;
+  llvm::LLVMContext& ctx_;
+  llvm::IRBuilder<> b_;
+  OperandTile a_, bt_;
+  llvm::Type* ty_ = nullptr;
+  int esize_ = 4;
+  llvm::Function* f_ = nullptr;
+  Value *tx_ = nullptr, *ty_idx_ = nullptr;
+  llvm::AllocaInst* acc_ = nullptr;
+};
+
+GemmTile parse_tile(const std::string& s, DType dtype) {
+  GemmTile t;
+  char tail = 0;
+  if (std::sscanf(s.c_str(), "%dx%dx%d/%dx%d%c", &t.bm, &t.bn, &t.bk, &t.tm, &t.tn, &tail) != 5)
+    throw Error("ARRAYC_GEMM_TILE=" + s + ": expected BMxBNxBK/TMxTN, e.g. 128x128x8/8x8");
+  if (std::string why = tile_problem(t, dtype); !why.empty())
+    throw Error("ARRAYC_GEMM_TILE=" + s + " cannot be used for " + dtype_name(dtype) + ": " + why);
+  return t;
+}
+
+int64_t tiles(const GemmTile& t, const GemmProblem& p) {
+  return ((p.m + t.bm - 1) / t.bm) * ((p.n + t.bn - 1) / t.bn) * p.batch;
+}
+
+}  // namespace
+
+std::string GemmKernel::name() const {
+  auto operand = [&](char which, GemmUnit u, bool v) {
+    std::string s(1, which);
+    s += u == GemmUnit::K ? 'k' : u == GemmUnit::Outer ? (which == 'a' ? 'm' : 'n') : 's';
+    return s + std::to_string(v && u != GemmUnit::None ? vector_elems(dtype) : 1);
+  };
+  return "gemm_" + std::string(dtype_name(dtype)) + "_" + std::to_string(tile.bm) + "x" + std::to_string(tile.bn) + "x" +
+         std::to_string(tile.bk) + "_" + std::to_string(tile.tm) + "x" + std::to_string(tile.tn) + "_" +
+         operand('a', a_unit, a_vec) + "_" + operand('b', b_unit, b_vec);
+}
+
+std::string GemmKernel::str() const { return "kernel " + name() + "\n"; }
+
+GemmKernel choose_gemm(const GemmProblem& p, int multiprocessors) {
+  GemmKernel g;
+  g.dtype = p.dtype;
+  const int64_t v = vector_elems(p.dtype);
+  // 16-byte loads along the unit dim need every vector's first element 16-byte aligned: the
+  // first address, and the operand's other strides multiples of the vector (unless unused).
+  auto vec_ok = [&](uintptr_t addr, int64_t other_stride, int64_t other_extent, int64_t batch_stride) {
+    return addr % 16 == 0 && (other_extent == 1 || other_stride % v == 0) && (p.batch == 1 || batch_stride % v == 0);
+  };
+  g.a_unit = p.a_cs == 1 ? GemmUnit::K : p.a_rs == 1 ? GemmUnit::Outer : GemmUnit::None;
+  g.b_unit = p.b_cs == 1 ? GemmUnit::Outer : p.b_rs == 1 ? GemmUnit::K : GemmUnit::None;
+  g.a_vec = g.a_unit == GemmUnit::K ? vec_ok(p.a_addr, p.a_rs, p.m, p.a_bs)
+            : g.a_unit == GemmUnit::Outer && vec_ok(p.a_addr, p.a_cs, p.k, p.a_bs);
+  g.b_vec = g.b_unit == GemmUnit::Outer ? vec_ok(p.b_addr, p.b_rs, p.k, p.b_bs)
+            : g.b_unit == GemmUnit::K && vec_ok(p.b_addr, p.b_cs, p.n, p.b_bs);
+
+  if (std::string forced = env_string("ARRAYC_GEMM_TILE"); !forced.empty()) {
+    g.tile = parse_tile(forced, p.dtype);
+    return g;
+  }
+  // Big tiles reuse each loaded element most; take the biggest that still gives at least half
+  // the SMs a block (W4 ran faster on 128 big tiles than on 512 mid ones on 132 SMs). Products with few columns get a narrow tile rather than mostly idle threads. The
+  // tiles are the fastest measured on an H200 (docs/cuda.md has the sweep): W5 (3000^2 f32)
+  // 128x128x16/8x8 1.62 ms, 128x64x16/8x4 1.68, 64x64x16/4x4 1.76; W3 (10000x784 . 784x10)
+  // 32x16x32/2x2 0.043 ms, 64x16x32/4x2 0.046; W4 (1000^2 f64) 128x64x8/8x4 0.137 ms,
+  // 64x64x8/4x4 0.148.
+  const bool f64 = p.dtype == DType::Float64;
+  const GemmTile big = f64 ? GemmTile{128, 64, 8, 8, 4} : GemmTile{128, 128, 16, 8, 8};
+  const GemmTile mid = f64 ? GemmTile{64, 64, 8, 4, 4} : GemmTile{64, 64, 16, 4, 4};
+  const GemmTile small = f64 ? GemmTile{32, 32, 16, 2, 2} : GemmTile{32, 32, 32, 2, 2};
+  const GemmTile narrow = GemmTile{32, 16, 32, 2, 2};
+  if (p.n <= 16 && p.m > p.n) {
+    g.tile = narrow;
+  } else {
+    g.tile = small;
+    for (const GemmTile& t : {big, mid})
+      if (2 * tiles(t, p) >= multiprocessors) {
+        g.tile = t;
+        break;
+      }
+  }
+  ARRAYC_INTERNAL_CHECK(tile_problem(g.tile, p.dtype).empty(), "built-in gemm tile invalid: " + tile_problem(g.tile, p.dtype));
+  return g;
+}
+
+unsigned gemm_grid(const GemmKernel& g, const GemmProblem& p) {
+  return static_cast<unsigned>(std::clamp<int64_t>(tiles(g.tile, p), 1, 0x7fffffff));
+}
+
+PtxKernel emit_gemm_ptx(const GemmKernel& g, int sm) {
+  ARRAYC_INTERNAL_CHECK(g.dtype == DType::Float32 || g.dtype == DType::Float64, std::string("gemm kernel for ") + dtype_name(g.dtype));
+  std::string entry = "arrayc_" + g.name();
+  return compile_ptx(entry, sm, [&](llvm::Module& m) { GemmEmitter(g, m).emit(entry); });
+}
+
+}  // namespace arrayc::detail

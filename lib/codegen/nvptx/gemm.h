@@ -1,0 +1,70 @@
+// Matrix products on the GPU: a generated tiled kernel (shared-memory tiles, register blocking),
+// specialized on dtype, tile shape and the memory layout of each operand.
+//
+// Structure (one block per output tile of bm x bn, grid-stride over tiles and batch):
+//  - each k-step of bk, the block stages an A tile (bm x bk) and a B tile (bk x bn) in shared
+//    memory, k-major (As[k][m], Bs[k][n]), double-buffered: the next tile's global loads are
+//    issued into registers before the current tile is multiplied, and stored to the other buffer
+//    after, so there is one barrier per k-step;
+//  - each thread accumulates tm x tn outputs in registers; its rows (and columns) are groups of
+//    up to 16 bytes spread a block-row apart, so the shared-memory reads are 16-byte vectors with
+//    no bank conflicts;
+//  - global loads are 16-byte vectors along an operand's unit-stride dimension when the caller
+//    found it aligned (`a_vec`, `b_vec`), with per-vector bounds checks (edge tiles fall back to
+//    guarded scalar loads); operands with no unit stride are read element by element.
+//
+// Calling convention of the entry:
+//   ptr addrspace(1) a, b, c                 c is contiguous [batch, m, n]
+//   i64 m, n, k, batch
+//   i64 a_rs, a_cs, a_bs                      element (i, l) of product p of A: a[p*a_bs + i*a_rs + l*a_cs]
+//   i64 b_rs, b_cs, b_bs                      element (l, j) of B: b[p*b_bs + l*b_rs + j*b_cs]
+// Launch: block = tile.threads(); grid = gemm_grid(...) (any grid works; tiles are grid-strided).
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include "arrayc/dtype.h"
+#include "codegen/nvptx/ptx_kernel.h"
+
+namespace arrayc::detail {
+
+struct GemmTile {
+  int bm = 128, bn = 128, bk = 8;  // the block's output tile and k-step
+  int tm = 8, tn = 8;              // outputs per thread
+  int threads() const { return (bm / tm) * (bn / tn); }
+};
+
+// Which dimension of an operand has unit stride: none, its outer one (m of A, n of B) or k.
+enum class GemmUnit : uint8_t { None, Outer, K };
+
+struct GemmKernel {
+  DType dtype = DType::Float32;
+  GemmTile tile;
+  GemmUnit a_unit = GemmUnit::None, b_unit = GemmUnit::None;
+  bool a_vec = false, b_vec = false;  // 16-byte loads along the unit dimension
+
+  std::string name() const;  // e.g. gemm_f32_128x128x8_8x8_ak4_bk4 (k: unit dim, 4: elements per load)
+  std::string str() const;   // text form: the cache key
+};
+
+// One product (or a batch of them) as the kernel sees it; addresses only matter for alignment.
+struct GemmProblem {
+  DType dtype = DType::Float32;
+  int64_t batch = 1, m = 0, n = 0, k = 0;
+  uintptr_t a_addr = 0, b_addr = 0;  // address of element (0, 0) of the first product
+  int64_t a_rs = 0, a_cs = 0, a_bs = 0, b_rs = 0, b_cs = 0, b_bs = 0;
+};
+
+// The kernel for a problem on a GPU with `multiprocessors` SMs: layouts and vector loads from
+// the strides and alignment; the tile from the shape (big tiles when there are enough of them to
+// fill the GPU, smaller ones otherwise, narrow ones for products with few columns).
+// ARRAYC_GEMM_TILE=BMxBNxBK/TMxTN forces a tile (for tuning); an invalid one is an arrayc::Error.
+GemmKernel choose_gemm(const GemmProblem& p, int multiprocessors);
+
+// Blocks to launch for p with kernel g (the tiles, capped).
+unsigned gemm_grid(const GemmKernel& g, const GemmProblem& p);
+
+// The kernel as PTX for sm_<sm>.
+PtxKernel emit_gemm_ptx(const GemmKernel& g, int sm);
+
+}  // namespace arrayc::detail

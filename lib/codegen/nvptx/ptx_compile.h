@@ -1,0 +1,25 @@
+// What every PTX kernel generator shares (the elementwise/reduction target in codegen/nvptx/ptx_kernel.cpp and
+// the matrix-product kernels in codegen/nvptx/gemm.cpp): declaring a kernel entry, and turning a module
+// into PTX (verify, link libdevice when needed, internalize, O3, the NVPTX backend).
+#pragma once
+#include <llvm/IR/Function.h>
+#include <llvm/IR/Module.h>
+
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "codegen/nvptx/ptx_kernel.h"
+
+namespace arrayc::detail {
+
+// A void kernel `name` (PTX calling convention, nvvm.annotations "kernel") taking `args`; the
+// first `noalias_args` are marked noalias.
+llvm::Function* declare_ptx_kernel(llvm::Module& m, const std::string& name, const std::vector<llvm::Type*>& args,
+                                   int noalias_args);
+
+// Builds a module with `build` (which must define the kernel `entry`) and compiles it for sm_<sm>.
+// Fills entry, sm, ir, opt_ir and ptx. One compile at a time (the target machines are shared).
+PtxKernel compile_ptx(const std::string& entry, int sm, const std::function<void(llvm::Module&)>& build);
+
+}  // namespace arrayc::detail

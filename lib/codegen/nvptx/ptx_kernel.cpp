@@ -1,0 +1,712 @@
+// The nvptx target: the shared body inside a GPU thread structure (see nvptx.h for the calling
+// convention and the structure of elementwise and reduction kernels), then libdevice, O3 and
+// the NVPTX backend.
+#include <llvm/Bitcode/BitcodeReader.h>
+#include <llvm/IR/IntrinsicsNVPTX.h>
+#include <llvm/IR/LegacyPassManager.h>
+#include <llvm/IR/Verifier.h>
+#include <llvm/Linker/Linker.h>
+#include <llvm/MC/TargetRegistry.h>
+#include <llvm/Support/MemoryBuffer.h>
+#include <llvm/Support/raw_ostream.h>
+#include <llvm/Target/TargetMachine.h>
+#include <llvm/Target/TargetOptions.h>
+
+#include <algorithm>
+#include <cctype>
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <mutex>
+
+#include "arrayc/error.h"
+#include "codegen/llvm_util.h"
+#include "codegen/nvptx/ptx_kernel.h"
+#include "codegen/nvptx/ptx_compile.h"
+#include "codegen/optimize.h"
+#include "support/env.h"
+
+extern "C" {
+void LLVMInitializeNVPTXTargetInfo();
+void LLVMInitializeNVPTXTarget();
+void LLVMInitializeNVPTXTargetMC();
+void LLVMInitializeNVPTXAsmPrinter();
+}
+
+namespace arrayc::detail {
+namespace {
+
+using llvm::Value;
+
+constexpr unsigned kGlobal = 1, kShared = 3;
+constexpr int kVectorBytes = 16;
+
+// The stride kinds of every indexed operand, by index.
+std::vector<const std::vector<StrideKind>*> stride_kinds(const Kernel& k) {
+  std::vector<const std::vector<StrideKind>*> kinds(k.num_indexed);
+  for (const KernelLeaf& lf : k.leaves)
+    if (lf.index >= 0) kinds[lf.index] = &lf.strides;
+  for (const KernelOutput& o : k.outputs) kinds[o.index] = &o.strides;
+  return kinds;
+}
+
+// Elements per thread of the contiguous path, or 1 when the kernel does not qualify: rank 1,
+// elementwise, every indexed operand of unit or zero stride, and some unit-stride memory operand.
+int vector_width(const Kernel& k) {
+  if (k.is_reduction || k.rank != 1) return 1;
+  for (const auto* s : stride_kinds(k))
+    if ((*s)[0] == StrideKind::Any) return 1;
+  int widest = 0;
+  for (const KernelLeaf& lf : k.leaves)
+    if (lf.op == Op::Buffer && lf.index >= 0 && lf.strides[0] == StrideKind::Unit)
+      widest = std::max(widest, static_cast<int>(dtype_size(lf.dtype)));
+  for (const KernelOutput& o : k.outputs)
+    if (o.strides[0] == StrideKind::Unit) widest = std::max(widest, static_cast<int>(dtype_size(o.dtype)));
+  if (widest == 0) return 1;
+  return std::clamp(kVectorBytes / widest, 1, 4);
+}
+
+class PtxEmitter {
+ public:
+  PtxEmitter(const Kernel& k, llvm::Function* f, const EmitOptions& opts, int width)
+      : k_(k), f_(f), ctx_(f->getContext()), b_(llvm::BasicBlock::Create(ctx_, "entry", f)),
+        body_(b_, k, opts), width_(width) {}
+
+  void emit() {
+    int arg = 0;
+    for (int i = 0; i < k_.num_ptrs; ++i) ptrs_.push_back(f_->getArg(arg++));
+    std::vector<Value*> params;
+    for (int64_t i = 0; i < k_.num_params(); ++i) params.push_back(f_->getArg(arg++));
+    Value* begin = f_->getArg(arg++);
+    Value* end = f_->getArg(arg++);
+    for (int d = 0; d < k_.rank; ++d) extents_.push_back(params[d]);
+    reduce_begin_ = params[k_.rank];
+    reduce_end_ = params[k_.rank + 1];
+    finalize_ = params[k_.rank + 2];
+    auto kinds = stride_kinds(k_);
+    strides_.resize(k_.num_indexed);
+    for (int j = 0; j < k_.num_indexed; ++j) {
+      int64_t blk = k_.param_block(j);
+      offsets_.push_back(params[blk]);
+      for (int d = 0; d < k_.rank; ++d) {
+        StrideKind sk = (*kinds[j])[d];
+        strides_[j].push_back(sk == StrideKind::Any ? params[blk + 1 + d]
+                                                    : b_.getInt64(sk == StrideKind::Unit ? 1 : 0));
+      }
+    }
+    if (k_.is_reduction) {
+      Value* chunk_stride = f_->getArg(arg++);
+      Value* mean_count = f_->getArg(arg++);
+      reduction(begin, end, chunk_stride, mean_count);
+    } else if (width_ > 1) {
+      contiguous(begin, end);
+    } else {
+      std::vector<int> dims(k_.rank);
+      for (int d = 0; d < k_.rank; ++d) dims[d] = d;
+      loop(b_.CreateAdd(begin, global_id()), end, global_size(), [&](Value* i) {
+        std::vector<Value*> off = offsets_at(dims, i, offsets_);
+        store_outputs(body_.emit(ptrs_, off), off);
+      });
+    }
+    b_.CreateRetVoid();
+  }
+
+ private:
+  using Body = std::function<void(Value*)>;
+
+  Value* sreg(llvm::Intrinsic::ID id) { return b_.CreateZExt(b_.CreateIntrinsic(id, {}, {}), b_.getInt64Ty()); }
+  Value* global_id() {
+    return b_.CreateAdd(b_.CreateMul(sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x),
+                                     sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_ntid_x)),
+                        sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x));
+  }
+  Value* global_size() {
+    return b_.CreateMul(sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_nctaid_x),
+                        sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_ntid_x));
+  }
+
+  // for (i = start; i < end; i += step) body(i), unrolled `unroll` times (1: not at all). The
+  // grid-stride loops are not: their chunks already give each thread 16 bytes in flight, and
+  // the PTX keeps one copy of the body per path. Reductions' row loops are, so that each
+  // thread has several loads in flight (their adds chain; the loads do not).
+  void loop(Value* start, Value* end, Value* step, const Body& body, int unroll = 1) {
+    llvm::BranchInst* latch = emit_loop(b_, start, end, step, body);
+    if (unroll == 1) set_loop_hints(latch, {{"llvm.loop.unroll.disable", nullptr}});
+    else set_loop_hints(latch, {{"llvm.loop.unroll.count", b_.getInt32(unroll)}});
+  }
+
+  void if_then(Value* cond, const std::function<void()>& body) { emit_if(b_, cond, body); }
+
+  // The operand offsets at linear index idx of the space spanned by dims (last fastest).
+  std::vector<Value*> offsets_at(const std::vector<int>& dims, Value* idx, const std::vector<Value*>& base) {
+    std::vector<Value*> out = base;
+    Value* r = idx;
+    for (size_t i = dims.size(); i-- > 0;) {
+      int d = dims[i];
+      Value* coord = i == 0 ? r : b_.CreateURem(r, extents_[d]);
+      if (i > 0) r = b_.CreateUDiv(r, extents_[d]);
+      for (size_t j = 0; j < out.size(); ++j) out[j] = b_.CreateAdd(out[j], b_.CreateMul(coord, strides_[j][d]));
+    }
+    return out;
+  }
+
+  void store_outputs(const std::vector<Value*>& v, const std::vector<Value*>& off) {
+    for (const KernelOutput& o : k_.outputs) body_.store(o.dtype, v[o.instr], ptrs_[o.ptr], off[o.index]);
+  }
+
+  // Rank 1, unit or zero strides. Vector path over chunks of width_ elements when aligned, then
+  // a scalar loop for the rest (the tail, or everything when misaligned).
+  void contiguous(Value* begin, Value* end) {
+    auto unit = [&](int index) { return (*stride_kinds(k_)[index])[0] == StrideKind::Unit; };
+    struct Mem { DType dtype; int ptr, index; bool output; int instr; };
+    std::vector<Mem> mem;  // unit-stride memory operands
+    for (const KernelLeaf& lf : k_.leaves)
+      if (lf.op == Op::Buffer && lf.index >= 0 && unit(lf.index)) mem.push_back({lf.dtype, lf.ptr, lf.index, false, -1});
+    for (const KernelOutput& o : k_.outputs)
+      if (unit(o.index)) mem.push_back({o.dtype, o.ptr, o.index, true, o.instr});
+
+    Value* aligned = b_.getTrue();
+    for (const Mem& m : mem) {
+      Value* p = b_.CreateInBoundsGEP(body_.memory_type(m.dtype), ptrs_[m.ptr], b_.CreateAdd(offsets_[m.index], begin));
+      uint64_t mask = static_cast<uint64_t>(width_) * dtype_size(m.dtype) - 1;
+      Value* low = b_.CreateAnd(b_.CreatePtrToInt(p, b_.getInt64Ty()), b_.getInt64(mask));
+      aligned = b_.CreateAnd(aligned, b_.CreateICmpEQ(low, b_.getInt64(0)));
+    }
+    Value* n = b_.CreateBinaryIntrinsic(llvm::Intrinsic::smax, b_.CreateSub(end, begin), b_.getInt64(0));
+    Value* w = b_.getInt64(width_);
+    Value* chunks = b_.CreateSelect(aligned, b_.CreateUDiv(n, w), b_.getInt64(0));
+    auto offsets_for = [&](Value* i) {
+      std::vector<Value*> off = offsets_;
+      for (int j = 0; j < k_.num_indexed; ++j)
+        if (unit(j)) off[j] = b_.CreateAdd(off[j], i);
+      return off;
+    };
+
+    // Inputs read through their own pointer and index only are loaded as one vector per chunk
+    // into a private array that the body then reads (SROA turns it into registers): all loads
+    // come first, even when the body branches (f64 math). Others get an alignment assumption,
+    // which lets the backend's load/store vectorizer merge their scalar loads.
+    //
+    // The vector loads run one chunk ahead (`next`): a thread issues the load of its next
+    // grid-stride chunk before it computes the current one, so its 16 bytes stay in flight
+    // during the math. Without this, a kernel with heavy math per byte (W8) spent most of its
+    // cycles waiting on its own load with nothing else outstanding (docs/cuda.md).
+    std::vector<int> ptr_uses(k_.num_ptrs, 0), index_uses(k_.num_indexed, 0);
+    for (const KernelLeaf& lf : k_.leaves) {
+      if (lf.ptr >= 0) ++ptr_uses[lf.ptr];
+      if (lf.index >= 0) ++index_uses[lf.index];
+    }
+    for (const KernelOutput& o : k_.outputs) ++ptr_uses[o.ptr], ++index_uses[o.index];
+    llvm::IRBuilder<> eb(&f_->getEntryBlock(), f_->getEntryBlock().begin());
+    std::vector<llvm::AllocaInst*> local(k_.num_ptrs, nullptr), next(k_.num_ptrs, nullptr);
+    for (const Mem& m : mem)
+      if (!m.output && ptr_uses[m.ptr] == 1 && index_uses[m.index] == 1) {
+        llvm::Type* vt = llvm::FixedVectorType::get(body_.memory_type(m.dtype), width_);
+        local[m.ptr] = eb.CreateAlloca(vt);
+        next[m.ptr] = eb.CreateAlloca(vt);
+      }
+    // Loads chunk c of every vector-loaded input into `next`.
+    auto load_next = [&](Value* c) {
+      Value* i0 = b_.CreateAdd(begin, b_.CreateMul(c, w));
+      for (const Mem& m : mem) {
+        llvm::AllocaInst* a = next[m.ptr];  // null for outputs and unvectorized inputs
+        if (!a) continue;
+        Value* p = b_.CreateInBoundsGEP(body_.memory_type(m.dtype), ptrs_[m.ptr], b_.CreateAdd(offsets_[m.index], i0));
+        b_.CreateStore(b_.CreateAlignedLoad(a->getAllocatedType(), p, llvm::Align(width_ * dtype_size(m.dtype))), a);
+      }
+    };
+    Value* first = global_id();
+    if_then(b_.CreateICmpULT(first, chunks), [&] { load_next(first); });
+
+    loop(first, chunks, global_size(), [&](Value* c) {
+      Value* i0 = b_.CreateAdd(begin, b_.CreateMul(c, w));
+      for (const Mem& m : mem)
+        if (llvm::AllocaInst* a = local[m.ptr])
+          b_.CreateStore(b_.CreateLoad(a->getAllocatedType(), next[m.ptr]), a);
+      // The next chunk, or this thread's last one again (a valid address, no branch). The grid
+      // size and the last chunk are recomputed here rather than kept live across the loop: two
+      // more 64-bit values held through W8's body made it 3% slower on an H200.
+      Value* last = b_.CreateSub(chunks, b_.getInt64(1));
+      load_next(b_.CreateBinaryIntrinsic(llvm::Intrinsic::umin, b_.CreateAdd(c, global_size()), last));
+      std::vector<Value*> ptrs = ptrs_;
+      std::vector<int> local_index;
+      for (const Mem& m : mem) {
+        if (m.output) continue;
+        Value* p = b_.CreateInBoundsGEP(body_.memory_type(m.dtype), ptrs_[m.ptr], b_.CreateAdd(offsets_[m.index], i0));
+        if (llvm::AllocaInst* a = local[m.ptr]) {
+          ptrs[m.ptr] = a;
+          local_index.push_back(m.index);
+        } else {
+          b_.CreateAlignmentAssumption(f_->getParent()->getDataLayout(), p, width_ * dtype_size(m.dtype));
+        }
+      }
+      std::vector<std::vector<Value*>> values, offs;
+      for (int e = 0; e < width_; ++e) {
+        offs.push_back(offsets_for(b_.CreateAdd(i0, b_.getInt64(e))));
+        std::vector<Value*> off = offs.back();
+        for (int j : local_index) off[j] = b_.getInt64(e);
+        values.push_back(body_.emit(ptrs, off));
+      }
+      for (const KernelOutput& o : k_.outputs) {
+        if (!unit(o.index)) {  // zero stride: every element writes the same place; keep the last
+          body_.store(o.dtype, values.back()[o.instr], ptrs_[o.ptr], offs.back()[o.index]);
+          continue;
+        }
+        llvm::Type* et = body_.memory_type(o.dtype);
+        Value* vec = llvm::PoisonValue::get(llvm::FixedVectorType::get(et, width_));
+        for (int e = 0; e < width_; ++e) {
+          Value* v = values[e][o.instr];
+          if (o.dtype == DType::Bool) v = b_.CreateZExt(v, et);
+          vec = b_.CreateInsertElement(vec, v, b_.getInt64(e));
+        }
+        Value* p = b_.CreateInBoundsGEP(et, ptrs_[o.ptr], offs[0][o.index]);
+        b_.CreateAlignedStore(vec, p, llvm::Align(width_ * dtype_size(o.dtype)));
+      }
+    });
+    Value* rest = b_.CreateAdd(begin, b_.CreateMul(chunks, w));
+    loop(b_.CreateAdd(rest, global_id()), end, global_size(), [&](Value* i) {
+      std::vector<Value*> off = offsets_for(i);
+      store_outputs(body_.emit(ptrs_, off), off);
+    });
+  }
+
+  // Shuffle across lanes (xor `lane_mask`), any value type, as 32-bit pieces.
+  Value* shuffle(Value* v, int lane_mask) {
+    auto shfl = [&](Value* x) -> Value* {
+      Value* args[] = {b_.getInt32(0xffffffffu), x, b_.getInt32(lane_mask), b_.getInt32(31)};
+      return b_.CreateIntrinsic(x->getType()->isFloatTy() ? llvm::Intrinsic::nvvm_shfl_sync_bfly_f32
+                                                          : llvm::Intrinsic::nvvm_shfl_sync_bfly_i32,
+                                {}, args);
+    };
+    llvm::Type* ty = v->getType();
+    if (ty->isFloatTy() || ty->isIntegerTy(32)) return shfl(v);
+    if (ty->isIntegerTy(1)) return b_.CreateTrunc(shfl(b_.CreateZExt(v, b_.getInt32Ty())), ty);
+    Value* bits = ty->isDoubleTy() ? b_.CreateBitCast(v, b_.getInt64Ty()) : v;
+    Value* lo = shfl(b_.CreateTrunc(bits, b_.getInt32Ty()));
+    Value* hi = shfl(b_.CreateTrunc(b_.CreateLShr(bits, 32), b_.getInt32Ty()));
+    Value* r = b_.CreateOr(b_.CreateShl(b_.CreateZExt(hi, b_.getInt64Ty()), 32), b_.CreateZExt(lo, b_.getInt64Ty()));
+    return ty->isDoubleTy() ? b_.CreateBitCast(r, ty) : r;
+  }
+
+  Value* warp_reduce(Value* v, DType t) {
+    for (int m = 16; m >= 1; m /= 2) v = body_.combine(k_.reduce_op, t, v, shuffle(v, m));
+    return v;
+  }
+
+  // acc = combine(acc, the body at reduced index r) for r = first, first + step, ... below end.
+  // Counted (0 .. iters) and unrolled 4 times, so that the copies share one block and their
+  // loads can all be in flight before the combines need them.
+  void fold(Value* first, Value* end, Value* step, const std::vector<int>& reduced, const std::vector<Value*>& outer_off,
+            llvm::AllocaInst* acc) {
+    const KernelOutput& out = k_.outputs.at(0);
+    Value* left = b_.CreateBinaryIntrinsic(llvm::Intrinsic::smax, b_.CreateSub(end, first), b_.getInt64(0));
+    Value* iters = b_.CreateUDiv(b_.CreateAdd(left, b_.CreateSub(step, b_.getInt64(1))), step);
+    loop(b_.getInt64(0), iters, b_.getInt64(1), [&](Value* i) {
+      Value* r = b_.CreateAdd(first, b_.CreateMul(i, step));
+      std::vector<Value*> v = body_.emit(ptrs_, offsets_at(reduced, r, outer_off));
+      Value* a = b_.CreateLoad(acc->getAllocatedType(), acc);
+      b_.CreateStore(body_.combine(k_.reduce_op, out.dtype, a, v[out.instr]), acc);
+    }, 4);
+  }
+
+  // A reduction across memory rows (Kernel::reduces_across_rows, sum(m, 0) of a row-major m):
+  // block-per-output would have a warp read 32 rows of one column, 4 bytes of each 32-byte
+  // sector. Here a block takes kTile adjacent outputs, one per lane, and its warps take every
+  // warps-th reduced index, so that a warp reads kTile adjacent elements of one row. The warps'
+  // partials meet in shared memory and are combined in warp order: each output's terms are
+  // combined in a fixed order (per warp in order of the reduced index, then warp by warp).
+  static constexpr int kTile = 32, kMaxWarps = 32;
+  // What reduction() sets up for either scheme.
+  struct ReduceSetup {
+    llvm::Type *ty, *slot_ty;
+    llvm::ArrayType* smem_ty;
+    llvm::GlobalVariable* smem;
+    llvm::AllocaInst* acc;
+    std::vector<int> outer, reduced;
+    Value *lane, *warp, *warps, *y, *chunk_begin, *chunk_end, *count;
+  };
+  void tiled_reduction(const ReduceSetup& rs, Value* begin, Value* end, Value* chunk_stride) {
+    const KernelOutput& out = k_.outputs.at(0);
+    auto slot = [&](Value* w) {
+      Value* i = b_.CreateAdd(b_.CreateMul(w, b_.getInt64(kTile)), rs.lane);
+      return b_.CreateInBoundsGEP(rs.smem_ty, rs.smem, {b_.getInt64(0), i});
+    };
+    Value* tiles = b_.CreateUDiv(b_.CreateAdd(b_.CreateSub(end, begin), b_.getInt64(kTile - 1)), b_.getInt64(kTile));
+    loop(sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x), tiles, sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_nctaid_x),
+         [&](Value* t) {
+           Value* o = b_.CreateAdd(begin, b_.CreateAdd(b_.CreateMul(t, b_.getInt64(kTile)), rs.lane));
+           Value* valid = b_.CreateICmpSLT(o, end);
+           std::vector<Value*> outer_off = offsets_at(rs.outer, b_.CreateSelect(valid, o, begin), offsets_);
+           b_.CreateStore(body_.identity(k_.reduce_op, out.dtype), rs.acc);
+           if_then(valid, [&] { fold(b_.CreateAdd(rs.chunk_begin, rs.warp), rs.chunk_end, rs.warps, rs.reduced, outer_off, rs.acc); });
+           Value* mine = b_.CreateLoad(rs.ty, rs.acc);
+           b_.CreateStore(out.dtype == DType::Bool ? b_.CreateZExt(mine, rs.slot_ty) : mine, slot(rs.warp));
+           barrier();
+           if_then(b_.CreateAnd(b_.CreateICmpEQ(rs.warp, b_.getInt64(0)), valid), [&] {
+             b_.CreateStore(body_.identity(k_.reduce_op, out.dtype), rs.acc);
+             loop(b_.getInt64(0), rs.warps, b_.getInt64(1), [&](Value* w) {
+               Value* s = b_.CreateLoad(rs.slot_ty, slot(w));
+               if (out.dtype == DType::Bool) s = b_.CreateICmpNE(s, b_.getInt8(0));
+               b_.CreateStore(body_.combine(k_.reduce_op, out.dtype, b_.CreateLoad(rs.ty, rs.acc), s), rs.acc);
+             });
+             Value* result = finish(b_.CreateLoad(rs.ty, rs.acc), rs.count);
+             body_.store(out.dtype, result, ptrs_[out.ptr], b_.CreateAdd(outer_off[out.index], b_.CreateMul(rs.y, chunk_stride)));
+           });
+           barrier();  // the slots are reused by the next tile
+         });
+  }
+
+  void barrier() { b_.CreateIntrinsic(llvm::Intrinsic::nvvm_barrier0, {}, {}); }
+
+  // Mean divides by the count once the range is the whole reduction (finalize != 0).
+  Value* finish(Value* r, Value* count) {
+    if (k_.reduce_op != Op::Mean) return r;
+    Value* mean = b_.CreateFDiv(r, b_.CreateSIToFP(count, r->getType()));
+    return b_.CreateSelect(b_.CreateICmpNE(finalize_, b_.getInt64(0)), mean, r);
+  }
+
+  void reduction(Value* begin, Value* end, Value* chunk_stride, Value* mean_count) {
+    const KernelOutput& out = k_.outputs.at(0);
+    llvm::Type* ty = body_.value_type(out.dtype);
+    llvm::Type* slot_ty = out.dtype == DType::Bool ? b_.getInt8Ty() : ty;
+    const bool tiled = k_.reduces_across_rows();
+    auto* smem_ty = llvm::ArrayType::get(slot_ty, tiled ? kTile * kMaxWarps : 32);
+    auto* smem = new llvm::GlobalVariable(*f_->getParent(), smem_ty, false, llvm::GlobalValue::InternalLinkage,
+                                          llvm::UndefValue::get(smem_ty), f_->getName() + ".partials", nullptr,
+                                          llvm::GlobalValue::NotThreadLocal, kShared);
+    llvm::IRBuilder<> eb(&f_->getEntryBlock(), f_->getEntryBlock().begin());
+    llvm::AllocaInst* acc = eb.CreateAlloca(ty);
+
+    std::vector<int> outer, reduced;
+    for (int d = 0; d < k_.rank; ++d) (d < k_.outer_rank() ? outer : reduced).push_back(d);
+    Value* tid = sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x);
+    Value* ntid = sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_ntid_x);
+    Value* lane = b_.CreateAnd(tid, b_.getInt64(31));
+    Value* warp = b_.CreateLShr(tid, 5);
+    Value* warps = b_.CreateLShr(b_.CreateAdd(ntid, b_.getInt64(31)), 5);
+    // This block's chunk of the reduced range (the whole range unless gridDim.y > 1).
+    Value* y = sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_y);
+    Value* ny = sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_nctaid_y);
+    Value* len = b_.CreateSub(reduce_end_, reduce_begin_);
+    Value* per = b_.CreateUDiv(b_.CreateAdd(len, b_.CreateSub(ny, b_.getInt64(1))), ny);
+    Value* chunk_begin = b_.CreateAdd(reduce_begin_, b_.CreateMul(y, per));
+    Value* chunk_end = b_.CreateBinaryIntrinsic(llvm::Intrinsic::smin, b_.CreateAdd(chunk_begin, per), reduce_end_);
+    Value* count = b_.CreateSelect(b_.CreateICmpSGT(mean_count, b_.getInt64(0)), mean_count, len);
+    if (tiled) {
+      tiled_reduction({ty, slot_ty, smem_ty, smem, acc, outer, reduced, lane, warp, warps, y, chunk_begin, chunk_end, count},
+                      begin, end, chunk_stride);
+      return;
+    }
+    auto slot = [&](Value* i) { return b_.CreateInBoundsGEP(smem_ty, smem, {b_.getInt64(0), i}); };
+
+    loop(b_.CreateAdd(begin, sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x)), end,
+         sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_nctaid_x), [&](Value* o) {
+           std::vector<Value*> outer_off = offsets_at(outer, o, offsets_);
+           b_.CreateStore(body_.identity(k_.reduce_op, out.dtype), acc);
+           fold(b_.CreateAdd(chunk_begin, tid), chunk_end, ntid, reduced, outer_off, acc);
+           Value* partial = warp_reduce(b_.CreateLoad(ty, acc), out.dtype);
+           if_then(b_.CreateICmpEQ(lane, b_.getInt64(0)), [&] {
+             Value* s = out.dtype == DType::Bool ? b_.CreateZExt(partial, slot_ty) : partial;
+             b_.CreateStore(s, slot(warp));
+           });
+           barrier();
+           if_then(b_.CreateICmpEQ(warp, b_.getInt64(0)), [&] {
+             Value* s = b_.CreateLoad(slot_ty, slot(lane));
+             if (out.dtype == DType::Bool) s = b_.CreateICmpNE(s, b_.getInt8(0));
+             s = b_.CreateSelect(b_.CreateICmpULT(lane, warps), s, body_.identity(k_.reduce_op, out.dtype));
+             Value* r = warp_reduce(s, out.dtype);
+             if_then(b_.CreateICmpEQ(lane, b_.getInt64(0)), [&] {
+               Value* result = finish(r, count);
+               Value* at = b_.CreateAdd(outer_off[out.index], b_.CreateMul(y, chunk_stride));
+               body_.store(out.dtype, result, ptrs_[out.ptr], at);
+             });
+           });
+           barrier();  // the slots are reused by the next output
+         });
+  }
+
+  const Kernel& k_;
+  llvm::Function* f_;
+  llvm::LLVMContext& ctx_;
+  llvm::IRBuilder<> b_;
+  BodyEmitter body_;
+  int width_;
+  std::vector<Value*> ptrs_, extents_, offsets_;
+  std::vector<std::vector<Value*>> strides_;
+  Value *reduce_begin_ = nullptr, *reduce_end_ = nullptr, *finalize_ = nullptr;
+};
+
+std::string entry_name(const Kernel& k) {
+  std::string s = "arrayc_" + k.name;
+  for (char& c : s)
+    if (!std::isalnum(static_cast<unsigned char>(c)) && c != '_') c = '_';
+  return s;
+}
+
+void emit_kernel(const Kernel& k, const std::string& name, llvm::Module& m, const EmitOptions& opts, int width) {
+  llvm::LLVMContext& ctx = m.getContext();
+  auto* i64 = llvm::Type::getInt64Ty(ctx);
+  std::vector<llvm::Type*> args(k.num_ptrs, llvm::PointerType::get(ctx, kGlobal));
+  args.insert(args.end(), k.num_params() + 2 + (k.is_reduction ? 2 : 0), i64);
+  PtxEmitter(k, declare_ptx_kernel(m, name, args, k.num_ptrs), opts, width).emit();
+}
+
+std::string module_text(const llvm::Module& m) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  m.print(os, nullptr);
+  return s;
+}
+
+// The NVPTX backend, one TargetMachine per architecture, and libdevice's bytes (read once).
+struct Nvptx {
+  std::mutex mu;  // one compile at a time: PTX compiles are rare and the machines are shared
+  std::map<int, std::unique_ptr<llvm::TargetMachine>> machines;
+  std::unique_ptr<llvm::MemoryBuffer> libdevice;
+
+  Nvptx() {
+    LLVMInitializeNVPTXTargetInfo();
+    LLVMInitializeNVPTXTarget();
+    LLVMInitializeNVPTXTargetMC();
+    LLVMInitializeNVPTXAsmPrinter();
+  }
+
+  llvm::TargetMachine& machine(int sm) {
+    auto& tm = machines[sm];
+    if (!tm) {
+      std::string err;
+      const char* triple = "nvptx64-nvidia-cuda";
+      const llvm::Target* t = llvm::TargetRegistry::lookupTarget(triple, err);
+      ARRAYC_INTERNAL_CHECK(t, "the NVPTX target is not linked in: " + err);
+      // The PTX ISA version: 8.0 covers sm_89/sm_90 (Ada, Hopper); 7.5 everything older.
+      const char* ptx = sm >= 89 ? "+ptx80" : "+ptx75";
+      tm.reset(t->createTargetMachine(triple, "sm_" + std::to_string(sm), ptx, llvm::TargetOptions(), std::nullopt,
+                                      std::nullopt, llvm::CodeGenOptLevel::Aggressive));
+      ARRAYC_INTERNAL_CHECK(tm != nullptr, "cannot create the NVPTX target machine for sm_" + std::to_string(sm));
+    }
+    return *tm;
+  }
+
+  std::unique_ptr<llvm::Module> load_libdevice(llvm::LLVMContext& ctx) {
+    if (!libdevice) {
+      std::string path = libdevice_path();
+      auto buf = llvm::MemoryBuffer::getFile(path);
+      if (!buf) throw Error("cannot read libdevice at " + path + ": " + buf.getError().message());
+      libdevice = std::move(*buf);
+    }
+    // Lazily: the linker materializes only the functions the kernel calls (parsing all of
+    // libdevice for every kernel cost more than the rest of the compile).
+    auto m = llvm::getLazyBitcodeModule(libdevice->getMemBufferRef(), ctx);
+    if (!m) throw Error("cannot parse libdevice " + libdevice->getBufferIdentifier().str() + ": " +
+                        llvm::toString(m.takeError()));
+    return std::move(*m);
+  }
+};
+
+Nvptx& nvptx() {
+  static Nvptx* n = new Nvptx;
+  return *n;
+}
+
+}  // namespace
+
+std::string libdevice_path() {
+  std::vector<std::string> tried;
+  std::string env = env_string("ARRAYC_LIBDEVICE");
+  if (!env.empty()) {
+    if (std::filesystem::exists(env)) return env;
+    tried.push_back(env + " ($ARRAYC_LIBDEVICE)");
+  }
+  std::vector<std::pair<std::string, std::string>> candidates = {{"/usr/local/cuda", ""}};
+  for (const char* var : {"CUDA_HOME", "CUDA_PATH"})
+    if (std::string root = env_string(var); !root.empty()) candidates.push_back({root, std::string(" ($") + var + ")"});
+  for (const auto& [root, why] : candidates) {
+    std::string p = root + "/nvvm/libdevice/libdevice.10.bc";
+    if (std::filesystem::exists(p)) return p;
+    tried.push_back(p + why);
+  }
+  std::string msg = "libdevice (needed for math functions on the GPU) was not found; tried:";
+  for (const std::string& t : tried) msg += "\n  " + t;
+  throw Error(msg + "\nset ARRAYC_LIBDEVICE to the path of libdevice.10.bc");
+}
+
+PtxKernel emit_ptx(const Kernel& k, int sm, const EmitOptions& opts) {
+  EmitOptions gpu_opts = opts;
+  gpu_opts.target = EmitOptions::Target::Nvptx;
+  int width = vector_width(k);
+  std::string entry = entry_name(k);
+  PtxKernel out = compile_ptx(entry, sm, [&](llvm::Module& m) { emit_kernel(k, entry, m, gpu_opts, width); });
+  out.elements_per_thread = width;
+  return out;
+}
+
+llvm::Function* declare_ptx_kernel(llvm::Module& m, const std::string& name, const std::vector<llvm::Type*>& args,
+                                   int noalias_args) {
+  llvm::LLVMContext& ctx = m.getContext();
+  auto* f = llvm::Function::Create(llvm::FunctionType::get(llvm::Type::getVoidTy(ctx), args, false),
+                                   llvm::Function::ExternalLinkage, name, &m);
+  f->setCallingConv(llvm::CallingConv::PTX_Kernel);
+  f->addFnAttr(llvm::Attribute::NoUnwind);
+  for (int i = 0; i < noalias_args; ++i) f->addParamAttr(i, llvm::Attribute::NoAlias);
+  llvm::Metadata* md[] = {llvm::ValueAsMetadata::get(f), llvm::MDString::get(ctx, "kernel"),
+                          llvm::ValueAsMetadata::get(llvm::ConstantInt::get(llvm::Type::getInt32Ty(ctx), 1))};
+  m.getOrInsertNamedMetadata("nvvm.annotations")->addOperand(llvm::MDNode::get(ctx, md));
+  return f;
+}
+
+PtxKernel compile_ptx(const std::string& entry, int sm, const std::function<void(llvm::Module&)>& build) {
+  Nvptx& nv = nvptx();
+  std::lock_guard<std::mutex> lock(nv.mu);
+  llvm::TargetMachine& tm = nv.machine(sm);
+  PtxKernel out;
+  out.entry = entry;
+  out.sm = sm;
+
+  llvm::LLVMContext ctx;
+  auto m = std::make_unique<llvm::Module>(out.entry, ctx);
+  m->setTargetTriple(tm.getTargetTriple().str());
+  m->setDataLayout(tm.createDataLayout());
+  build(*m);
+  std::string verify;
+  llvm::raw_string_ostream vs(verify);
+  ARRAYC_INTERNAL_CHECK(!llvm::verifyModule(*m, &vs), "invalid kernel IR: " + verify + "\n" + module_text(*m));
+  out.ir = module_text(*m);
+
+  bool needs_libdevice = false;
+  for (const llvm::Function& f : *m)
+    if (f.isDeclaration() && f.getName().starts_with("__nv_")) needs_libdevice = true;
+  if (needs_libdevice) {
+    std::unique_ptr<llvm::Module> lib = nv.load_libdevice(ctx);
+    lib->setTargetTriple(m->getTargetTriple());
+    lib->setDataLayout(m->getDataLayout());
+    ARRAYC_INTERNAL_CHECK(!llvm::Linker::linkModules(*m, std::move(lib), llvm::Linker::Flags::LinkOnlyNeeded),
+                          "cannot link libdevice into " + out.entry);
+  }
+  // Only the entry is visible: everything else (libdevice, helpers) may be inlined and dropped.
+  for (llvm::GlobalValue& g : m->global_values())
+    if (!g.isDeclaration() && g.getName() != out.entry) g.setLinkage(llvm::GlobalValue::InternalLinkage);
+  m->addModuleFlag(llvm::Module::Override, "nvvm-reflect-ftz", uint32_t{0});
+  optimize_module(*m, tm);
+  out.opt_ir = module_text(*m);
+
+  llvm::SmallString<0> buf;
+  llvm::raw_svector_ostream os(buf);
+  llvm::legacy::PassManager pm;
+  ARRAYC_INTERNAL_CHECK(!tm.addPassesToEmitFile(pm, os, nullptr, llvm::CodeGenFileType::AssemblyFile),
+                        "the NVPTX target cannot emit PTX");
+  pm.run(*m);
+  out.ptx = std::string(buf.str());
+  return out;
+}
+
+PtxArgs::PtxArgs(const Kernel& k, const std::vector<void*>& ptrs, const std::vector<int64_t>& params,
+                 int64_t begin, int64_t end, int64_t chunk_stride, int64_t mean_count)
+    : ptrs_(ptrs), values_(params) {
+  ARRAYC_INTERNAL_CHECK(static_cast<int>(ptrs.size()) == k.num_ptrs && static_cast<int64_t>(params.size()) == k.num_params(),
+                        "launch arguments do not match kernel " + k.name);
+  values_.insert(values_.end(), {begin, end});
+  if (k.is_reduction) values_.insert(values_.end(), {chunk_stride, mean_count});
+  for (void*& p : ptrs_) args_.push_back(&p);
+  for (int64_t& v : values_) args_.push_back(&v);
+}
+
+PtxLaunchConfig ptx_launch_config(const Kernel& k, const PtxKernel& p, const LaunchParams& lp, int multiprocessors) {
+  PtxLaunchConfig c;
+  // At most 64 blocks of 256 threads per SM (8 waves at full occupancy), then grid-stride: with
+  // the loads a chunk ahead this measured best for W8 on an H200 (docs/cuda.md), 32 and 128 a
+  // little slower, 8 (one wave) and 256 slower still.
+  const int64_t max_grid = 64 * static_cast<int64_t>(std::max(multiprocessors, 1));
+  const int64_t n = std::max<int64_t>(lp.parallel_extent, 1);
+  if (!k.is_reduction) {
+    int64_t per_block = static_cast<int64_t>(c.block) * p.elements_per_thread;
+    c.grid = static_cast<unsigned>(std::clamp<int64_t>((n + per_block - 1) / per_block, 1, max_grid));
+    return c;
+  }
+  // Across rows, a block reduces a tile of 32 outputs (tiled_reduction); else one output.
+  const int64_t per_block = k.reduces_across_rows() ? 32 : 1;
+  const int64_t blocks = (n + per_block - 1) / per_block;
+  c.grid = static_cast<unsigned>(std::min(blocks, max_grid));
+  // Too few blocks to give every SM a few: split each reduced range into chunks of at least
+  // 8192 elements (32 per thread), up to 4 blocks per SM in all.
+  const int64_t want = 4 * static_cast<int64_t>(std::max(multiprocessors, 1));
+  if (blocks < want) {
+    int64_t by_work = lp.reduce_extent * per_block / (static_cast<int64_t>(c.block) * 32);
+    c.chunks = std::max<int64_t>(1, std::min((want + blocks - 1) / blocks, by_work));
+  }
+  return c;
+}
+
+ReductionSplit split_reduction(const Kernel& k, const LaunchParams& lp, int64_t chunks) {
+  ARRAYC_INTERNAL_CHECK(k.is_reduction && k.outputs.size() == 1, "split_reduction needs a reduction kernel");
+  const KernelOutput& out = k.outputs[0];
+  const int outer_rank = k.outer_rank();
+  ReductionSplit s;
+  s.chunks = chunks;
+  s.outputs = std::max<int64_t>(lp.parallel_extent, 1);
+  s.partial_bytes = static_cast<size_t>(chunks * s.outputs) * dtype_size(out.dtype);
+  s.mean_count = lp.reduce_extent;
+  const int64_t out_blk = k.param_block(out.index);
+
+  // Pass 1: the output, redirected to the scratch buffer's first row, contiguous over the outer
+  // dims; no Mean division.
+  s.first = lp;
+  s.first.params[k.rank + 2] = 0;
+  s.first.params[out_blk] = 0;
+  int64_t stride = 1;
+  for (int d = outer_rank; d-- > 0;) {
+    StrideKind sk = out.strides[d];
+    s.first.params[out_blk + 1 + d] = sk == StrideKind::Any ? stride : sk == StrideKind::Unit ? 1 : 0;
+    stride *= lp.params[d];
+  }
+
+  // Pass 2: loop dims [outer..., chunk], reducing the chunk dim of the [chunks, outputs] scratch.
+  Kernel& c = s.combine;
+  c.name = k.name + "_combine";
+  c.rank = outer_rank + 1;
+  c.reduce_rank = 1;
+  c.reduce_op = k.reduce_op;
+  c.is_reduction = true;
+  KernelLeaf leaf;
+  leaf.op = Op::Buffer;
+  leaf.dtype = out.dtype;
+  leaf.strides.assign(c.rank, StrideKind::Any);
+  leaf.ptr = 0;
+  leaf.index = 0;
+  c.leaves.push_back(leaf);
+  KernelInstr load;
+  load.op = Op::Buffer;
+  load.dtype = out.dtype;
+  load.leaf = 0;
+  c.body.push_back(load);
+  KernelOutput co;
+  co.instr = 0;
+  co.dtype = out.dtype;
+  co.strides.assign(out.strides.begin(), out.strides.begin() + outer_rank);
+  co.strides.push_back(StrideKind::Zero);
+  co.ptr = 1;
+  co.index = 1;
+  c.outputs.push_back(co);
+  c.num_ptrs = 2;
+  c.num_indexed = 2;
+
+  std::vector<int64_t>& p = s.second.params;
+  for (int d = 0; d < outer_rank; ++d) p.push_back(lp.params[d]);
+  p.insert(p.end(), {chunks, 0, chunks, 1});  // extent of the chunk dim; reduce [0, chunks); finalize
+  p.push_back(0);  // scratch: offset, contiguous strides over outer dims, then `outputs` per chunk
+  std::vector<int64_t> contiguous(outer_rank);
+  stride = 1;
+  for (int d = outer_rank; d-- > 0;) {
+    contiguous[d] = stride;
+    stride *= lp.params[d];
+  }
+  p.insert(p.end(), contiguous.begin(), contiguous.end());
+  p.push_back(s.outputs);
+  p.push_back(lp.params[out_blk]);  // the real output: its offset and outer strides, 0 per chunk
+  for (int d = 0; d < outer_rank; ++d) p.push_back(lp.params[out_blk + 1 + d]);
+  p.push_back(0);
+  s.second.parallel_extent = lp.parallel_extent;
+  s.second.reduce_extent = chunks;
+  return s;
+}
+
+}  // namespace arrayc::detail

@@ -1,0 +1,101 @@
+// The nvptx target: a Kernel (kernel.h) as a PTX kernel for one GPU architecture. The op lowering
+// is the shared BodyEmitter (with libdevice's __nv_* math); this target adds the thread
+// structure, global address space pointers, kernel annotations and the libdevice link, then
+// optimizes (O3 with the NVPTX TargetMachine) and prints PTX. The CUDA driver (backend/cuda/cuda_driver.h)
+// turns the PTX into a cubin.
+//
+// GPU calling convention. The entry `entry` takes, in order:
+//   ptr addrspace(1) ptr_0 .. ptr_{num_ptrs-1}   memory operands, as kernel.h's ptrs (noalias)
+//   i64 param_0 .. param_{num_params-1}          kernel.h's params array, each one by value
+//                                                 (no per-launch parameter buffer to copy)
+//   i64 begin, i64 end                           the range of the parallel space, as kernel.h
+//   reductions only:
+//   i64 chunk_stride                             where chunk y of a split reduction stores
+//   i64 mean_count                               Mean's divisor when > 0 (else the reduce range)
+// PtxArgs below builds cuLaunchKernel's argument array in that order.
+//
+// Thread structure:
+//  - elementwise: a grid-stride loop over [begin, end) (64-bit indices), each index decomposed
+//    into operand offsets over the extents. A rank-1 kernel whose operands all have unit or zero
+//    strides takes the contiguous path: each thread handles elements_per_thread consecutive
+//    elements with 16-byte vector loads and stores, when every unit-stride memory operand's
+//    address at `begin` is aligned to that width (checked at run time; otherwise, and for the
+//    tail, a scalar loop). Runtime allocations are 256-byte aligned, so only offsets not a
+//    multiple of elements_per_thread fall back.
+//  - reduction: block x folds output x of the outer space (grid-stride over outer indices when
+//    there are more outputs than blocks): its threads stride over [reduce_begin, reduce_end),
+//    then combine with warp shuffles and one shared-memory step across warps; thread 0 stores
+//    (Mean divides when finalize != 0). blockDim.x must be a multiple of 32, at most 1024.
+//    With gridDim.y > 1 the reduced range is split into gridDim.y chunks; block (x, y) stores
+//    its partial at the output's offset + y * chunk_stride (see split_reduction).
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "codegen/body_emitter.h"
+#include "kernel/kernel.h"
+
+namespace arrayc::detail {
+
+struct PtxKernel {
+  std::string entry;   // the .entry name (from the kernel's name)
+  std::string ir;      // before linking libdevice and optimizing
+  std::string opt_ir;  // after
+  std::string ptx;
+  int sm = 0;
+  int elements_per_thread = 1;  // > 1: the contiguous vector path exists
+};
+
+// Compiles k to PTX for sm_<sm> (e.g. 90). When the kernel calls math functions, libdevice is
+// linked: $ARRAYC_LIBDEVICE, else /usr/local/cuda/nvvm/libdevice/libdevice.10.bc, else under
+// $CUDA_HOME or $CUDA_PATH; if none exists, arrayc::Error says where it looked.
+PtxKernel emit_ptx(const Kernel& k, int sm, const EmitOptions& opts);
+
+// The libdevice file emit_ptx would use; throws arrayc::Error naming the places it tried.
+std::string libdevice_path();
+
+// cuLaunchKernel's kernelParams for the convention above. Owns the values it points at, so it
+// must outlive the launch call (not the kernel: the driver copies the values at launch).
+class PtxArgs {
+ public:
+  PtxArgs(const Kernel& k, const std::vector<void*>& ptrs, const std::vector<int64_t>& params, int64_t begin,
+          int64_t end, int64_t chunk_stride = 0, int64_t mean_count = 0);
+  PtxArgs(const PtxArgs&) = delete;
+  PtxArgs& operator=(const PtxArgs&) = delete;
+  void** data() { return args_.data(); }
+
+ private:
+  std::vector<void*> ptrs_;
+  std::vector<int64_t> values_;
+  std::vector<void*> args_;
+};
+
+// Launch shape: block 256; elementwise grid = min(ceil(n / (256 * elements_per_thread)),
+// 32 * multiprocessors); reductions one block per output up to 32 * multiprocessors, and
+// chunks > 1 when there are too few outputs to fill the GPU and enough elements per output
+// (then use split_reduction).
+struct PtxLaunchConfig {
+  unsigned grid = 1, block = 256;
+  int64_t chunks = 1;
+};
+PtxLaunchConfig ptx_launch_config(const Kernel& k, const PtxKernel& p, const LaunchParams& lp, int multiprocessors);
+
+// A reduction with few outputs and long reduced ranges, in two launches:
+//   1. k with grid_y = chunks, its output pointer replaced by a scratch buffer of
+//      partial_bytes (contiguous [chunks, outputs]), params = first, chunk_stride = outputs,
+//      mean_count = 0 (first has finalize = 0: Mean's partials are sums);
+//   2. combine (a reduction of the partials; ptrs = {scratch, the real output}) with
+//      params = second, chunk_stride = 0, mean_count = mean_count, grid_y = 1.
+// Requires the output to be a contiguous buffer (schedule slots are).
+struct ReductionSplit {
+  int64_t chunks = 1, outputs = 1;
+  size_t partial_bytes = 0;
+  LaunchParams first;
+  Kernel combine;
+  LaunchParams second;
+  int64_t mean_count = 0;
+};
+ReductionSplit split_reduction(const Kernel& k, const LaunchParams& lp, int64_t chunks);
+
+}  // namespace arrayc::detail

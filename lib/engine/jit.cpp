@@ -1,0 +1,103 @@
+// jit(): trace once per signature, then bind buffers and launch.
+//
+// Programs are cached at two levels. The signature (per input: dtype, rank, which extents are 1,
+// device) selects the kernels: they are specialized on it and nothing else. The exact shapes
+// select a ready-to-run Program (launch parameters computed). A call with the shapes of an
+// earlier call only binds and launches; a call with new extents of a known signature runs the
+// function again to build the graph at those shapes (it may depend on them, e.g. through
+// reshape) and reuses the compiled kernels from the cache: no compile.
+#include <map>
+#include <mutex>
+
+#include "arrayc/inspect.h"
+#include "arrayc/jit.h"
+#include "ir/build.h"
+#include "passes/pipeline.h"
+#include "engine/executor.h"
+#include "support/stats.h"
+
+namespace arrayc::detail {
+
+struct JitFunction::State {
+  Fn fn;
+  std::mutex mu;
+  std::map<std::vector<int64_t>, std::shared_ptr<Program>> programs;  // by exact key
+  int64_t traces = 0;
+};
+
+JitFunction::JitFunction(Fn fn) : state_(std::make_shared<State>()) { state_->fn = std::move(fn); }
+JitFunction::~JitFunction() = default;
+
+int64_t JitFunction::num_traces() const { return state_->traces; }
+
+namespace {
+
+// The exact key: fusion and math modes, then per input dtype, device, rank and extents.
+std::vector<int64_t> exact_key(const std::vector<Array>& in) {
+  std::vector<int64_t> key{(fusion_enabled() ? 1 : 0) | (fast_math_enabled() ? 2 : 0)};
+  for (const Array& a : in) {
+    key.push_back(static_cast<int64_t>(a.dtype()) | (static_cast<int64_t>(a.device().kind) << 8) |
+                  (static_cast<int64_t>(a.device().index) << 16));
+    key.push_back(a.ndim());
+    key.insert(key.end(), a.shape().begin(), a.shape().end());
+  }
+  return key;
+}
+
+// A contiguous buffer holding the input's values.
+ParamBinding bind(const Array& a) {
+  a.eval();
+  NodeRef n = a.node();
+  if (n->buffer_strides() != contiguous_strides(n->shape) && n->numel() > 1) {
+    Array copy(make_copy(n));
+    copy.eval();
+    n = copy.node();
+  }
+  return ParamBinding{n->storage, n->buffer_offset(), n->dtype};
+}
+
+}  // namespace
+
+// Placeholders standing for the inputs while the function is traced.
+std::vector<Array> placeholders_for(const std::vector<Array>& inputs) {
+  std::vector<Array> p;
+  for (size_t i = 0; i < inputs.size(); ++i)
+    p.emplace_back(make_param(static_cast<int64_t>(i), inputs[i].dtype(), inputs[i].shape(), inputs[i].device()));
+  return p;
+}
+
+Stages JitFunction::inspect(const std::vector<Array>& inputs, bool fuse) {
+  std::vector<Array> outs = state_->fn(placeholders_for(inputs));
+  return arrayc::inspect(outs, fuse);
+}
+
+std::vector<Array> JitFunction::call(const std::vector<Array>& inputs) {
+  State& s = *state_;
+  std::vector<ParamBinding> params;
+  params.reserve(inputs.size());
+  for (const Array& a : inputs) params.push_back(bind(a));
+  std::vector<int64_t> key = exact_key(inputs);
+
+  std::shared_ptr<Program> program;
+  {
+    std::lock_guard<std::mutex> lock(s.mu);
+    if (auto it = s.programs.find(key); it != s.programs.end()) program = it->second;
+  }
+  if (!program) {
+    std::vector<Array> outs = s.fn(placeholders_for(inputs));
+    counters().traces++;
+    Graph g;
+    for (const Array& o : outs) g.outputs.push_back(o.node());
+    program = std::make_shared<Program>(prepare(compile_graph(g, fusion_enabled()), user_emit_options()));
+    std::lock_guard<std::mutex> lock(s.mu);
+    s.traces++;
+    s.programs.emplace(key, program);
+  }
+  std::vector<NodeRef> nodes = run(*program, params);
+  std::vector<Array> result;
+  result.reserve(nodes.size());
+  for (NodeRef& n : nodes) result.emplace_back(std::move(n));
+  return result;
+}
+
+}  // namespace arrayc::detail

@@ -1,0 +1,81 @@
+#include "kernel/kernel.h"
+
+#include <sstream>
+
+namespace arrayc::detail {
+namespace {
+
+std::string kinds_str(const std::vector<StrideKind>& s) {
+  std::string out = "[";
+  for (size_t i = 0; i < s.size(); ++i)
+    out += std::string(i ? "," : "") + (s[i] == StrideKind::Zero ? "0" : s[i] == StrideKind::Unit ? "1" : "s");
+  return out + "]";
+}
+
+}  // namespace
+
+std::string Kernel::str() const {
+  std::ostringstream os;
+  os << "kernel " << name << " rank=" << rank;
+  if (is_reduction) os << " reduce=" << op_name(reduce_op) << " reduce_rank=" << reduce_rank;
+  os << " ptrs=" << num_ptrs << " indexed=" << num_indexed << "\n";
+  for (size_t i = 0; i < body.size(); ++i) {
+    const KernelInstr& in = body[i];
+    os << "  %" << i << " = ";
+    if (in.leaf >= 0) {
+      const KernelLeaf& lf = leaves[in.leaf];
+      switch (lf.op) {
+        case Op::Buffer: os << "load ptr" << lf.ptr; break;
+        case Op::Constant: os << "const " << lf.value.str(); break;
+        case Op::Iota: os << "iota"; break;
+        default: os << op_name(lf.op) << " seed=" << lf.seed; break;
+      }
+      if (lf.index >= 0) os << " idx" << lf.index << " strides=" << kinds_str(lf.strides);
+    } else {
+      os << op_name(in.op);
+      for (size_t a = 0; a < in.args.size(); ++a) os << (a ? ", %" : " %") << in.args[a];
+    }
+    os << " : " << dtype_name(in.dtype) << "\n";
+  }
+  for (const KernelOutput& o : outputs)
+    os << "  store ptr" << o.ptr << " idx" << o.index << " strides=" << kinds_str(o.strides) << " = %"
+       << o.instr << " : " << dtype_name(o.dtype) << "\n";
+  return os.str();
+}
+
+std::vector<int> Kernel::streamed_outputs() const {
+  std::vector<int> out;
+  if (is_reduction || outputs.empty() || rank == 0 || outputs[0].strides.back() != StrideKind::Unit ||
+      !tiled_leaves().empty())
+    return out;
+  for (size_t i = 0; i < outputs.size(); ++i)
+    if (dtype_size(outputs[i].dtype) == dtype_size(outputs[0].dtype) && outputs[i].strides.back() == StrideKind::Unit)
+      out.push_back(static_cast<int>(i));
+  return out;
+}
+
+std::vector<int> Kernel::tiled_leaves() const {
+  std::vector<int> out;
+  if (is_reduction || rank < 2) return out;
+  int64_t buffer_bytes = 0;
+  for (size_t i = 0; i < leaves.size(); ++i)
+    if (leaves[i].op == Op::Buffer && leaves[i].strides.back() == StrideKind::Any) {
+      out.push_back(static_cast<int>(i));
+      buffer_bytes += kHostTileRows * kHostTileCols * static_cast<int64_t>(dtype_size(leaves[i].dtype));
+    }
+  if (buffer_bytes > kMaxTileBufferBytes) out.clear();
+  return out;
+}
+
+bool Kernel::reduces_across_rows() const {
+  if (!is_reduction || outer_rank() == 0 || reduce_rank == 0) return false;
+  bool along_kept = false;
+  for (const KernelLeaf& lf : leaves) {
+    if (lf.strides.empty()) continue;
+    if (lf.strides[rank - 1] == StrideKind::Unit) return false;
+    along_kept = along_kept || lf.strides[outer_rank() - 1] == StrideKind::Unit;
+  }
+  return along_kept;
+}
+
+}  // namespace arrayc::detail

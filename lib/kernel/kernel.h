@@ -1,0 +1,105 @@
+// A Kernel is one compiled unit: a loop nest over an iteration space whose body is a small
+// list of scalar instructions. It is specialized on everything that changes the machine code
+// (instructions, dtypes, loop rank, and per operand and dimension whether the stride is 0, 1
+// or something else) and on nothing else: extents, strides, offsets and pointers are runtime
+// parameters, so a new array length reuses the binary. Its text form (str()) is the cache key.
+//
+// Runtime calling convention (both targets):
+//   ptrs[k]      base pointer of memory operand k (inputs first, then outputs)
+//   params       [extent_0 .. extent_{rank-1},
+//                 reduce_begin, reduce_end, finalize,
+//                 then for every indexed operand j: offset_j, stride_j_0 .. stride_j_{rank-1}]
+//   [begin, end) the range of linear indices of the parallel space this call computes: the whole
+//                iteration space for an elementwise kernel, the outer (kept) dims for a reduction.
+// A reduction folds the linear range [reduce_begin, reduce_end) of its reduced dims (the last
+// reduce_rank loop dims); with finalize = 1 a Mean divides by the number of reduced elements.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "ir/node.h"
+
+namespace arrayc::detail {
+
+enum class StrideKind : uint8_t { Zero, Unit, Any };
+
+// A value the body reads: a memory operand, or one generated from the index alone.
+struct KernelLeaf {
+  Op op;  // Buffer (memory), Constant, Iota, RandUniform, RandNormal
+  DType dtype;
+  std::vector<StrideKind> strides;  // per loop dim; empty for Constant
+  Scalar value;                     // Constant
+  uint64_t seed = 0;                // random leaves
+  int ptr = -1;                     // memory operands: index into ptrs
+  int index = -1;                   // indexed operands: which offset/stride block of params
+};
+
+struct KernelInstr {
+  Op op;  // an elementwise op, or Buffer to mean "the value of leaf `leaf`"
+  DType dtype;
+  std::vector<int> args;  // indices of earlier instructions
+  int leaf = -1;
+};
+
+struct KernelOutput {
+  int instr;
+  DType dtype;
+  std::vector<StrideKind> strides;
+  int ptr;
+  int index;
+};
+
+// The host kernel's tiles for tiled leaves (Kernel::tiled_leaves): rows x columns of the last
+// two loop dims. 64 columns: the row loop's vector body at four 16-float vectors; 32 rows: two
+// cache lines of each float32 tiled leaf per tile column, the buffers 8 KiB (16 KiB for 8-byte
+// dtypes), so that a tile's lines and buffers stay in a 32 KiB L1.
+constexpr int64_t kHostTileRows = 32;
+constexpr int64_t kHostTileCols = 64;
+// The most stack the buffers of one kernel's tiles take (16 float64 tiled leaves); a kernel
+// with more goes untiled.
+constexpr int64_t kMaxTileBufferBytes = 256 * 1024;
+
+struct Kernel {
+  std::string name;  // readable: the ops it fuses, e.g. "fused_gt_exp_mul_sub_where"
+  int rank = 0;      // loop dims
+  int reduce_rank = 0;
+  Op reduce_op = Op::Sum;  // when reduce_rank > 0 (or a full reduction with rank 0 outer dims)
+  bool is_reduction = false;
+  std::vector<KernelLeaf> leaves;
+  std::vector<KernelInstr> body;
+  std::vector<KernelOutput> outputs;
+  int num_ptrs = 0;
+  int num_indexed = 0;
+
+  int outer_rank() const { return rank - reduce_rank; }
+  // A reduction across memory rows: some load is contiguous along the last kept dim and none
+  // along the last reduced one (sum(m, 0) of a row-major m). The host kernel then accumulates a
+  // block of outputs row by row, and the executor splits the reduced range between threads.
+  bool reduces_across_rows() const;
+  // With streaming stores (EmitOptions::stream_stores), the outputs written with them: the first
+  // output, when its rows are contiguous, and every other output of its element size with
+  // contiguous rows (codegen/cpu/cpu_kernel.cpp). Empty for reductions and tiled kernels.
+  std::vector<int> streamed_outputs() const;
+  // The memory leaves of an elementwise kernel (rank >= 2) that step through memory along the
+  // last dim: a transposed or otherwise strided view. The host kernel then walks the space in
+  // tiles of rows x columns and copies each such leaf's tile into a buffer first, so that memory
+  // is read a cache line at a time and the body vectorizes (codegen/cpu/cpu_kernel.cpp). Such a kernel
+  // keeps plain stores (streamed_outputs is empty; streaming measured no faster there). Empty
+  // when the buffers would take more than kMaxTileBufferBytes.
+  std::vector<int> tiled_leaves() const;
+  int64_t num_params() const { return param_block(num_indexed); }
+  // Where indexed operand j's offset sits in the params, its rank strides after it.
+  int64_t param_block(int64_t j) const { return rank + 3 + j * (rank + 1); }
+  // The text form: every field that changes the binary, nothing else.
+  std::string str() const;
+};
+
+// The runtime half of a launch: what the calling convention above passes.
+struct LaunchParams {
+  std::vector<int64_t> params;
+  int64_t parallel_extent = 0;  // the [begin, end) space: product of the outer extents
+  int64_t reduce_extent = 0;    // product of the reduced extents
+};
+
+}  // namespace arrayc::detail

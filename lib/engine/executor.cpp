@@ -9,7 +9,7 @@
 #include "ir/build.h"
 #include "engine/kernel_cache.h"
 #include "codegen/nvptx/gemm.h"
-#include "codegen/nvptx/ptx_kernel.h"
+#include "backend/cuda/launch_plan.h"
 #include "backend/host/blas.h"
 #include "backend/cuda/cuda_driver.h"
 #include "backend/host/thread_pool.h"

@@ -15,7 +15,7 @@
 #include <iostream>
 
 #include "arrayc/arrayc.h"
-#include "codegen/nvptx/ptx_kernel.h"
+#include "backend/cuda/launch_plan.h"
 #include "passes/pipeline.h"
 #include "support/devices.h"
 #include "support/pipeline.h"

@@ -2,7 +2,7 @@
 // (graph -> passes -> schedule), then emit_ptx; the tests check the structure of the PTX: one
 // load and one store per element on the contiguous path (16-byte vector accesses), libdevice's
 // exp inlined, shuffles in reductions, no vector accesses for strided operands.
-#include "codegen/nvptx/ptx_kernel.h"
+#include "backend/cuda/launch_plan.h"
 
 #include <gtest/gtest.h>
 

@@ -12,7 +12,7 @@
 //   reductions only:
 //   i64 chunk_stride                             where chunk y of a split reduction stores
 //   i64 mean_count                               Mean's divisor when > 0 (else the reduce range)
-// PtxArgs below builds cuLaunchKernel's argument array in that order.
+// backend/cuda/launch_plan.h builds cuLaunchKernel's argument array in that order.
 //
 // Thread structure:
 //  - elementwise: a grid-stride loop over [begin, end) (64-bit indices), each index decomposed
@@ -54,48 +54,5 @@ PtxKernel emit_ptx(const Kernel& k, int sm, const EmitOptions& opts);
 
 // The libdevice file emit_ptx would use; throws arrayc::Error naming the places it tried.
 std::string libdevice_path();
-
-// cuLaunchKernel's kernelParams for the convention above. Owns the values it points at, so it
-// must outlive the launch call (not the kernel: the driver copies the values at launch).
-class PtxArgs {
- public:
-  PtxArgs(const Kernel& k, const std::vector<void*>& ptrs, const std::vector<int64_t>& params, int64_t begin,
-          int64_t end, int64_t chunk_stride = 0, int64_t mean_count = 0);
-  PtxArgs(const PtxArgs&) = delete;
-  PtxArgs& operator=(const PtxArgs&) = delete;
-  void** data() { return args_.data(); }
-
- private:
-  std::vector<void*> ptrs_;
-  std::vector<int64_t> values_;
-  std::vector<void*> args_;
-};
-
-// Launch shape: block 256; elementwise grid = min(ceil(n / (256 * elements_per_thread)),
-// 32 * multiprocessors); reductions one block per output up to 32 * multiprocessors, and
-// chunks > 1 when there are too few outputs to fill the GPU and enough elements per output
-// (then use split_reduction).
-struct PtxLaunchConfig {
-  unsigned grid = 1, block = 256;
-  int64_t chunks = 1;
-};
-PtxLaunchConfig ptx_launch_config(const Kernel& k, const PtxKernel& p, const LaunchParams& lp, int multiprocessors);
-
-// A reduction with few outputs and long reduced ranges, in two launches:
-//   1. k with grid_y = chunks, its output pointer replaced by a scratch buffer of
-//      partial_bytes (contiguous [chunks, outputs]), params = first, chunk_stride = outputs,
-//      mean_count = 0 (first has finalize = 0: Mean's partials are sums);
-//   2. combine (a reduction of the partials; ptrs = {scratch, the real output}) with
-//      params = second, chunk_stride = 0, mean_count = mean_count, grid_y = 1.
-// Requires the output to be a contiguous buffer (schedule slots are).
-struct ReductionSplit {
-  int64_t chunks = 1, outputs = 1;
-  size_t partial_bytes = 0;
-  LaunchParams first;
-  Kernel combine;
-  LaunchParams second;
-  int64_t mean_count = 0;
-};
-ReductionSplit split_reduction(const Kernel& k, const LaunchParams& lp, int64_t chunks);
 
 }  // namespace arrayc::detail

@@ -1,17 +1,14 @@
 // Array and the public operations: thin wrappers over the checked node constructors, plus
 // evaluation (passes -> schedule -> compiled kernels -> executor).
-#include <atomic>
 #include <cmath>
 #include <cstring>
 #include <mutex>
 
 #include "arrayc/jit.h"
 #include "arrayc/ops.h"
-#include "ir/build.h"
-#include "passes/pipeline.h"
-#include "backend/cuda/cuda_driver.h"
+#include "backend/backend.h"
 #include "engine/executor.h"
-#include "support/env.h"
+#include "ir/build.h"
 
 namespace arrayc {
 namespace detail {
@@ -22,31 +19,9 @@ struct ArrayImpl {
   explicit ArrayImpl(NodeRef n) : node(std::move(n)) {}
 };
 
-namespace {
-std::atomic<bool>& fusion_flag() {
-  static std::atomic<bool> f{env_int("ARRAYC_FUSION", 1) != 0};
-  return f;
-}
-std::atomic<bool>& fast_math_flag() {
-  static std::atomic<bool> f{env_int("ARRAYC_FAST_MATH", 0) != 0};
-  return f;
-}
-}  // namespace
-
-EmitOptions user_emit_options() {
-  EmitOptions o;
-  o.fast_math = fast_math_flag();
-  return o;
-}
-
 }  // namespace detail
 
 using detail::NodeRef;
-
-void set_fusion(bool enabled) { detail::fusion_flag() = enabled; }
-bool fusion_enabled() { return detail::fusion_flag(); }
-void set_fast_math(bool enabled) { detail::fast_math_flag() = enabled; }
-bool fast_math_enabled() { return detail::fast_math_flag(); }
 
 Array::Array() : Array(detail::make_constant(detail::Scalar::of(DType::Float32, 0), {}, cpu())) {}
 Array::Array(NodeRef node) : impl_(std::make_shared<detail::ArrayImpl>(std::move(node))) {}
@@ -74,8 +49,8 @@ void eval(const std::vector<Array>& arrays) {
       g.outputs.push_back(a.node());
     }
   if (todo.empty()) return;
-  detail::Program p = detail::prepare(detail::compile_graph(g, fusion_enabled()), detail::user_emit_options());
-  std::vector<NodeRef> out = detail::run(p);
+  std::unique_ptr<detail::Program> p = detail::compile(g, detail::user_compile_options());
+  std::vector<NodeRef> out = detail::run(*p);
   for (size_t i = 0; i < todo.size(); ++i) {
     std::lock_guard<std::mutex> lock(todo[i].impl_->mu);
     todo[i].impl_->node = out[i];
@@ -98,7 +73,7 @@ template <typename T> T read_element(const char* p, DType t) {
 }  // namespace
 
 template <typename T> std::vector<T> Array::to_vector() const {
-  if (device().kind != Device::Kind::CPU) return to(cpu()).to_vector<T>();
+  if (device() != cpu()) return to(cpu()).to_vector<T>();
   eval();
   const detail::Node& n = *node();
   std::vector<T> out(static_cast<size_t>(n.numel()));
@@ -129,7 +104,7 @@ template <typename T> T Array::item() const {
 
 Array Array::to(Device d) const {
   if (d == device()) return *this;
-  if (d.kind == Device::Kind::GPU) d = gpu(d.index);  // validates the index
+  d = detail::checked(d);
   eval();
   NodeRef n = node();
   if (n->buffer_strides() != detail::contiguous_strides(n->shape) && n->numel() > 1) {
@@ -137,16 +112,9 @@ Array Array::to(Device d) const {
     n = packed.eval().node();
   }
   size_t bytes = static_cast<size_t>(n->numel()) * dtype_size(n->dtype);
-  auto dst = std::make_shared<detail::Storage>(d, bytes);
+  detail::StorageRef dst = detail::allocate(d, bytes);
   const char* src = static_cast<const char*>(n->storage->data) + n->buffer_offset() * dtype_size(n->dtype);
-  Device from = n->device;
-  if (bytes > 0) {
-    namespace cuda = detail::cuda;
-    if (from.kind == Device::Kind::CPU) cuda::copy_to_device(d.index, dst->data, src, bytes);
-    else if (d.kind == Device::Kind::CPU) cuda::copy_to_host(from.index, dst->data, src, bytes);
-    else if (from.index == d.index) cuda::copy_device(d.index, dst->data, src, bytes);
-    else cuda::copy_peer(d.index, dst->data, from.index, src, bytes);
-  }
+  detail::copy_bytes(d, dst->data, n->device, src, bytes);
   return Array(detail::make_buffer(dst, n->dtype, n->shape, 0, detail::contiguous_strides(n->shape)));
 }
 
@@ -169,8 +137,8 @@ template <typename T> Array array(const std::vector<T>& data, const Shape& shape
     throw Error("array: " + std::to_string(data.size()) + " values given for shape " + shape_str(shape) +
                 " (" + std::to_string(shape_numel(shape)) + " elements)");
   constexpr DType t = dtype_of<T>();
-  if (device.kind != Device::Kind::CPU) return array(data, shape, cpu()).to(device);
-  auto st = std::make_shared<detail::Storage>(device, data.size() * dtype_size(t));
+  if (device != cpu()) return array(data, shape, cpu()).to(device);
+  detail::StorageRef st = detail::allocate(device, data.size() * dtype_size(t));
   if constexpr (std::is_same_v<T, bool>) {
     auto* p = static_cast<uint8_t*>(st->data);
     for (size_t i = 0; i < data.size(); ++i) p[i] = data[i];

@@ -4,49 +4,26 @@
 
 #include "arrayc/device.h"
 #include "arrayc/error.h"
-#include "ir/interpreter.h"
+#include "backend/backend.h"
 #include "backend/cuda/cuda_driver.h"
 #include "support/env.h"
 
 namespace arrayc {
 namespace {
 
-// Lets the reference interpreter read GPU buffers (installed when a GPU is first used).
-void install_host_copy() {
-  static std::once_flag once;
-  std::call_once(once, [] {
-    detail::copy_to_host = [](const detail::Storage& s, void* host, size_t bytes) {
-      detail::cuda::copy_to_host(s.device.index, host, s.data, bytes);
-    };
-  });
-}
-
 std::mutex default_mu;
 std::optional<Device> default_dev;
 
 }  // namespace
 
-std::string Device::str() const {
-  return kind == Kind::CPU ? "cpu" : "gpu:" + std::to_string(index);
-}
-
 int gpu_count() { return detail::cuda::device_count(); }
 
 void synchronize(Device d) {
-  if (d.kind == Device::Kind::GPU) detail::cuda::synchronize(gpu(d.index).index);
+  d = detail::checked(d);
+  detail::backend_for(d).synchronize(d);
 }
 
-Device gpu(int index) {
-  int n = gpu_count();
-  if (n == 0)
-    throw Error("gpu(" + std::to_string(index) + "): no CUDA device is available (" +
-                detail::cuda::unavailable_reason() + ")");
-  if (index < 0 || index >= n)
-    throw Error("gpu(" + std::to_string(index) + "): no such CUDA device; this machine has " +
-                std::to_string(n) + " (gpu(0) .. gpu(" + std::to_string(n - 1) + "))");
-  install_host_copy();
-  return Device{Device::Kind::GPU, index};
-}
+Device gpu(int index) { return detail::checked(Device{Device::Kind::GPU, index}); }
 
 Device default_device() {
   std::lock_guard<std::mutex> lock(default_mu);
@@ -65,7 +42,7 @@ Device default_device() {
 }
 
 void set_default_device(Device d) {
-  if (d.kind == Device::Kind::GPU) d = gpu(d.index);  // validates
+  d = detail::checked(d);
   std::lock_guard<std::mutex> lock(default_mu);
   default_dev = d;
 }

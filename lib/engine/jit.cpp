@@ -11,9 +11,8 @@
 
 #include "arrayc/inspect.h"
 #include "arrayc/jit.h"
-#include "ir/build.h"
-#include "passes/pipeline.h"
 #include "engine/executor.h"
+#include "ir/build.h"
 #include "support/stats.h"
 
 namespace arrayc::detail {
@@ -32,12 +31,19 @@ int64_t JitFunction::num_traces() const { return state_->traces; }
 
 namespace {
 
-// The exact key: fusion and math modes, then per input dtype, device, rank and extents.
-std::vector<int64_t> exact_key(const std::vector<Array>& in) {
+// Whether a bound parameter's data starts 16-byte aligned (GPU products load vectors if so).
+bool aligned(const ParamBinding& b) {
+  return reinterpret_cast<uintptr_t>(b.storage->data) % 16 == 0 &&
+         b.offset * static_cast<int64_t>(dtype_size(b.dtype)) % 16 == 0;
+}
+
+// The exact key: fusion and math modes, then per input dtype, device, alignment, rank and extents.
+std::vector<int64_t> exact_key(const std::vector<Array>& in, const std::vector<ParamBinding>& params) {
   std::vector<int64_t> key{(fusion_enabled() ? 1 : 0) | (fast_math_enabled() ? 2 : 0)};
-  for (const Array& a : in) {
+  for (size_t i = 0; i < in.size(); ++i) {
+    const Array& a = in[i];
     key.push_back(static_cast<int64_t>(a.dtype()) | (static_cast<int64_t>(a.device().kind) << 8) |
-                  (static_cast<int64_t>(a.device().index) << 16));
+                  (static_cast<int64_t>(aligned(params[i])) << 15) | (static_cast<int64_t>(a.device().index) << 16));
     key.push_back(a.ndim());
     key.insert(key.end(), a.shape().begin(), a.shape().end());
   }
@@ -76,7 +82,7 @@ std::vector<Array> JitFunction::call(const std::vector<Array>& inputs) {
   std::vector<ParamBinding> params;
   params.reserve(inputs.size());
   for (const Array& a : inputs) params.push_back(bind(a));
-  std::vector<int64_t> key = exact_key(inputs);
+  std::vector<int64_t> key = exact_key(inputs, params);
 
   std::shared_ptr<Program> program;
   {
@@ -88,7 +94,9 @@ std::vector<Array> JitFunction::call(const std::vector<Array>& inputs) {
     counters().traces++;
     Graph g;
     for (const Array& o : outs) g.outputs.push_back(o.node());
-    program = std::make_shared<Program>(prepare(compile_graph(g, fusion_enabled()), user_emit_options()));
+    CompileOptions opts = user_compile_options();
+    for (const ParamBinding& b : params) opts.plan.param_aligned.push_back(aligned(b));
+    program = compile(g, opts);
     std::lock_guard<std::mutex> lock(s.mu);
     s.traces++;
     s.programs.emplace(key, program);

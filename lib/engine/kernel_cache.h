@@ -1,26 +1,19 @@
-// The in-memory kernel cache. The key is everything that changes the binary: the kernel's text
-// form (instructions, dtypes, rank, stride kinds), the target and the emit options.
+// The one kernel cache, above the backends: every compiled unit of every backend (kernels,
+// combine kernels, product kernels) is compiled once per process and shared. The key is made in
+// one place (cache_key), and every new binary is reported in one place (ARRAYC_DEBUG >= 3 prints
+// its stages, ARRAYC_DUMP_DIR gets one file per stage). The disk cache plugs in here.
 #pragma once
-#include "codegen/nvptx/gemm.h"
-#include "codegen/nvptx/ptx_kernel.h"
-#include "backend/cuda/cuda_driver.h"
-#include "backend/host/host_jit.h"
+#include <string>
+
+#include "backend/backend.h"
 
 namespace arrayc::detail {
 
-struct GpuKernel {
-  PtxKernel ptx;
-  const cuda::Function* fn = nullptr;  // loaded on its device
-};
+// Everything that changes the binary: the backend's target, the options, the unit's text.
+std::string cache_key(const CompileUnit& u);
 
-// The compiled kernel for k on the host: compiled on first use, then shared. Thread-safe.
-const CompiledKernel& host_kernel(const Kernel& k, const EmitOptions& opts);
-
-// The kernel compiled to PTX for gpu(dev)'s compute capability and loaded there (the driver
-// turns the PTX into a cubin once). Thread-safe.
-const GpuKernel& gpu_kernel(const Kernel& k, int dev, const EmitOptions& opts);
-
-// The tiled matrix-product kernel g, compiled and loaded on gpu(dev), cached the same way.
-const GpuKernel& gpu_gemm_kernel(const GemmKernel& g, int dev);
+// The process's cache: compiles a unit on its first request (once, however many threads ask at
+// the same time), then returns the same binary. Thread-safe.
+Compiler& kernel_cache();
 
 }  // namespace arrayc::detail

@@ -12,7 +12,6 @@
 
 namespace arrayc::detail {
 
-std::function<void(const Storage&, void*, size_t)> copy_to_host;
 
 namespace {
 
@@ -227,12 +226,9 @@ class Interpreter {
     const Storage& s = *n.storage;
     std::vector<unsigned char> copy;
     const unsigned char* base = static_cast<const unsigned char*>(s.data);
-    if (s.device.kind != Device::Kind::CPU) {
-      if (!copy_to_host)
-        throw Error("interpret: cannot read a buffer on " + s.device.str() +
-                    " (no copy_to_host hook is set)");
+    if (s.device.kind != Device::Kind::CPU) {  // read through the device's backend
       copy.resize(s.bytes);
-      copy_to_host(s, copy.data(), s.bytes);
+      s.read(copy.data(), s.bytes);
       base = copy.data();
     }
     HostArray out = make_host(n.dtype, n.shape, track_);

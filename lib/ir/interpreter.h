@@ -52,10 +52,6 @@ struct HostArray {
 // Host data of the given dtype and shape (values converted to the dtype with Cast's rules).
 HostArray host_array(DType dtype, const Shape& shape, const std::vector<double>& values);
 
-// How the runtime copies a non-CPU Storage to host memory (set by the runtime when it loads a
-// GPU driver). Without it, interpreting a Buffer on another device raises arrayc::Error.
-extern std::function<void(const Storage& storage, void* host, size_t bytes)> copy_to_host;
-
 struct InterpretOptions {
   // When set, error bounds are computed (HostArray::err): the ULPs an implementation may be off
   // by for one application of `op` producing `dtype`, beyond the error of its inputs.

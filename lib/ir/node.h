@@ -31,16 +31,28 @@ inline const char* op_name(Op op) { return op_info(op).name; }
 inline const char* api_name(Op op) { return op_info(op).api; }
 inline OpKind op_kind(Op op) { return op_info(op).kind; }
 
+// Who owns a Storage's memory: its device's backend (backend/backend.h), which frees it and can
+// copy it to the host. The IR sees only this interface, so it needs no link to the backends.
+class MemoryOwner {
+ public:
+  virtual ~MemoryOwner() = default;
+  virtual void release(Device d, void* p, size_t bytes) = 0;
+  virtual void read(Device d, void* host_dst, const void* src, size_t bytes) = 0;
+};
+
 // Device memory that Buffer nodes view. Freed (returned to the device's allocator) when the last
-// node or array referring to it goes away.
+// node or array referring to it goes away. Made by backend/backend.h's allocate().
 struct Storage {
   Device device;
   void* data = nullptr;
   size_t bytes = 0;
-  Storage(Device d, size_t n);
-  ~Storage();
+  MemoryOwner* owner = nullptr;
+  Storage(Device d, void* p, size_t n, MemoryOwner* o) : device(d), data(p), bytes(n), owner(o) {}
+  ~Storage() { owner->release(device, data, bytes); }
   Storage(const Storage&) = delete;
   Storage& operator=(const Storage&) = delete;
+  // Copies the first `n` bytes to host memory.
+  void read(void* host_dst, size_t n) const { owner->read(device, host_dst, data, n); }
 };
 using StorageRef = std::shared_ptr<Storage>;
 

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "ir/graph.h"
+#include "kernel/schedule.h"
 
 namespace arrayc::detail {
 
@@ -21,20 +22,6 @@ struct FusionOptions {
   bool fuse = true;  // false: one kernel per op (ARRAYC_FUSION=0)
   // Nodes the scheduler found it must materialize (a reshape that strides cannot express).
   std::unordered_map<const Node*, std::string> forced;
-};
-
-struct FusionGroup {
-  enum class Kind { Elementwise, Reduce, Dot } kind;
-  std::vector<NodeRef> roots;  // materialized nodes; several for a multi-output kernel
-};
-
-struct FusionPlan {
-  std::vector<NodeRef> order;                      // all nodes, producers first
-  std::unordered_map<const Node*, int> group_of;   // roots and the nodes computed inline
-  std::unordered_map<const Node*, std::string> root_reason;  // why each root is materialized
-  std::vector<FusionGroup> groups;                 // in an order that respects dependencies
-
-  bool is_root(const Node* n) const { return root_reason.count(n) != 0; }
 };
 
 FusionPlan plan_fusion(const Graph& g, const FusionOptions& opts);

@@ -30,12 +30,4 @@ Graph run_passes(const Graph& g) {
   return cur;
 }
 
-Schedule compile_graph(const Graph& g, bool fuse) {
-  FusionOptions opts;
-  opts.fuse = fuse;
-  Schedule s = build_schedule(run_passes(g), opts);
-  if (debug_level() >= 2) std::cerr << "=== fused\n" << print_schedule(s);
-  return s;
-}
-
 }  // namespace arrayc::detail

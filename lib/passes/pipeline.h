@@ -1,4 +1,4 @@
-// The compiler pipeline in one place: the graph passes in order, then the schedule.
+// The graph passes in one place, in order (engine/compile.h runs them, then the schedule).
 #pragma once
 #include "ir/graph.h"
 #include "passes/schedule.h"
@@ -11,8 +11,5 @@ Graph lower_dot_to_loops(const Graph& g);    // dots BLAS cannot do -> multiply 
 
 // Runs every pass in order; under ARRAYC_DEBUG >= 1 prints the graph after each one.
 Graph run_passes(const Graph& g);
-
-// Passes, then fusion and scheduling (printed under ARRAYC_DEBUG >= 2).
-Schedule compile_graph(const Graph& g, bool fuse);
 
 }  // namespace arrayc::detail

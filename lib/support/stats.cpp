@@ -1,30 +1,10 @@
 #include "support/stats.h"
 
-#include "arrayc/jit.h"
-
-namespace arrayc {
-namespace detail {
+namespace arrayc::detail {
 
 Counters& counters() {
   static Counters c;
   return c;
 }
 
-}  // namespace detail
-
-Stats stats() {
-  auto& c = detail::counters();
-  return Stats{c.traces.load(), c.compiles.load(), c.cache_hits.load(), c.kernel_launches.load(),
-               static_cast<double>(c.compile_us.load()) / 1000.0};
-}
-
-void reset_stats() {
-  auto& c = detail::counters();
-  c.traces = 0;
-  c.compiles = 0;
-  c.cache_hits = 0;
-  c.kernel_launches = 0;
-  c.compile_us = 0;
-}
-
-}  // namespace arrayc
+}  // namespace arrayc::detail

@@ -13,7 +13,7 @@
 #include <sstream>
 
 #include "kernel/kernel.h"
-#include "engine/executor.h"
+#include "backend/host/host_backend.h"
 #include "backend/host/host_jit.h"
 #include "backend/host/thread_pool.h"
 #include "support/data.h"
@@ -192,7 +192,7 @@ TEST_F(Streaming, OutputsAlignedUnlikeTheFirstTakeTheScalarLoop) {
   ASSERT_EQ(k.streamed_outputs(), (std::vector<int>{0, 1}));
   EmitOptions opts;
   opts.stream_stores = true;
-  std::unique_ptr<CompiledKernel> ck = compile_host_kernel(k, opts);
+  std::unique_ptr<HostBinary> ck = compile_host_kernel(k, opts);
   for (int64_t n : {int64_t{5}, int64_t{100}, int64_t{1000}}) {
     for (int shift : {0, 1}) {
       SCOPED_TRACE("n = " + std::to_string(n) + ", second output shifted by " + std::to_string(shift));

@@ -176,7 +176,7 @@ TEST_F(Tiled, ACallWritesExactlyItsRange) {
   k.num_indexed = 2;
   ASSERT_EQ(k.tiled_leaves(), std::vector<int>{0});
   ASSERT_TRUE(k.streamed_outputs().empty());
-  std::unique_ptr<CompiledKernel> ck = compile_host_kernel(k, EmitOptions{});
+  std::unique_ptr<HostBinary> ck = compile_host_kernel(k, EmitOptions{});
   // Tiles where there are 16 rows or more, and rows of kHostTileCols or more; else no tiles.
   for (auto [rows, cols] : {std::pair<int64_t, int64_t>{1, 1}, {5, 3}, {kHostTileRows + 3, kHostTileCols * 2 + 5},
                             {16, kHostTileCols}, {100, kHostTileCols}, {70, 20}, {3, 200}}) {

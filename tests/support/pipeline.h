@@ -7,17 +7,16 @@
 #include <vector>
 
 #include "arrayc/arrayc.h"
-#include "passes/pipeline.h"
+#include "engine/compile.h"
 
 namespace arrayc_test {
 
-// The kernel steps (not library calls) of the schedule for `outputs`, as the real pipeline
-// (graph -> passes -> fusion -> schedule) makes them.
+// The kernel steps (not library calls) of the schedule for `outputs`, as the compile driver's
+// front half (graph -> passes -> fusion -> schedule) makes them.
 inline std::vector<arrayc::detail::KernelStep> kernel_steps(const std::vector<arrayc::Array>& outputs) {
   arrayc::detail::Graph g;
   for (const arrayc::Array& a : outputs) g.outputs.push_back(a.node());
-  arrayc::detail::Schedule s =
-      arrayc::detail::build_schedule(arrayc::detail::run_passes(g), arrayc::detail::FusionOptions{});
+  arrayc::detail::Schedule s = arrayc::detail::schedule_graph(g, arrayc::detail::CompileOptions{});
   std::vector<arrayc::detail::KernelStep> out;
   for (const arrayc::detail::Step& step : s.steps)
     if (const auto* ks = std::get_if<arrayc::detail::KernelStep>(&step.op)) out.push_back(*ks);

@@ -7,6 +7,7 @@
 #include <limits>
 #include <numeric>
 
+#include "backend/backend.h"
 #include "ir/build.h"
 #include "ir/interpreter.h"
 #include "ir/philox.h"
@@ -128,7 +129,7 @@ NodeRef cst(DType t, double v, const Shape& shape = {}) { return make_constant(S
 
 // A Buffer node holding `values` converted to `dtype`, contiguous.
 NodeRef buffer(DType dtype, const Shape& shape, const std::vector<double>& values) {
-  auto storage = std::make_shared<Storage>(kCpu, std::max<size_t>(1, values.size()) * dtype_size(dtype));
+  auto storage = allocate(kCpu, std::max<size_t>(1, values.size()) * dtype_size(dtype));
   for (size_t k = 0; k < values.size(); ++k) {
     unsigned char* p = static_cast<unsigned char*>(storage->data) + k * dtype_size(dtype);
     double v = values[k];
@@ -255,7 +256,7 @@ TEST(Interpreter, CastRules) {
   expect_same(vals(interpret(make_cast(big, DType::Int32))), {1, -1, -2147483648.0});
   expect_same(vals(interpret(make_cast(big, DType::Bool))), {1, 1, 1});
   // int64 -> float32 rounds once (2^53 + 1 -> 2^53 in float: 9007199254740992).
-  NodeRef odd = make_buffer(std::make_shared<Storage>(kCpu, 8), DType::Int64, {1}, 0, {1});
+  NodeRef odd = make_buffer(allocate(kCpu, 8), DType::Int64, {1}, 0, {1});
   int64_t v = (int64_t{1} << 60) + (int64_t{1} << 36) + 1;  // rounds up once, not twice
   std::memcpy(odd->storage->data, &v, 8);
   EXPECT_EQ(interpret(make_cast(odd, DType::Float32)).f[0], static_cast<double>(static_cast<float>(v)));
@@ -293,7 +294,7 @@ TEST(Interpreter, Views) {
   HostArray r = interpret(make_reshape(make_transpose(make_iota({2, 3}, DType::Int32, kCpu), {1, 0}), {6}));
   expect_same(vals(r), {0, 3, 1, 4, 2, 5});
   // A strided buffer view: the transpose of a [2, 3] storage with an offset of 1.
-  auto storage = std::make_shared<Storage>(kCpu, 7 * sizeof(float));
+  auto storage = allocate(kCpu, 7 * sizeof(float));
   for (int k = 0; k < 7; ++k) static_cast<float*>(storage->data)[k] = static_cast<float>(k);
   NodeRef v = make_buffer(storage, DType::Float32, {3, 2}, 1, {1, 3});
   expect_same(vals(interpret(v)), {1, 4, 2, 5, 3, 6});

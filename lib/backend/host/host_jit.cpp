@@ -111,13 +111,13 @@ std::string module_text(const llvm::Module& m) {
 
 }  // namespace
 
-std::unique_ptr<CompiledKernel> compile_host_kernel(const Kernel& k, const EmitOptions& opts) {
+std::unique_ptr<HostBinary> compile_host_kernel(const Kernel& k, const EmitOptions& opts) {
   HostJit& h = host();
   auto start = std::chrono::steady_clock::now();
-  auto out = std::make_unique<CompiledKernel>();
-  out->symbol = "arrayc_" + k.name + "_" + std::to_string(h.next_id++);
+  auto out = std::make_unique<HostBinary>();
+  out->name = "arrayc_" + k.name + "_" + std::to_string(h.next_id++);
   auto ctx = std::make_unique<llvm::LLVMContext>();
-  std::unique_ptr<llvm::Module> m = emit_cpu_kernel(k, out->symbol, *ctx, opts);
+  std::unique_ptr<llvm::Module> m = emit_cpu_kernel(k, out->name, *ctx, opts);
   std::string verify;
   llvm::raw_string_ostream vs(verify);
   ARRAYC_INTERNAL_CHECK(!llvm::verifyModule(*m, &vs), "invalid kernel IR: " + verify + "\n" + module_text(*m));
@@ -129,8 +129,8 @@ std::unique_ptr<CompiledKernel> compile_host_kernel(const Kernel& k, const EmitO
     if (opts.stream_stores) mark_streaming_stores(*m);
     if (auto e = h.jit->addIRModule(llvm::orc::ThreadSafeModule(std::move(m), std::move(ctx))))
       ARRAYC_INTERNAL_CHECK(false, "cannot add a kernel to the JIT: " + to_error(std::move(e)));
-    auto sym = h.jit->lookup(out->symbol);
-    if (!sym) ARRAYC_INTERNAL_CHECK(false, "cannot link kernel " + out->symbol + ": " + to_error(sym.takeError()));
+    auto sym = h.jit->lookup(out->name);
+    if (!sym) ARRAYC_INTERNAL_CHECK(false, "cannot link kernel " + out->name + ": " + to_error(sym.takeError()));
     out->fn = sym->toPtr<KernelFn>();
   }
   out->compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();

@@ -5,20 +5,20 @@
 #include <memory>
 #include <string>
 
+#include "backend/backend.h"
 #include "codegen/body_emitter.h"
 
 namespace arrayc::detail {
 
 using KernelFn = void (*)(void* const* ptrs, const int64_t* params, int64_t begin, int64_t end);
 
-struct CompiledKernel {
+// A kernel compiled for the host and linked into the process (Binary::name is its symbol).
+struct HostBinary : Binary {
   KernelFn fn = nullptr;
-  std::string symbol;
-  double compile_ms = 0;
 };
 
 // Compiles a kernel for the host. Thread-safe.
-std::unique_ptr<CompiledKernel> compile_host_kernel(const Kernel& k, const EmitOptions& opts);
+std::unique_ptr<HostBinary> compile_host_kernel(const Kernel& k, const EmitOptions& opts);
 
 // A kernel's stages as text, for inspection, ARRAYC_DEBUG and ARRAYC_DUMP_DIR: compiles a fresh
 // copy named `symbol` (the compiled kernel's, so that the texts match it), which keeps the

@@ -1,0 +1,266 @@
+#include "backend/cuda/cuda_backend.h"
+
+#include <algorithm>
+#include <chrono>
+
+#include "arrayc/error.h"
+#include "backend/cuda/cuda_driver.h"
+#include "backend/cuda/launch_plan.h"
+#include "codegen/nvptx/gemm.h"
+#include "codegen/nvptx/ptx_kernel.h"
+#include "support/stats.h"
+
+namespace arrayc::detail {
+namespace {
+
+// PTX made without a GPU picks product tiles as for an H100/H200 (132 SMs).
+constexpr int kAssumedSMs = 132;
+
+// A PTX module loaded on one device, and its kernel.
+struct GpuBinary : Binary {
+  PtxKernel ptx;
+  const cuda::Function* fn = nullptr;
+};
+
+const GpuBinary& gpu_binary(const Binary& b) { return static_cast<const GpuBinary&>(b); }
+
+std::string target_of(Device d) { return d.str() + " sm_" + std::to_string(cuda::device_info(d.index).sm()); }
+
+// A unit compiled to PTX by `emit` (for the device's architecture) and loaded on d; `text` is
+// its cache key's core and what the stages show as its kernel.
+CompileUnit gpu_unit(Device d, std::string options, std::string name, std::string text,
+                     std::function<PtxKernel(int sm)> emit) {
+  CompileUnit u;
+  u.target = target_of(d);
+  u.options = std::move(options);
+  u.text = std::move(text);
+  u.compile = [d, emit = std::move(emit)] {
+    auto g = std::make_unique<GpuBinary>();
+    auto start = std::chrono::steady_clock::now();
+    g->ptx = emit(cuda::device_info(d.index).sm());
+    g->fn = &cuda::load(d.index, g->ptx.ptx, g->ptx.entry);
+    g->name = g->ptx.entry;
+    g->compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    return std::unique_ptr<Binary>(std::move(g));
+  };
+  u.stages = [d, name = std::move(name), text = u.text](const Binary& b) {
+    const GpuBinary& g = gpu_binary(b);
+    const cuda::Function& f = *g.fn;
+    StageTexts st;
+    st.name = name;
+    st.kernel = text;
+    st.ir = g.ptx.ir;
+    st.opt_ir = g.ptx.opt_ir;
+    st.code = g.ptx.ptx;
+    st.code_ext = ".ptx";
+    st.binary = "registers " + std::to_string(f.registers) + ", local (spill) bytes " + std::to_string(f.local_bytes) +
+                ", shared bytes " + std::to_string(f.shared_bytes) + ", max threads per block " +
+                std::to_string(f.max_threads) + "\n" + f.jit_log;
+    st.target = "nvptx64-nvidia-cuda sm_" + std::to_string(g.ptx.sm) + " (" + d.str() + ")";
+    return st;
+  };
+  return u;
+}
+
+EmitOptions ptx_options(const EmitOptions& user) {
+  EmitOptions o;
+  o.target = EmitOptions::Target::Nvptx;
+  o.fast_math = user.fast_math;
+  return o;
+}
+
+// The unit of a kernel (the Program's; it must outlive the unit).
+CompileUnit kernel_unit(Device d, const Kernel& k, const EmitOptions& user) {
+  EmitOptions o = ptx_options(user);
+  return gpu_unit(d, "fast=" + std::to_string(o.fast_math), k.name, k.str(), [&k, o](int sm) { return emit_ptx(k, sm, o); });
+}
+
+CompileUnit gemm_unit(Device d, const GemmKernel& gk) {
+  return gpu_unit(d, "", gk.name(), gk.str(), [gk](int sm) { return emit_gemm_ptx(gk, sm); });
+}
+
+// A kernel step in one launch.
+class KernelLaunch final : public Launch {
+ public:
+  KernelLaunch(int dev, const KernelStep& ks, const GpuBinary& g, PtxLaunchConfig c)
+      : dev_(dev), ks_(ks), fn_(*g.fn), c_(c) {}
+  void run(const std::vector<void*>& ptrs) const override {
+    counters().kernel_launches++;
+    PtxArgs a(ks_.kernel, ptrs, ks_.launch.params, 0, ks_.launch.parallel_extent);
+    cuda::launch(dev_, fn_, c_.grid, c_.block, a.data());
+  }
+
+ private:
+  int dev_;
+  const KernelStep& ks_;
+  const cuda::Function& fn_;
+  PtxLaunchConfig c_;
+};
+
+// A single-output reduction over a long range, in two launches (launch_plan.h): per-chunk
+// partials into a scratch buffer, then the combine kernel, both compiled when planned.
+class SplitLaunch final : public Launch {
+ public:
+  SplitLaunch(int dev, const KernelStep& ks, const GpuBinary& g, PtxLaunchConfig c, ReductionSplit split,
+              const GpuBinary& comb, PtxLaunchConfig cc)
+      : dev_(dev), ks_(ks), fn_(*g.fn), c_(c), split_(std::move(split)), comb_(*comb.fn), cc_(cc) {}
+  void run(const std::vector<void*>& ptrs) const override {
+    counters().kernel_launches++;
+    const Kernel& k = ks_.kernel;
+    void* scratch = cuda::alloc(dev_, split_.partial_bytes);
+    std::vector<void*> first = ptrs;
+    first[k.outputs[0].ptr] = scratch;
+    PtxArgs a1(k, first, split_.first.params, 0, ks_.launch.parallel_extent, split_.outputs, 0);
+    cuda::launch(dev_, fn_, c_.grid, c_.block, a1.data(), 0, static_cast<unsigned>(c_.chunks));
+    PtxArgs a2(split_.combine, {scratch, ptrs[k.outputs[0].ptr]}, split_.second.params, 0, split_.outputs, 0,
+               split_.mean_count);
+    cuda::launch(dev_, comb_, cc_.grid, cc_.block, a2.data());
+    cuda::free(dev_, scratch, split_.partial_bytes);  // later reuse is ordered on the same stream
+  }
+
+ private:
+  int dev_;
+  const KernelStep& ks_;
+  const cuda::Function& fn_;
+  PtxLaunchConfig c_;
+  ReductionSplit split_;
+  const cuda::Function& comb_;
+  PtxLaunchConfig cc_;
+};
+
+// A float product: the generated tiled kernel.
+class GemmLaunch final : public Launch {
+ public:
+  GemmLaunch(int dev, const GemmProblem& p, const GemmKernel& gk, const GpuBinary& g)
+      : dev_(dev), fn_(*g.fn), grid_(gemm_grid(gk, p)), block_(static_cast<unsigned>(gk.tile.threads())),
+        v_{p.m, p.n, p.k, p.batch, p.a_rs, p.a_cs, p.a_bs, p.b_rs, p.b_cs, p.b_bs} {}
+  void run(const std::vector<void*>& ptrs) const override {
+    counters().kernel_launches++;
+    void* p[3] = {ptrs[0], ptrs[1], ptrs[2]};
+    int64_t v[10];
+    std::copy(std::begin(v_), std::end(v_), v);
+    void* args[13];
+    for (int i = 0; i < 3; ++i) args[i] = &p[i];
+    for (int i = 0; i < 10; ++i) args[3 + i] = &v[i];
+    cuda::launch(dev_, fn_, grid_, block_, args);
+  }
+
+ private:
+  int dev_;
+  const cuda::Function& fn_;
+  unsigned grid_, block_;
+  int64_t v_[10];
+};
+
+// Where an operand starts, as far as alignment goes: a captured buffer's real address; a slot's
+// (fresh allocations are 256-byte aligned) and an aligned parameter's 0; else 4 (misaligned).
+uintptr_t alignment_address(const MatrixOperand& m, DType t, const PlanContext& ctx) {
+  uintptr_t off = static_cast<uintptr_t>(m.offset) * dtype_size(t);
+  switch (m.src.kind) {
+    case Source::Kind::Storage: return reinterpret_cast<uintptr_t>(m.src.storage->data) + off;
+    case Source::Kind::Slot: return off;
+    case Source::Kind::Param: return (ctx.param_is_aligned(m.src.index) ? 0 : 4) + off;
+  }
+  return off;
+}
+
+GemmProblem gemm_problem(const DotStep& d, uintptr_t a_addr, uintptr_t b_addr) {
+  GemmProblem p;
+  p.dtype = d.dtype;
+  p.batch = d.batch;
+  p.m = d.a.rows;
+  p.k = d.a.cols;
+  p.n = d.b.cols;
+  p.a_addr = a_addr;
+  p.b_addr = b_addr;
+  p.a_rs = d.a.row_stride;
+  p.a_cs = d.a.col_stride;
+  p.a_bs = d.a.batch_stride;
+  p.b_rs = d.b.row_stride;
+  p.b_cs = d.b.col_stride;
+  p.b_bs = d.b.batch_stride;
+  return p;
+}
+
+class CudaBackend final : public Backend {
+ public:
+  void check(Device d) const override {
+    int n = cuda::device_count();
+    if (n == 0)
+      throw Error("gpu(" + std::to_string(d.index) + "): no CUDA device is available (" + cuda::unavailable_reason() + ")");
+    if (d.index < 0 || d.index >= n)
+      throw Error("gpu(" + std::to_string(d.index) + "): no such CUDA device; this machine has " + std::to_string(n) +
+                  " (gpu(0) .. gpu(" + std::to_string(n - 1) + "))");
+  }
+  std::string target_id(Device d) const override { return target_of(d); }
+
+  std::unique_ptr<Launch> plan(const Step& step, const Schedule& s, Device d, const PlanContext& ctx,
+                               Compiler& c) override {
+    int sms = cuda::device_info(d.index).multiprocessors;
+    if (const auto* dot = std::get_if<DotStep>(&step.op)) {
+      GemmProblem p = problem(*dot, ctx);
+      if (p.m == 0 || p.n == 0 || p.batch == 0) return nullptr;
+      GemmKernel gk = choose_gemm(p, sms);
+      return std::make_unique<GemmLaunch>(d.index, p, gk, gpu_binary(c.get(gemm_unit(d, gk))));
+    }
+    const auto& ks = std::get<KernelStep>(step.op);
+    if (ks.launch.parallel_extent == 0) return nullptr;
+    const GpuBinary& g = gpu_binary(c.get(kernel_unit(d, ks.kernel, ctx.user)));
+    PtxLaunchConfig cfg = ptx_launch_config(ks.kernel, g.ptx, ks.launch, sms);
+    if (cfg.chunks == 1) return std::make_unique<KernelLaunch>(d.index, ks, g, cfg);
+    ReductionSplit split = split_reduction(ks.kernel, ks.launch, cfg.chunks);
+    const GpuBinary& comb = gpu_binary(c.get(kernel_unit(d, split.combine, EmitOptions{})));
+    PtxLaunchConfig cc = ptx_launch_config(split.combine, comb.ptx, split.second, sms);
+    return std::make_unique<SplitLaunch>(d.index, ks, g, cfg, std::move(split), comb, cc);
+  }
+
+  std::vector<StageTexts> stages(const Step& step, const Schedule& s, Device d, const PlanContext& ctx,
+                                 Compiler& c) override {
+    CompileUnit u;
+    if (const auto* dot = std::get_if<DotStep>(&step.op)) {
+      u = gemm_unit(d, choose_gemm(problem(*dot, ctx), cuda::device_info(d.index).multiprocessors));
+    } else {
+      u = kernel_unit(d, std::get<KernelStep>(step.op).kernel, ctx.user);
+    }
+    return {u.stages(c.get(u))};
+  }
+
+  void* alloc(Device d, size_t bytes) override { return cuda::alloc(d.index, bytes); }
+  void release(Device d, void* p, size_t bytes) override { cuda::free(d.index, p, bytes); }
+  void read(Device d, void* dst, const void* src, size_t bytes) override { cuda::copy_to_host(d.index, dst, src, bytes); }
+  void upload(Device d, void* dst, const void* src, size_t bytes) override {
+    cuda::copy_to_device(d.index, dst, src, bytes);
+  }
+  void copy(Device to, void* dst, Device from, const void* src, size_t bytes) override {
+    if (to.index == from.index) cuda::copy_device(to.index, dst, src, bytes);
+    else cuda::copy_peer(to.index, dst, from.index, src, bytes);
+  }
+  void synchronize(Device d) override { cuda::synchronize(d.index); }
+
+ private:
+  static GemmProblem problem(const DotStep& d, const PlanContext& ctx) {
+    return gemm_problem(d, alignment_address(d.a, d.dtype, ctx), alignment_address(d.b, d.dtype, ctx));
+  }
+};
+
+}  // namespace
+
+Backend& cuda_backend() {
+  static CudaBackend* b = new CudaBackend;  // lives for the process, like the memory it owns
+  return *b;
+}
+
+std::string ptx_for(const Step& step, const Schedule& s, int sm) {
+  if (const auto* dot = std::get_if<DotStep>(&step.op)) {
+    // Operands are assumed 16-byte aligned (as fresh buffers are).
+    if (!is_float(dot->dtype)) return "";
+    Device d = step_device(step, s);
+    int sms = d.kind == Device::Kind::GPU ? cuda::device_info(d.index).multiprocessors : kAssumedSMs;
+    GemmKernel gk = choose_gemm(gemm_problem(*dot, 0, 0), sms);
+    return "// ---- " + gk.name() + "\n" + emit_gemm_ptx(gk, sm).ptx;
+  }
+  const Kernel& k = std::get<KernelStep>(step.op).kernel;
+  return "// ---- " + k.name + "\n" + emit_ptx(k, sm, ptx_options(EmitOptions{})).ptx;
+}
+
+}  // namespace arrayc::detail

@@ -1,0 +1,18 @@
+// The CUDA backend: kernels compiled to PTX by the nvptx code generator and loaded through the
+// driver (cuda_driver.h), launched on the device's stream with plans made when a Program is
+// prepared; products by the generated tiled kernel (codegen/nvptx/gemm.h).
+#pragma once
+#include <string>
+
+#include "backend/backend.h"
+
+namespace arrayc::detail {
+
+Backend& cuda_backend();
+
+// The PTX a GPU would run for `step`, for sm_<sm>: a kernel step's kernel, or the product kernel
+// chosen as for a GPU of this machine's (or, without one, an H100's 132) multiprocessors. Needs
+// no GPU; inspect() shows it for arrays on any device.
+std::string ptx_for(const Step& step, const Schedule& s, int sm);
+
+}  // namespace arrayc::detail

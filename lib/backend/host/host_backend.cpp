@@ -1,0 +1,291 @@
+#include "backend/host/host_backend.h"
+
+#include <cmath>
+#include <cstring>
+#include <unistd.h>
+
+#include <atomic>
+
+#include "arrayc/error.h"
+#include "backend/host/blas.h"
+#include "backend/host/cpu_allocator.h"
+#include "backend/host/host_jit.h"
+#include "backend/host/thread_pool.h"
+#include "support/env.h"
+#include "support/stats.h"
+
+namespace arrayc::detail {
+namespace {
+
+// Below this many elements of work a kernel runs on the calling thread.
+constexpr int64_t kGrain = 1 << 15;
+
+// ---- Kernels ------------------------------------------------------------------------------------
+
+struct Range {
+  KernelFn fn;
+  void* const* ptrs;
+  const int64_t* params;
+};
+
+void run_range(void* ctx, int64_t begin, int64_t end) {
+  auto* r = static_cast<Range*>(ctx);
+  r->fn(r->ptrs, r->params, begin, end);
+}
+
+// A full reduction too long for one thread: each chunk of the reduced range folds into its own
+// partial, then the partials are combined in chunk order (the same result for the same thread
+// count).
+struct SplitReduction {
+  KernelFn fn;
+  std::vector<void*> ptrs;
+  const std::vector<int64_t>* params;
+  int rank;
+  int out_ptr;
+  char* partials;
+  size_t elem;
+  int64_t outputs = 1;  // per chunk: the kept space, written contiguously
+};
+
+void run_chunk(void* ctx, int64_t chunk, int64_t begin, int64_t end) {
+  auto* s = static_cast<SplitReduction*>(ctx);
+  std::vector<int64_t> params = *s->params;
+  params[s->rank] = begin;
+  params[s->rank + 1] = end;
+  params[s->rank + 2] = 0;
+  std::vector<void*> ptrs = s->ptrs;
+  ptrs[s->out_ptr] = s->partials + chunk * s->elem * s->outputs;
+  s->fn(ptrs.data(), params.data(), 0, s->outputs);
+}
+
+template <typename T> T combine_values(Op op, T a, T b) {
+  switch (op) {
+    case Op::Prod: return static_cast<T>(a * b);
+    case Op::Max:
+      if constexpr (std::is_floating_point_v<T>) if (std::isnan(a) || std::isnan(b)) return a + b;
+      return a > b ? a : b;
+    case Op::Min:
+      if constexpr (std::is_floating_point_v<T>) if (std::isnan(a) || std::isnan(b)) return a + b;
+      return a < b ? a : b;
+    default: return static_cast<T>(a + b);
+  }
+}
+
+// Combines `chunks` partial results of `n` outputs each (chunk c's at partials + c*n) in chunk
+// order into out; mean divides by the reduced count.
+template <typename T>
+void combine_partials(Op op, const void* partials_in, int64_t chunks, int64_t n, void* out_v, int64_t count) {
+  const T* partials = static_cast<const T*>(partials_in);
+  T* out = static_cast<T*>(out_v);
+  for (int64_t i = 0; i < n; ++i) {
+    T acc = partials[i];
+    for (int64_t c = 1; c < chunks; ++c) acc = combine_values(op, acc, partials[c * n + i]);
+    if constexpr (std::is_floating_point_v<T>)
+      if (op == Op::Mean) acc = acc / static_cast<T>(count);
+    out[i] = acc;
+  }
+}
+
+using CombineFn = void (*)(Op, const void*, int64_t, int64_t, void*, int64_t);
+
+CombineFn combine_fn(DType t) {
+  switch (t) {
+    case DType::Bool: return combine_partials<uint8_t>;  // max/min of bools: any/all
+    case DType::Int32: return combine_partials<int32_t>;
+    case DType::Int64: return combine_partials<int64_t>;
+    case DType::Float32: return combine_partials<float>;
+    case DType::Float64: return combine_partials<double>;
+  }
+  ARRAYC_INTERNAL_CHECK(false, "combine_fn: unknown dtype");
+  return nullptr;
+}
+
+// A kernel step on the host: the compiled function and the step's launch parameters, split
+// between the pool's threads when it runs. The step is the Program's, which owns the launch.
+class HostKernelLaunch final : public Launch {
+ public:
+  HostKernelLaunch(const KernelStep& ks, const HostBinary& b)
+      : k_(ks.kernel), lp_(ks.launch), fn_(b.fn),
+        combine_(k_.is_reduction ? combine_fn(k_.outputs[0].dtype) : nullptr) {}
+
+  void run(const std::vector<void*>& ptrs) const override {
+    counters().kernel_launches++;
+    int64_t threads = num_threads();
+    if (split_reduced_range(threads)) return run_split(ptrs);
+    Range r{fn_, ptrs.data(), lp_.params.data()};
+    int64_t grain = k_.is_reduction ? std::max<int64_t>(1, kGrain / std::max<int64_t>(1, lp_.reduce_extent)) : kGrain;
+    parallel_for(lp_.parallel_extent, grain, run_range, &r);
+  }
+
+ private:
+  // Whether a reduction splits its reduced range between threads (each chunk folds into its own
+  // partials, combined afterwards in chunk order): a full reduction too long for one thread, or
+  // a reduction across rows (Kernel::reduces_across_rows) with rows enough, so that each thread
+  // reads whole rows in order instead of a slice of every row. The partials take at most 64 MiB.
+  bool split_reduced_range(int64_t threads) const {
+    if (!k_.is_reduction || threads < 2) return false;
+    if (lp_.parallel_extent == 1) return lp_.reduce_extent >= 4 * kGrain;
+    int64_t bytes = lp_.parallel_extent * static_cast<int64_t>(dtype_size(k_.outputs[0].dtype)) * threads;
+    return k_.reduces_across_rows() && lp_.parallel_extent * lp_.reduce_extent >= 4 * kGrain &&
+           lp_.reduce_extent >= 4 * threads && bytes <= (int64_t{64} << 20) &&
+           lp_.params[k_.param_block(k_.outputs[0].index)] == 0;  // the output's offset
+  }
+
+  void run_split(const std::vector<void*>& ptrs) const {
+    int64_t n = lp_.parallel_extent;
+    int64_t grain = std::max<int64_t>(1, kGrain / n);  // reduced indices per chunk, at least
+    int64_t chunks = num_chunks(lp_.reduce_extent, grain);
+    size_t elem = dtype_size(k_.outputs[0].dtype);
+    std::vector<char> partials(chunks * n * elem);
+    SplitReduction s{fn_, ptrs, &lp_.params, k_.rank, k_.outputs[0].ptr, partials.data(), elem, n};
+    parallel_chunks(lp_.reduce_extent, grain, run_chunk, &s);
+    combine_(k_.reduce_op, partials.data(), chunks, n, ptrs[k_.outputs[0].ptr], lp_.reduce_extent);
+  }
+
+  const Kernel& k_;
+  const LaunchParams& lp_;
+  KernelFn fn_;
+  CombineFn combine_;
+};
+
+// A float product through OpenBLAS.
+class HostDotLaunch final : public Launch {
+ public:
+  explicit HostDotLaunch(const DotStep& d) : d_(d) {}  // the Program's step
+  void run(const std::vector<void*>& ptrs) const override {
+    counters().kernel_launches++;
+    MatrixRef a{ptrs[0], d_.a.rows, d_.a.cols, d_.a.row_stride, d_.a.col_stride};
+    MatrixRef b{ptrs[1], d_.b.rows, d_.b.cols, d_.b.row_stride, d_.b.col_stride};
+    if (d_.batch == 1) gemm(d_.dtype, a, b, ptrs[2]);
+    else gemm_batched(d_.dtype, d_.batch, a, d_.a.batch_stride, b, d_.b.batch_stride, ptrs[2]);
+  }
+
+ private:
+  const DotStep& d_;
+};
+
+std::string options_text(const EmitOptions& o) {
+  return "fast=" + std::to_string(o.fast_math) + " stream=" + std::to_string(o.stream_stores);
+}
+
+// The unit that compiles k on the host; k must outlive it.
+CompileUnit host_unit(const Kernel& k, const EmitOptions& o, std::string notes) {
+  CompileUnit u;
+  u.target = "cpu";
+  u.options = options_text(o);
+  u.text = k.str();
+  u.compile = [&k, o] { return std::unique_ptr<Binary>(compile_host_kernel(k, o)); };
+  u.stages = [&k, o, notes = std::move(notes)](const Binary& b) {
+    HostStages h = host_stages(k, o, b.name);
+    StageTexts st;
+    st.name = k.name;
+    st.kernel = k.str() + notes;
+    st.ir = std::move(h.ir);
+    st.opt_ir = std::move(h.opt_ir);
+    st.code = std::move(h.assembly);
+    st.code_ext = ".s";
+    st.target = host_target_description();
+    return st;
+  };
+  return u;
+}
+
+// What the kernel text does not show but changes the code: which outputs take streaming stores
+// and which operands are read through tiles.
+std::string host_notes(const KernelStep& ks, const Schedule& s, const EmitOptions& o) {
+  const Kernel& k = ks.kernel;
+  auto ptr_list = [](const std::vector<int>& ptrs) {  // "ptr1, ptr2"
+    std::string out;
+    for (size_t i = 0; i < ptrs.size(); ++i) out += (i ? ", ptr" : "ptr") + std::to_string(ptrs[i]);
+    return out;
+  };
+  std::vector<int> streamed_ptrs, tiled_ptrs;
+  if (o.stream_stores)
+    for (int out : k.streamed_outputs()) streamed_ptrs.push_back(k.outputs[out].ptr);
+  for (int l : k.tiled_leaves()) tiled_ptrs.push_back(k.leaves[l].ptr);
+  std::string text;
+  if (!streamed_ptrs.empty())
+    text += "  ; non-temporal stores to " + ptr_list(streamed_ptrs) + ": outputs of " +
+            std::to_string(output_bytes(ks, s)) + " bytes, streaming threshold " +
+            std::to_string(stream_threshold_bytes()) + " bytes (ARRAYC_STREAM_BYTES)\n";
+  if (!tiled_ptrs.empty())
+    text += "  ; tiles of " + std::to_string(kHostTileRows) + " rows x " + std::to_string(kHostTileCols) +
+            " columns, each tile of " + ptr_list(tiled_ptrs) + " copied to a buffer first: read across its rows\n";
+  return text;
+}
+
+class HostBackend final : public Backend {
+ public:
+  void check(Device) const override {}
+  std::string target_id(Device) const override { return "cpu"; }
+
+  std::unique_ptr<Launch> plan(const Step& step, const Schedule& s, Device, const PlanContext& ctx,
+                               Compiler& c) override {
+    if (const auto* d = std::get_if<DotStep>(&step.op)) return std::make_unique<HostDotLaunch>(*d);
+    const auto& ks = std::get<KernelStep>(step.op);
+    if (ks.launch.parallel_extent == 0) return nullptr;
+    EmitOptions o = host_options(ks, s, ctx.user);
+    const auto& b = static_cast<const HostBinary&>(c.get(host_unit(ks.kernel, o, "")));
+    return std::make_unique<HostKernelLaunch>(ks, b);
+  }
+
+  std::vector<StageTexts> stages(const Step& step, const Schedule& s, Device, const PlanContext& ctx,
+                                 Compiler& c) override {
+    const auto* ks = std::get_if<KernelStep>(&step.op);
+    if (!ks) return {};  // OpenBLAS: no code of ours
+    EmitOptions o = host_options(*ks, s, ctx.user);
+    CompileUnit u = host_unit(ks->kernel, o, host_notes(*ks, s, o));
+    return {u.stages(c.get(u))};
+  }
+
+  void* alloc(Device, size_t bytes) override { return cpu_alloc(bytes); }
+  void release(Device, void* p, size_t bytes) override { cpu_free(p, bytes); }
+  void read(Device, void* dst, const void* src, size_t bytes) override { std::memcpy(dst, src, bytes); }
+  void upload(Device, void* dst, const void* src, size_t bytes) override { std::memcpy(dst, src, bytes); }
+  void copy(Device, void* dst, Device, const void* src, size_t bytes) override { std::memcpy(dst, src, bytes); }
+  void synchronize(Device) override {}
+};
+
+// ARRAYC_STREAM_BYTES (an integer >= 0), else the last-level cache's size, else 32 MiB.
+int64_t default_stream_threshold() {
+  if (std::optional<int64_t> n = env_integer("ARRAYC_STREAM_BYTES", 0, " (bytes)")) return *n;
+  long llc = sysconf(_SC_LEVEL3_CACHE_SIZE);
+  return llc > 0 ? llc : int64_t{32} << 20;
+}
+
+std::atomic<int64_t> g_stream_threshold{-1};  // -1: not resolved yet
+
+}  // namespace
+
+Backend& host_backend() {
+  static HostBackend* b = new HostBackend;  // lives for the process, like the memory it owns
+  return *b;
+}
+
+int64_t stream_threshold_bytes() {
+  int64_t t = g_stream_threshold.load(std::memory_order_relaxed);
+  if (t < 0) {
+    t = default_stream_threshold();
+    g_stream_threshold.store(t, std::memory_order_relaxed);
+  }
+  return t;
+}
+
+void set_stream_threshold_bytes(int64_t bytes) { g_stream_threshold.store(bytes, std::memory_order_relaxed); }
+
+int64_t output_bytes(const KernelStep& ks, const Schedule& s) {
+  int64_t bytes = 0;
+  for (int out : ks.outputs)
+    bytes += shape_numel(s.slots[out].shape) * static_cast<int64_t>(dtype_size(s.slots[out].dtype));
+  return bytes;
+}
+
+EmitOptions host_options(const KernelStep& ks, const Schedule& s, const EmitOptions& user) {
+  EmitOptions o = user;
+  if (ks.kernel.is_reduction) return o;
+  int64_t bytes = output_bytes(ks, s);
+  o.stream_stores = bytes > 0 && bytes >= stream_threshold_bytes();
+  return o;
+}
+
+}  // namespace arrayc::detail

@@ -1,0 +1,24 @@
+// The host backend: kernels compiled by the host JIT and run on the thread pool, products
+// through OpenBLAS, memory from the host allocator.
+#pragma once
+#include <cstdint>
+
+#include "backend/backend.h"
+
+namespace arrayc::detail {
+
+Backend& host_backend();
+
+// The options a kernel step is compiled with on the host: the user's, plus streaming
+// (non-temporal) stores for an elementwise kernel whose outputs take at least
+// stream_threshold_bytes(): lines that large are evicted before anyone reads them back, and a
+// plain store reads each line before writing it, a third of a copy's memory traffic.
+EmitOptions host_options(const KernelStep& ks, const Schedule& s, const EmitOptions& user);
+int64_t output_bytes(const KernelStep& ks, const Schedule& s);  // of all its outputs
+// ARRAYC_STREAM_BYTES (arrayc::Error if it is not an integer >= 0), else the last-level cache's
+// size, else 32 MiB. Read at the first call.
+int64_t stream_threshold_bytes();
+// Overrides it (tests and benchmarks). Programs already prepared keep their stores.
+void set_stream_threshold_bytes(int64_t bytes);
+
+}  // namespace arrayc::detail

@@ -1,0 +1,83 @@
+#include "engine/compile.h"
+
+#include <atomic>
+#include <iostream>
+
+#include "arrayc/jit.h"
+#include "backend/cuda/cuda_backend.h"
+#include "engine/kernel_cache.h"
+#include "passes/pipeline.h"
+#include "support/env.h"
+
+namespace arrayc::detail {
+
+Schedule schedule_graph(const Graph& g, const CompileOptions& o, StageLog* log) {
+  if (log) log->graph = print_graph(g);
+  Graph optimized = run_passes(g);
+  if (log) log->optimized = print_graph(optimized);
+  FusionOptions fo;
+  fo.fuse = o.fuse;
+  Schedule s = build_schedule(optimized, fo);
+  if (debug_level() >= 2) std::cerr << "=== fused\n" << print_schedule(s);
+  if (log) log->fused = print_schedule(s);
+  return s;
+}
+
+std::unique_ptr<Program> prepare(Schedule s, const CompileOptions& o, StageLog* log) {
+  auto p = std::make_unique<Program>();
+  p->schedule = std::move(s);
+  const Schedule& sched = p->schedule;
+  Compiler& cache = kernel_cache();
+  for (const Step& step : sched.steps) {
+    Device d = step_device(step, sched);
+    Backend& b = backend_for(d);
+    p->launches.push_back(b.plan(step, sched, d, o.plan, cache));
+    if (log)
+      for (StageTexts& st : b.stages(step, sched, d, o.plan, cache)) {
+        log->target = st.target;
+        log->kernels.push_back(std::move(st));
+      }
+  }
+  if (log) {
+    auto copy = std::make_shared<Schedule>(sched);
+    log->ptx = [copy](int sm) {
+      std::string out;
+      for (const Step& step : copy->steps) out += ptx_for(step, *copy, sm);
+      return out;
+    };
+  }
+  return p;
+}
+
+std::unique_ptr<Program> compile(const Graph& g, const CompileOptions& o, StageLog* log) {
+  return prepare(schedule_graph(g, o, log), o, log);
+}
+
+namespace {
+std::atomic<bool>& fusion_flag() {
+  static std::atomic<bool> f{env_int("ARRAYC_FUSION", 1) != 0};
+  return f;
+}
+std::atomic<bool>& fast_math_flag() {
+  static std::atomic<bool> f{env_int("ARRAYC_FAST_MATH", 0) != 0};
+  return f;
+}
+}  // namespace
+
+CompileOptions user_compile_options() {
+  CompileOptions o;
+  o.fuse = fusion_flag();
+  o.plan.user.fast_math = fast_math_flag();
+  return o;
+}
+
+}  // namespace arrayc::detail
+
+namespace arrayc {
+
+void set_fusion(bool enabled) { detail::fusion_flag() = enabled; }
+bool fusion_enabled() { return detail::fusion_flag(); }
+void set_fast_math(bool enabled) { detail::fast_math_flag() = enabled; }
+bool fast_math_enabled() { return detail::fast_math_flag(); }
+
+}  // namespace arrayc

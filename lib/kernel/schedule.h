@@ -1,0 +1,97 @@
+// The schedule: the ordered steps (compiled kernels and library calls) that compute a graph,
+// with the buffers they read and write, and the fusion plan they came from. The hand-off from
+// the passes (passes/schedule.h builds it) to the engine and the backends. Built for concrete
+// shapes; the kernels inside are specialized on signature only, so schedules of other lengths
+// share their binaries.
+#pragma once
+#include <string>
+#include <unordered_map>
+#include <variant>
+#include <vector>
+
+#include "ir/node.h"
+#include "kernel/kernel.h"
+
+namespace arrayc::detail {
+
+// Fusion decisions (passes/fusion.h makes them): which nodes are materialized, with the reason
+// for each, and the groups that become kernels.
+struct FusionGroup {
+  enum class Kind { Elementwise, Reduce, Dot } kind;
+  std::vector<NodeRef> roots;  // materialized nodes; several for a multi-output kernel
+};
+
+struct FusionPlan {
+  std::vector<NodeRef> order;                      // all nodes, producers first
+  std::unordered_map<const Node*, int> group_of;   // roots and the nodes computed inline
+  std::unordered_map<const Node*, std::string> root_reason;  // why each root is materialized
+  std::vector<FusionGroup> groups;                 // in an order that respects dependencies
+
+  bool is_root(const Node* n) const { return root_reason.count(n) != 0; }
+};
+
+// Where a memory operand lives: a buffer the graph captured, a jit parameter, or a slot (a
+// buffer the schedule allocates for a materialized node).
+struct Source {
+  enum class Kind { Storage, Param, Slot } kind = Kind::Slot;
+  StorageRef storage;  // Storage
+  int index = -1;      // Param index or slot index
+};
+
+struct Slot {
+  DType dtype;
+  Shape shape;
+  Device device;
+};
+
+struct KernelStep {
+  Kernel kernel;
+  std::vector<Source> inputs;  // memory inputs, ptrs[0 .. inputs.size())
+  std::vector<int> outputs;    // slots, ptrs[inputs.size() ..)
+  LaunchParams launch;
+};
+
+// A strided matrix (or batch of matrices) in memory, for BLAS.
+struct MatrixOperand {
+  Source src;
+  int64_t offset = 0;
+  int64_t rows = 0, cols = 0, row_stride = 0, col_stride = 0;
+  int64_t batch_stride = 0;
+};
+
+struct DotStep {
+  DType dtype;
+  int64_t batch = 1;  // 1 for a plain 2-D product
+  MatrixOperand a, b;
+  int output;  // slot, contiguous [batch, m, n]
+};
+
+struct Step {
+  std::variant<KernelStep, DotStep> op;
+  std::string label;        // the kernel's name or "dot"
+  std::vector<int> release; // slots whose last reader is this step
+};
+
+// How a requested output is read: a strided view of a source.
+struct OutputView {
+  Source src;
+  DType dtype;
+  Shape shape;
+  int64_t offset = 0;
+  std::vector<int64_t> strides;
+};
+
+struct Schedule {
+  std::vector<Slot> slots;
+  std::vector<Step> steps;
+  std::vector<OutputView> outputs;
+  FusionPlan plan;
+};
+
+// The device a step runs on: that of its (first) output.
+inline Device step_device(const Step& step, const Schedule& s) {
+  if (const auto* ks = std::get_if<KernelStep>(&step.op)) return s.slots[ks->outputs.at(0)].device;
+  return s.slots[std::get<DotStep>(step.op).output].device;
+}
+
+}  // namespace arrayc::detail

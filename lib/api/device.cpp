@@ -28,7 +28,7 @@ Device gpu(int index) { return detail::checked(Device{Device::Kind::GPU, index})
 Device default_device() {
   std::lock_guard<std::mutex> lock(default_mu);
   if (!default_dev) {
-    std::string s = detail::env_string("ARRAYC_DEVICE", "cpu");
+    std::string s = detail::device_setting();
     if (s == "cpu") {
       default_dev = cpu();
     } else if (s.rfind("gpu", 0) == 0) {

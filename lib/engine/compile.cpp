@@ -55,11 +55,11 @@ std::unique_ptr<Program> compile(const Graph& g, const CompileOptions& o, StageL
 
 namespace {
 std::atomic<bool>& fusion_flag() {
-  static std::atomic<bool> f{env_int("ARRAYC_FUSION", 1) != 0};
+  static std::atomic<bool> f{fusion_setting()};
   return f;
 }
 std::atomic<bool>& fast_math_flag() {
-  static std::atomic<bool> f{env_int("ARRAYC_FAST_MATH", 0) != 0};
+  static std::atomic<bool> f{fast_math_setting()};
   return f;
 }
 }  // namespace

@@ -15,7 +15,7 @@ namespace {
 // ARRAYC_DUMP_DIR gets one file per stage: <name>.kernel, .ll, .opt.ll, and .s or .ptx.
 void report(const CompileUnit& u, const Binary& b) {
   int level = debug_level();
-  std::string dir = env_string("ARRAYC_DUMP_DIR");
+  const std::string& dir = dump_dir();
   if (level < 3 && dir.empty()) return;
   StageTexts st = u.stages(b);
   if (level >= 3) {
@@ -24,7 +24,12 @@ void report(const CompileUnit& u, const Binary& b) {
     if (level >= 4) std::cerr << (st.code_ext == ".ptx" ? "=== ptx\n" : "=== assembly\n") << st.code;
   }
   if (!dir.empty()) {
-    auto write = [&](const char* ext, const std::string& text) { std::ofstream(dir + "/" + b.name + ext) << text; };
+    auto write = [&](const char* ext, const std::string& text) {
+      std::string path = dir + "/" + b.name + ext;
+      std::ofstream f(path);
+      if (!(f << text).flush())  // a dump is a side channel: the computation goes on
+        std::cerr << "arrayc: warning: ARRAYC_DUMP_DIR: cannot write " << path << "\n";
+    };
     write(".kernel", st.kernel);
     write(".ll", st.ir);
     write(".opt.ll", st.opt_ir);

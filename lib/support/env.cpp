@@ -1,27 +1,43 @@
 #include "support/env.h"
 
 #include <charconv>
+#include <climits>
 #include <cstdlib>
+#include <filesystem>
+#include <iostream>
+#include <mutex>
 
 #include "arrayc/error.h"
 
+extern char** environ;
+
 namespace arrayc::detail {
+namespace {
 
-std::string env_string(const char* name, const std::string& fallback) {
-  const char* v = std::getenv(name);
-  return v && *v ? std::string(v) : fallback;
+// Warns once about ARRAYC_ variables that nothing reads.
+void warn_unknown_once() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    for (char** e = environ; e && *e; ++e) {
+      std::string entry = *e;
+      if (entry.rfind("ARRAYC_", 0) != 0) continue;
+      std::string name = entry.substr(0, entry.find('='));
+      bool known = false;
+      for (const EnvVar& v : env_vars()) known = known || name == v.name;
+      if (!known) std::cerr << "arrayc: warning: " << name << " is set, but arrayc reads no such variable (see docs/env_vars.md)\n";
+    }
+  });
 }
 
-int env_int(const char* name, int fallback) {
-  const char* v = std::getenv(name);
-  if (!v || !*v) return fallback;
-  char* end = nullptr;
-  long x = std::strtol(v, &end, 10);
-  return end && *end == 0 ? static_cast<int>(x) : fallback;
+std::string value(const char* name) {
+  warn_unknown_once();
+  return env_string(name);
 }
 
-std::optional<int64_t> env_integer(const char* name, int64_t min, const char* unit, int64_t max) {
-  std::string v = env_string(name);
+// The value of an integer setting from min to max: nullopt when unset or empty; else an
+// arrayc::Error "<name> must be an integer <range><unit>, got '<value>'".
+std::optional<int64_t> integer(const char* name, int64_t min, int64_t max, const char* unit = "") {
+  std::string v = value(name);
   if (v.empty()) return std::nullopt;
   int64_t n = 0;
   auto [ptr, ec] = std::from_chars(v.data(), v.data() + v.size(), n);
@@ -34,9 +50,70 @@ std::optional<int64_t> env_integer(const char* name, int64_t min, const char* un
   return n;
 }
 
+bool flag(const char* name, bool fallback) {
+  std::optional<int64_t> n = integer(name, 0, 1);
+  return n ? *n != 0 : fallback;
+}
+
+}  // namespace
+
+const std::vector<EnvVar>& env_vars() {
+  static const std::vector<EnvVar> vars = {
+      {"ARRAYC_DEBUG", "library"},       {"ARRAYC_DUMP_DIR", "library"},   {"ARRAYC_FUSION", "library"},
+      {"ARRAYC_FAST_MATH", "library"},   {"ARRAYC_NUM_THREADS", "library"}, {"ARRAYC_STREAM_BYTES", "library"},
+      {"ARRAYC_DEVICE", "library"},      {"ARRAYC_LIBDEVICE", "library"},  {"ARRAYC_GEMM_TILE", "library"},
+      {"ARRAYC_HISTORY", "tool"},        {"ARRAYC_BENCH_BREAK", "harness"}, {"ARRAYC_REQUIRE_GPU", "tests"},
+  };
+  return vars;
+}
+
+std::string env_string(const char* name) {
+  const char* v = std::getenv(name);
+  return v ? std::string(v) : std::string();
+}
+
 int debug_level() {
-  static int level = env_int("ARRAYC_DEBUG", 0);
+  static int level = static_cast<int>(integer("ARRAYC_DEBUG", 0, 4).value_or(0));
   return level;
 }
+
+const std::string& dump_dir() {
+  static const std::string dir = [] {
+    std::string d = value("ARRAYC_DUMP_DIR");
+    if (d.empty()) return d;
+    std::error_code ec;
+    std::filesystem::create_directories(d, ec);
+    if (!std::filesystem::is_directory(d))
+      throw Error("ARRAYC_DUMP_DIR: '" + d + "' is not a directory and cannot be made one" +
+                  (ec ? " (" + ec.message() + ")" : ""));
+    return d;
+  }();
+  return dir;
+}
+
+bool fusion_setting() { return flag("ARRAYC_FUSION", true); }
+bool fast_math_setting() { return flag("ARRAYC_FAST_MATH", false); }
+
+std::optional<int64_t> num_threads_setting(int64_t max_threads) {
+  return integer("ARRAYC_NUM_THREADS", 1, max_threads);
+}
+
+std::optional<int64_t> stream_bytes_setting() { return integer("ARRAYC_STREAM_BYTES", 0, INT64_MAX, " (bytes)"); }
+
+std::string device_setting() {
+  std::string d = value("ARRAYC_DEVICE");
+  return d.empty() ? "cpu" : d;
+}
+
+std::string libdevice_setting() { return value("ARRAYC_LIBDEVICE"); }
+
+std::vector<std::pair<std::string, std::string>> cuda_roots() {
+  std::vector<std::pair<std::string, std::string>> roots = {{"/usr/local/cuda", ""}};
+  for (const char* var : {"CUDA_HOME", "CUDA_PATH"})
+    if (std::string root = env_string(var); !root.empty()) roots.push_back({root, std::string(" ($") + var + ")"});
+  return roots;
+}
+
+std::string gemm_tile_setting() { return value("ARRAYC_GEMM_TILE"); }
 
 }  // namespace arrayc::detail

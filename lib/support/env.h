@@ -1,22 +1,46 @@
-// Environment variables, read in one place (the table is docs/env_vars.md).
+// Environment variables: every one that arrayc's library reads is read and checked here, and
+// nowhere else (docs/env_vars.md is the same table in prose). A value out of its range raises
+// arrayc::Error naming the variable, its allowed values and what it got; a variable named
+// ARRAYC_* that nothing reads (a typo) gets one warning on stderr.
 #pragma once
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace arrayc::detail {
 
-std::string env_string(const char* name, const std::string& fallback = "");
-int env_int(const char* name, int fallback);
-// The value of an integer setting that must be at least `min` (and at most `max`): std::nullopt
-// when the variable is unset or empty; arrayc::Error "<name> must be an integer >= <min><unit>,
-// got '<value>'" (with a max: "from <min> to <max><unit>"; " (out of range)" appended when the
-// value does not fit in 64 bits) when it is not a whole integer of that range.
-std::optional<int64_t> env_integer(const char* name, int64_t min, const char* unit = "",
-                                   int64_t max = INT64_MAX);
+struct EnvVar {
+  const char* name;
+  const char* read_by;  // "library", "tool", "harness", "tests"
+};
+// Every ARRAYC_ variable of the project, library, tool, harness and tests alike.
+const std::vector<EnvVar>& env_vars();
 
-// ARRAYC_DEBUG: 0 quiet, 1 the graph after each pass, 2 also fusion decisions, 3 also LLVM IR
-// before and after optimization, 4 also assembly. Printed to stderr.
+// ARRAYC_DEBUG, 0-4: 0 quiet, 1 the graph after each pass, 2 also fusion decisions, 3 also LLVM
+// IR before and after optimization, 4 also assembly or PTX. Printed to stderr.
 int debug_level();
+// ARRAYC_DUMP_DIR: "" when unset, else the directory (made when missing; arrayc::Error when it
+// cannot be).
+const std::string& dump_dir();
+// ARRAYC_FUSION and ARRAYC_FAST_MATH, 0 or 1: the starting values of set_fusion/set_fast_math.
+bool fusion_setting();
+bool fast_math_setting();
+// ARRAYC_NUM_THREADS, from 1 to max_threads; nullopt when unset.
+std::optional<int64_t> num_threads_setting(int64_t max_threads);
+// ARRAYC_STREAM_BYTES, an integer >= 0; nullopt when unset.
+std::optional<int64_t> stream_bytes_setting();
+// ARRAYC_DEVICE: "cpu" when unset (parsed by default_device()).
+std::string device_setting();
+// ARRAYC_LIBDEVICE, then the CUDA roots to look under ($CUDA_HOME, $CUDA_PATH), each with the
+// variable it came from ("" for the built-in /usr/local/cuda).
+std::string libdevice_setting();
+std::vector<std::pair<std::string, std::string>> cuda_roots();
+// ARRAYC_GEMM_TILE: "" when unset (parsed by choose_gemm).
+std::string gemm_tile_setting();
+
+// The value of a variable, "" when unset or empty (for the tool, harness and tests, which read
+// their own variables: they are in env_vars() too).
+std::string env_string(const char* name);
 
 }  // namespace arrayc::detail

@@ -248,7 +248,7 @@ class HostBackend final : public Backend {
 
 // ARRAYC_STREAM_BYTES (an integer >= 0), else the last-level cache's size, else 32 MiB.
 int64_t default_stream_threshold() {
-  if (std::optional<int64_t> n = env_integer("ARRAYC_STREAM_BYTES", 0, " (bytes)")) return *n;
+  if (std::optional<int64_t> n = stream_bytes_setting()) return *n;
   long llc = sysconf(_SC_LEVEL3_CACHE_SIZE);
   return llc > 0 ? llc : int64_t{32} << 20;
 }

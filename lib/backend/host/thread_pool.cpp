@@ -55,7 +55,7 @@ void futex_wake(std::atomic<uint32_t>* word, int count) {
 }
 
 int default_num_threads() {
-  if (std::optional<int64_t> n = env_integer("ARRAYC_NUM_THREADS", 1, "", INT_MAX)) return static_cast<int>(*n);
+  if (std::optional<int64_t> n = num_threads_setting(INT_MAX)) return static_cast<int>(*n);
   cpu_set_t set;
   if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0) return CPU_COUNT(&set);
   return std::max(1u, std::thread::hardware_concurrency());

@@ -414,7 +414,7 @@ GemmKernel choose_gemm(const GemmProblem& p, int multiprocessors) {
   g.b_vec = g.b_unit == GemmUnit::Outer ? vec_ok(p.b_addr, p.b_rs, p.k, p.b_bs)
             : g.b_unit == GemmUnit::K && vec_ok(p.b_addr, p.b_cs, p.n, p.b_bs);
 
-  if (std::string forced = env_string("ARRAYC_GEMM_TILE"); !forced.empty()) {
+  if (std::string forced = gemm_tile_setting(); !forced.empty()) {
     g.tile = parse_tile(forced, p.dtype);
     return g;
   }

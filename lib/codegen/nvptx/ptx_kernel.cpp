@@ -512,15 +512,12 @@ Nvptx& nvptx() {
 
 std::string libdevice_path() {
   std::vector<std::string> tried;
-  std::string env = env_string("ARRAYC_LIBDEVICE");
+  std::string env = libdevice_setting();
   if (!env.empty()) {
     if (std::filesystem::exists(env)) return env;
     tried.push_back(env + " ($ARRAYC_LIBDEVICE)");
   }
-  std::vector<std::pair<std::string, std::string>> candidates = {{"/usr/local/cuda", ""}};
-  for (const char* var : {"CUDA_HOME", "CUDA_PATH"})
-    if (std::string root = env_string(var); !root.empty()) candidates.push_back({root, std::string(" ($") + var + ")"});
-  for (const auto& [root, why] : candidates) {
+  for (const auto& [root, why] : cuda_roots()) {
     std::string p = root + "/nvvm/libdevice/libdevice.10.bc";
     if (std::filesystem::exists(p)) return p;
     tried.push_back(p + why);

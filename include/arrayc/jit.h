@@ -27,6 +27,15 @@ struct Stats {
   int64_t cache_hits = 0;      // kernels found in the in-memory cache
   int64_t kernel_launches = 0; // kernels run (library calls such as BLAS count too)
   double compile_ms = 0;       // time spent in LLVM (optimization and code generation)
+  // The disk cache (docs/env_vars.md, ARRAYC_CACHE): kernels loaded from it instead of compiled,
+  // kernels it did not have, entries written and evicted, bad entries found (recompiled and
+  // replaced), and the time spent loading.
+  int64_t disk_hits = 0;
+  int64_t disk_misses = 0;
+  int64_t disk_writes = 0;
+  int64_t disk_evictions = 0;
+  int64_t disk_bad_entries = 0;
+  double disk_load_ms = 0;
 };
 Stats stats();
 void reset_stats();

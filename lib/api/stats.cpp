@@ -3,19 +3,29 @@
 #include "support/stats.h"
 
 namespace arrayc {
+
 Stats stats() {
   auto& c = detail::counters();
-  return Stats{c.traces.load(), c.compiles.load(), c.cache_hits.load(), c.kernel_launches.load(),
-               static_cast<double>(c.compile_us.load()) / 1000.0};
+  Stats s;
+  s.traces = c.traces;
+  s.compiles = c.compiles;
+  s.cache_hits = c.cache_hits;
+  s.kernel_launches = c.kernel_launches;
+  s.compile_ms = static_cast<double>(c.compile_us) / 1000.0;
+  s.disk_hits = c.disk_hits;
+  s.disk_misses = c.disk_misses;
+  s.disk_writes = c.disk_writes;
+  s.disk_evictions = c.disk_evictions;
+  s.disk_bad_entries = c.disk_bad_entries;
+  s.disk_load_ms = static_cast<double>(c.disk_load_us) / 1000.0;
+  return s;
 }
 
 void reset_stats() {
   auto& c = detail::counters();
-  c.traces = 0;
-  c.compiles = 0;
-  c.cache_hits = 0;
-  c.kernel_launches = 0;
-  c.compile_us = 0;
+  for (auto* counter : {&c.traces, &c.compiles, &c.cache_hits, &c.kernel_launches, &c.compile_us, &c.disk_hits,
+                        &c.disk_misses, &c.disk_writes, &c.disk_evictions, &c.disk_bad_entries, &c.disk_load_us})
+    *counter = 0;
 }
 
 }  // namespace arrayc

@@ -25,6 +25,7 @@ struct Binary {
   virtual ~Binary() = default;
   std::string name;       // the symbol or entry it is called by
   double compile_ms = 0;  // emit, optimize, compile and load
+  std::string artifact;   // what the disk cache keeps (an object file); empty when nothing
 };
 
 // One unit's stages as text, for inspect(), ARRAYC_DEBUG and ARRAYC_DUMP_DIR.
@@ -47,6 +48,11 @@ struct CompileUnit {
   std::string text;     // Kernel::str(), GemmKernel::str(), ...
   std::function<std::unique_ptr<Binary>()> compile;
   std::function<StageTexts(const Binary&)> stages;
+  // For the disk cache: what else identifies the code across processes (the host's CPU and
+  // features, the LLVM version, ...; empty: the unit is never stored), and how to load a stored
+  // artifact (throws when it cannot).
+  std::string disk_target;
+  std::function<std::unique_ptr<Binary>(const std::string& artifact)> load;
 };
 
 // What a backend compiles through: the engine's kernel cache. Thread-safe.

@@ -1,10 +1,13 @@
 #include "engine/kernel_cache.h"
 
+#include <chrono>
 #include <fstream>
 #include <iostream>
 #include <mutex>
 #include <unordered_map>
 
+#include "build_id.h"
+#include "engine/disk_cache.h"
 #include "support/env.h"
 #include "support/stats.h"
 
@@ -37,6 +40,28 @@ void report(const CompileUnit& u, const Binary& b) {
   }
 }
 
+// The binary stored on disk for u, loaded; null when there is none or it does not load (then it
+// is recompiled, and the new artifact replaces the stored one).
+std::unique_ptr<Binary> load_from(DiskCache& disk, const std::string& key, const CompileUnit& u) {
+  auto start = std::chrono::steady_clock::now();
+  std::optional<std::string> artifact = disk.load(key);
+  if (!artifact) {
+    counters().disk_misses++;
+    return nullptr;
+  }
+  try {
+    std::unique_ptr<Binary> b = u.load(*artifact);
+    counters().disk_hits++;
+    counters().disk_load_us +=
+        std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now() - start).count();
+    return b;
+  } catch (const std::exception& ex) {
+    counters().disk_bad_entries++;
+    if (debug_level() >= 1) std::cerr << "arrayc: disk cache: " << ex.what() << "\n";
+    return nullptr;
+  }
+}
+
 class KernelCache final : public Compiler {
  public:
   const Binary& get(const CompileUnit& u) override {
@@ -52,10 +77,17 @@ class KernelCache final : public Compiler {
       counters().cache_hits++;
       return *e->binary;
     }
-    std::unique_ptr<Binary> b = u.compile();  // a throw leaves the entry empty for a retry
-    counters().compiles++;
-    counters().compile_us += static_cast<int64_t>(b->compile_ms * 1000);
-    report(u, *b);
+    DiskCache* disk = u.load && !u.disk_target.empty() ? process_disk_cache() : nullptr;
+    std::string disk_key = disk ? cache_key_across_processes(u) : "";
+    std::unique_ptr<Binary> b = disk ? load_from(*disk, disk_key, u) : nullptr;
+    if (!b) {
+      b = u.compile();  // a throw leaves the entry empty for a retry
+      counters().compiles++;
+      counters().compile_us += static_cast<int64_t>(b->compile_ms * 1000);
+      report(u, *b);
+      if (disk && !b->artifact.empty()) disk->store(disk_key, b->artifact);
+    }
+    std::string().swap(b->artifact);  // stored: no need to keep it in memory
     e->binary = std::move(b);
     return *e->binary;
   }
@@ -72,6 +104,10 @@ class KernelCache final : public Compiler {
 }  // namespace
 
 std::string cache_key(const CompileUnit& u) { return u.target + " " + u.options + "\n" + u.text; }
+
+std::string cache_key_across_processes(const CompileUnit& u) {
+  return "arrayc " ARRAYC_BUILD_ID "\n" + u.disk_target + "\n" + cache_key(u);
+}
 
 Compiler& kernel_cache() {
   static KernelCache* c = new KernelCache;  // binaries stay loaded for the process

@@ -12,8 +12,14 @@ namespace arrayc::detail {
 // Everything that changes the binary: the backend's target, the options, the unit's text.
 std::string cache_key(const CompileUnit& u);
 
-// The process's cache: compiles a unit on its first request (once, however many threads ask at
-// the same time), then returns the same binary. Thread-safe.
+// The disk cache's key: cache_key plus what else identifies the code across processes: the
+// library's build (a hash of its sources, ARRAYC_BUILD_ID), and the unit's disk_target (for the
+// host: triple, CPU name, features and the LLVM version).
+std::string cache_key_across_processes(const CompileUnit& u);
+
+// The process's cache: on a unit's first request (once, however many threads ask at the same
+// time) loads it from the disk cache or compiles it (and stores it there), then returns the
+// same binary. Thread-safe.
 Compiler& kernel_cache();
 
 }  // namespace arrayc::detail

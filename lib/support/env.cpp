@@ -62,6 +62,7 @@ const std::vector<EnvVar>& env_vars() {
       {"ARRAYC_DEBUG", "library"},       {"ARRAYC_DUMP_DIR", "library"},   {"ARRAYC_FUSION", "library"},
       {"ARRAYC_FAST_MATH", "library"},   {"ARRAYC_NUM_THREADS", "library"}, {"ARRAYC_STREAM_BYTES", "library"},
       {"ARRAYC_DEVICE", "library"},      {"ARRAYC_LIBDEVICE", "library"},  {"ARRAYC_GEMM_TILE", "library"},
+      {"ARRAYC_CACHE", "library"},       {"ARRAYC_CACHE_DIR", "library"},  {"ARRAYC_CACHE_MAX_BYTES", "library"},
       {"ARRAYC_HISTORY", "tool"},        {"ARRAYC_BENCH_BREAK", "harness"}, {"ARRAYC_REQUIRE_GPU", "tests"},
   };
   return vars;
@@ -112,6 +113,19 @@ std::vector<std::pair<std::string, std::string>> cuda_roots() {
   for (const char* var : {"CUDA_HOME", "CUDA_PATH"})
     if (std::string root = env_string(var); !root.empty()) roots.push_back({root, std::string(" ($") + var + ")"});
   return roots;
+}
+
+bool cache_setting() { return flag("ARRAYC_CACHE", true); }
+
+std::string cache_dir_setting() {
+  if (std::string d = value("ARRAYC_CACHE_DIR"); !d.empty()) return d;
+  if (std::string x = env_string("XDG_CACHE_HOME"); !x.empty()) return x + "/arrayc";
+  std::string home = env_string("HOME");
+  return (home.empty() ? std::string(".") : home) + "/.cache/arrayc";
+}
+
+int64_t cache_max_bytes_setting() {
+  return integer("ARRAYC_CACHE_MAX_BYTES", 0, INT64_MAX, " (bytes)").value_or(int64_t{1} << 30);
 }
 
 std::string gemm_tile_setting() { return value("ARRAYC_GEMM_TILE"); }

@@ -36,6 +36,12 @@ std::string device_setting();
 // variable it came from ("" for the built-in /usr/local/cuda).
 std::string libdevice_setting();
 std::vector<std::pair<std::string, std::string>> cuda_roots();
+// ARRAYC_CACHE, 0 or 1 (default 1): the disk cache on or off.
+bool cache_setting();
+// ARRAYC_CACHE_DIR, else $XDG_CACHE_HOME/arrayc, else $HOME/.cache/arrayc.
+std::string cache_dir_setting();
+// ARRAYC_CACHE_MAX_BYTES, an integer >= 0 (default 1 GiB).
+int64_t cache_max_bytes_setting();
 // ARRAYC_GEMM_TILE: "" when unset (parsed by choose_gemm).
 std::string gemm_tile_setting();
 

@@ -16,4 +16,14 @@ inline size_t hash_combine(size_t seed, size_t v) {
   return static_cast<size_t>(x);
 }
 
+// FNV-1a, 64 bits: a stable hash of bytes (cache file names, symbols, checksums).
+inline uint64_t fnv1a(const void* data, size_t n, uint64_t h = 0xcbf29ce484222325ULL) {
+  const auto* p = static_cast<const unsigned char*>(data);
+  for (size_t i = 0; i < n; ++i) {
+    h ^= p[i];
+    h *= 0x100000001b3ULL;
+  }
+  return h;
+}
+
 }  // namespace arrayc::detail

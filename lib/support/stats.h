@@ -11,6 +11,12 @@ struct Counters {
   std::atomic<int64_t> cache_hits{0};
   std::atomic<int64_t> kernel_launches{0};
   std::atomic<int64_t> compile_us{0};
+  std::atomic<int64_t> disk_hits{0};        // binaries loaded from the disk cache
+  std::atomic<int64_t> disk_misses{0};      // units the disk cache did not have
+  std::atomic<int64_t> disk_writes{0};
+  std::atomic<int64_t> disk_evictions{0};
+  std::atomic<int64_t> disk_bad_entries{0}; // corrupt, truncated or foreign entries, recompiled
+  std::atomic<int64_t> disk_load_us{0};
 };
 Counters& counters();
 

@@ -1,6 +1,7 @@
 #include "backend/host/host_backend.h"
 
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <unistd.h>
 
@@ -12,6 +13,7 @@
 #include "backend/host/host_jit.h"
 #include "backend/host/thread_pool.h"
 #include "support/env.h"
+#include "support/hash.h"
 #include "support/stats.h"
 
 namespace arrayc::detail {
@@ -168,13 +170,23 @@ std::string options_text(const EmitOptions& o) {
   return "fast=" + std::to_string(o.fast_math) + " stream=" + std::to_string(o.stream_stores);
 }
 
-// The unit that compiles k on the host; k must outlive it.
+// The unit that compiles k on the host; k must outlive it. Its symbol is named after its key,
+// so that an object stored by one process links under the same name in another.
 CompileUnit host_unit(const Kernel& k, const EmitOptions& o, std::string notes) {
+  static const std::string disk_target = host_target_key();
   CompileUnit u;
   u.target = "cpu";
   u.options = options_text(o);
   u.text = k.str();
-  u.compile = [&k, o] { return std::unique_ptr<Binary>(compile_host_kernel(k, o)); };
+  char hash[24];
+  std::string key = u.options + "\n" + u.text;
+  std::snprintf(hash, sizeof hash, "_%016llx", static_cast<unsigned long long>(fnv1a(key.data(), key.size())));
+  std::string symbol = "arrayc_" + k.name + hash;
+  u.compile = [&k, o, symbol] { return std::unique_ptr<Binary>(compile_host_kernel(k, o, symbol, true)); };
+  u.disk_target = disk_target;
+  u.load = [&k, symbol](const std::string& object) {
+    return std::unique_ptr<Binary>(load_host_kernel(k, symbol, object));
+  };
   u.stages = [&k, o, notes = std::move(notes)](const Binary& b) {
     HostStages h = host_stages(k, o, b.name);
     StageTexts st;

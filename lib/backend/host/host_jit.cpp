@@ -1,9 +1,11 @@
 #include "backend/host/host_jit.h"
 
+#include "arrayc/error.h"
 #include "codegen/optimize.h"
 
 #include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
 #include <llvm/ExecutionEngine/Orc/LLJIT.h>
+#include <llvm/ExecutionEngine/Orc/ObjectTransformLayer.h>
 #include <llvm/ExecutionEngine/Orc/ThreadSafeModule.h>
 #include <llvm/IR/LegacyPassManager.h>
 #include <llvm/IR/Verifier.h>
@@ -13,6 +15,8 @@
 #include <llvm/Support/raw_ostream.h>
 #include <llvm/Target/TargetMachine.h>
 #include <llvm/TargetParser/Host.h>
+#include <llvm/Config/llvm-config.h>
+#include <llvm/Support/MemoryBuffer.h>
 
 #include <atomic>
 #include <chrono>
@@ -62,7 +66,20 @@ struct HostJit {
     auto gen = llvm::orc::DynamicLibrarySearchGenerator::GetForCurrentProcess(
         jit->getDataLayout().getGlobalPrefix());
     if (gen) jit->getMainJITDylib().addGenerator(std::move(*gen));
+    // Keeps a copy of the object the JIT compiles for the module being captured (the disk
+    // cache stores it; loading it later links the same bytes).
+    jit->getObjTransformLayer().setTransform(
+        [this](std::unique_ptr<llvm::MemoryBuffer> obj) -> llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> {
+          if (capture && obj->getBufferIdentifier().starts_with(capture_module)) *capture = obj->getBuffer().str();
+          return std::move(obj);
+        });
   }
+
+  // While a kernel compiles with keep_artifact: where its object goes. Guarded by mu.
+  std::string* capture = nullptr;
+  std::string capture_module;
+  // Symbols whose definition failed to link: never defined again.
+  std::set<std::string> failed;
 
   // The tile copies (emit_tile_copy) added so far, by element size; each is compiled with the
   // first kernel that calls it and shared from then on. Guarded by mu.
@@ -111,13 +128,19 @@ std::string module_text(const llvm::Module& m) {
 
 }  // namespace
 
-std::unique_ptr<HostBinary> compile_host_kernel(const Kernel& k, const EmitOptions& opts) {
+std::unique_ptr<HostBinary> compile_host_kernel(const Kernel& k, const EmitOptions& opts, const std::string& symbol,
+                                                bool keep_artifact) {
   HostJit& h = host();
   auto start = std::chrono::steady_clock::now();
   auto out = std::make_unique<HostBinary>();
-  out->name = "arrayc_" + k.name + "_" + std::to_string(h.next_id++);
+  {
+    std::lock_guard<std::mutex> lock(h.mu);
+    out->name = symbol.empty() || h.failed.count(symbol) ? "arrayc_" + k.name + "_" + std::to_string(h.next_id++)
+                                                          : symbol;
+  }
   auto ctx = std::make_unique<llvm::LLVMContext>();
   std::unique_ptr<llvm::Module> m = emit_cpu_kernel(k, out->name, *ctx, opts);
+  m->setModuleIdentifier(out->name);
   std::string verify;
   llvm::raw_string_ostream vs(verify);
   ARRAYC_INTERNAL_CHECK(!llvm::verifyModule(*m, &vs), "invalid kernel IR: " + verify + "\n" + module_text(*m));
@@ -129,12 +152,42 @@ std::unique_ptr<HostBinary> compile_host_kernel(const Kernel& k, const EmitOptio
     if (opts.stream_stores) mark_streaming_stores(*m);
     if (auto e = h.jit->addIRModule(llvm::orc::ThreadSafeModule(std::move(m), std::move(ctx))))
       ARRAYC_INTERNAL_CHECK(false, "cannot add a kernel to the JIT: " + to_error(std::move(e)));
+    // Only an object under the symbol its key names can be linked by another process.
+    h.capture = keep_artifact && out->name == symbol ? &out->artifact : nullptr;
+    h.capture_module = out->name;
     auto sym = h.jit->lookup(out->name);
+    h.capture = nullptr;
     if (!sym) ARRAYC_INTERNAL_CHECK(false, "cannot link kernel " + out->name + ": " + to_error(sym.takeError()));
     out->fn = sym->toPtr<KernelFn>();
   }
   out->compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   return out;
+}
+
+std::unique_ptr<HostBinary> load_host_kernel(const Kernel& k, const std::string& symbol, const std::string& object) {
+  HostJit& h = host();
+  auto start = std::chrono::steady_clock::now();
+  auto out = std::make_unique<HostBinary>();
+  out->name = symbol;
+  std::lock_guard<std::mutex> lock(h.mu);
+  auto fail = [&](const std::string& why) {
+    h.failed.insert(symbol);
+    throw Error("cannot link the stored kernel " + symbol + ": " + why);
+  };
+  if (h.failed.count(symbol)) fail("it failed before in this process");
+  h.add_tile_copies(k);
+  if (auto e = h.jit->addObjectFile(llvm::MemoryBuffer::getMemBufferCopy(object, symbol))) fail(to_error(std::move(e)));
+  auto sym = h.jit->lookup(symbol);
+  if (!sym) fail(to_error(sym.takeError()));
+  out->fn = sym->toPtr<KernelFn>();
+  out->compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  return out;
+}
+
+std::string host_target_key() {
+  HostJit& h = host();
+  return h.tm->getTargetTriple().str() + " " + h.tm->getTargetCPU().str() + " " +
+         h.tm->getTargetFeatureString().str() + " LLVM " LLVM_VERSION_STRING;
 }
 
 HostStages host_stages(const Kernel& k, const EmitOptions& opts, const std::string& symbol) {

@@ -17,8 +17,19 @@ struct HostBinary : Binary {
   KernelFn fn = nullptr;
 };
 
-// Compiles a kernel for the host. Thread-safe.
-std::unique_ptr<HostBinary> compile_host_kernel(const Kernel& k, const EmitOptions& opts);
+// Compiles a kernel for the host and links it; the function is `symbol` (default: a name made
+// unique by a counter). With keep_artifact, the relocatable object the JIT linked is kept in
+// Binary::artifact (for the disk cache). Thread-safe.
+std::unique_ptr<HostBinary> compile_host_kernel(const Kernel& k, const EmitOptions& opts,
+                                                const std::string& symbol = "", bool keep_artifact = false);
+
+// Links an object that compile_host_kernel kept (in this or another process) as `symbol`.
+// arrayc::Error when it does not link; the symbol is then not used again in this process.
+std::unique_ptr<HostBinary> load_host_kernel(const Kernel& k, const std::string& symbol, const std::string& object);
+
+// What a kept object depends on besides its kernel and options: the triple, CPU name and
+// features the JIT compiles for, and the LLVM version.
+std::string host_target_key();
 
 // A kernel's stages as text, for inspection, ARRAYC_DEBUG and ARRAYC_DUMP_DIR: compiles a fresh
 // copy named `symbol` (the compiled kernel's, so that the texts match it), which keeps the

@@ -14,6 +14,7 @@
 #include "backend/cuda/cuda_driver.h"
 #include "backend/host/thread_pool.h"
 #include "support/env.h"
+#include "support/interrupt.h"
 #include "support/stats.h"
 
 namespace arrayc::detail {
@@ -268,7 +269,9 @@ std::vector<NodeRef> run(const Program& p, const std::vector<ParamBinding>& para
   const Schedule& s = p.schedule;
   std::vector<StorageRef> slots(s.slots.size());
   std::vector<void*> ptrs;
+  clear_interrupt();  // arrayc::interrupt(): a new evaluation drops an old request
   for (size_t i = 0; i < s.steps.size(); ++i) {
+    check_interrupt();  // arrayc::interrupt(): stop between steps
     const Step& step = s.steps[i];
     auto alloc = [&](int slot) {
       const Slot& sl = s.slots[slot];

@@ -16,9 +16,10 @@ Interrupted::Interrupted() : Error("interrupted") {}
 void interrupt() { g_interrupt.store(true, std::memory_order_relaxed); }
 
 namespace detail {
-bool interrupt_requested() { return g_interrupt.load(std::memory_order_relaxed); }
 void check_interrupt() {
-  if (interrupt_requested()) throw Interrupted();
+  // Taken when acted on: one request stops one computation (the thread pool's other chunks see
+  // the failure of this one and stop too).
+  if (g_interrupt.load(std::memory_order_relaxed) && g_interrupt.exchange(false)) throw Interrupted();
 }
 void clear_interrupt() { g_interrupt.store(false, std::memory_order_relaxed); }
 }  // namespace detail

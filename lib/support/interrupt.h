@@ -4,8 +4,8 @@
 
 namespace arrayc::detail {
 
-bool interrupt_requested();
-// Raises arrayc::Interrupted when interrupt() was called since the evaluation started.
+// Raises arrayc::Interrupted when interrupt() was called since the evaluation started, and
+// takes the request.
 void check_interrupt();
 // Drops a pending request: called when a new evaluation starts.
 void clear_interrupt();

@@ -506,9 +506,9 @@ Cold run_cold(const Case& c, const std::string& variant, const std::string& devi
 // cuBLAS), or nothing when no peer was measured.
 //
 // The copy bandwidth is the best one measured in the run: the ceiling's up-front copies, or the
-// fastest round of a "copy"/"copy-nt" row of that device when the memory ran faster then (the
-// 2-core VM's memory speed varies by a third from one minute to the next). A copy row therefore
-// never shows more than 100%; a kernel whose data fits in the cache still may.
+// fastest round of a "copy"/"copy-nt" row of that device ("best copy") when the memory ran
+// faster then (the 2-core VM's memory speed varies by a third from one minute to the next). A
+// copy row therefore never shows more than 100%; a kernel whose data fits in the cache still may.
 void derive(std::vector<Row>& rows, const Ceiling& ceiling) {
   std::map<std::string, double> best_copy;  // device -> GB/s of the fastest copy round
   for (const Row& r : rows) {
@@ -530,8 +530,7 @@ void derive(std::vector<Row>& rows, const Ceiling& ceiling) {
       if (r.device == "cpu") {
         double copy = std::max(ceiling.copy_gbps, best_copy[r.device]);
         r.fraction_of_peak = *r.gbps / copy;
-        r.ceiling = fmt("cpu copy %.1f GB/s%s", copy,
-                        copy > ceiling.copy_gbps ? " (best copy round)" : "");
+        r.ceiling = fmt(copy > ceiling.copy_gbps ? "cpu best copy %.1f GB/s" : "cpu copy %.1f GB/s", copy);
       } else if (const GpuCeiling* g = ceiling.gpu_of(r.device); g && g->error.empty() && g->copy_gbps > 0) {
         double copy = std::max(g->copy_gbps, best_copy[r.device]);
         r.fraction_of_peak = *r.gbps / copy;

@@ -1,6 +1,7 @@
 // A session of the arrayc tool: variables, jit functions (def), the evaluator of the syntax tree
 // onto the library's API, and the commands (:fused, :time, ...). The REPL and batch mode both
-// drive one Session.
+// drive one Session. Its parts: session.cpp (statements, commands, stages), eval.cpp (the
+// evaluator and def calls), builtins.cpp (the builtin functions), timing.cpp (:time).
 #pragma once
 #include <arrayc/arrayc.h>
 

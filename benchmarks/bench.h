@@ -1,5 +1,5 @@
 // arrayc-bench: the benchmark harness. Shared declarations of its parts:
-//   workloads.cpp  the reference workloads W1-W8 (WORKLOADS.md) as Cases: inputs, the arrayc
+//   workloads.cpp  the reference workloads W1-W8 (docs/workloads.md) as Cases: inputs, the arrayc
 //                  function, the hand-written baseline, bytes/flops moved, the reference check
 //   baseline.cpp   the hand-written C++ loops and direct OpenBLAS calls (-O3 -march=native)
 //   ceiling.cpp    the STREAM-like copy/triad bandwidth measurement (std::thread, arrayc's thread count),

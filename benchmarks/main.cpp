@@ -16,6 +16,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -41,22 +42,34 @@ const char* kUsage =
     "                    [--peers-script PATH] [--gpu-peers-script PATH [--gpu-peers-only LIST]]\n"
     "                    [--no-cold] [--list] [--print-json-path]\n"
     "Runs the reference workloads W1-W8 fused, unfused and as hand-written baselines; prints a\n"
-    "table on stdout, progress on stderr, and writes JSON (default docs/bench/<machine>.json).\n"
+    "table on stdout, progress on stderr, and writes JSON (default build/bench/<machine>.json).\n"
     "Exit status 1 when any result is wrong or any case fails. See docs/benchmarks.md.\n";
+
+[[noreturn]] void usage_error(const std::string& msg) {
+  std::fprintf(stderr, "arrayc-bench: %s\n%s", msg.c_str(), kUsage);
+  std::exit(2);
+}
+
+// A whole number from 1 to 1000000 (a repetition count), else a usage error.
+int positive(const std::string& flag, const std::string& v) {
+  char* end = nullptr;
+  errno = 0;
+  long n = std::strtol(v.c_str(), &end, 10);
+  if (v.empty() || *end != '\0' || errno != 0 || n < 1 || n > 1000000)
+    usage_error(flag + " wants a whole number from 1 to 1000000, not '" + v + "'");
+  return static_cast<int>(n);
+}
 
 Options parse(int argc, char** argv) {
   Options o;
   auto need = [&](int& i) -> std::string {
-    if (i + 1 >= argc) {
-      std::fprintf(stderr, "arrayc-bench: %s needs a value\n%s", argv[i], kUsage);
-      std::exit(2);
-    }
+    if (i + 1 >= argc) usage_error(std::string(argv[i]) + " needs a value");
     return argv[++i];
   };
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--quick") o.quick = true;
-    else if (a == "--reps") o.reps = std::max(1, std::atoi(need(i).c_str()));
+    else if (a == "--reps") o.reps = positive(a, need(i));
     else if (a == "--workload" || a == "--workloads") o.workloads = split(need(i));
     else if (a == "--device") o.devices = split(need(i));
     else if (a == "--variant") o.variants = split(need(i));
@@ -83,15 +96,11 @@ Options parse(int argc, char** argv) {
       std::fputs(kUsage, stdout);
       std::exit(0);
     } else {
-      std::fprintf(stderr, "arrayc-bench: unknown argument '%s'\n%s", a.c_str(), kUsage);
-      std::exit(2);
+      usage_error("unknown argument '" + a + "'");
     }
   }
   for (const std::string& v : o.variants)
-    if (!contains(kVariants, v)) {
-      std::fprintf(stderr, "arrayc-bench: unknown variant '%s'\n", v.c_str());
-      std::exit(2);
-    }
+    if (!contains(kVariants, v)) usage_error("unknown variant '" + v + "'");
   if (o.reps == 0) o.reps = o.quick ? 5 : 10;
   return o;
 }

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cerrno>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -108,7 +109,19 @@ Cold run_cold(const Case& c, const std::string& variant, const std::string& devi
 // copy; products against the case's baseline on the CPU (OpenBLAS), and on a GPU (no baseline
 // there) against the fastest cuBLAS peer of the case on that device (any peer when none names
 // cuBLAS), or nothing when no peer was measured.
+//
+// The copy bandwidth is the best one measured in the run: the ceiling's up-front copies, or the
+// fastest round of a "copy"/"copy-nt" row of that device ("best copy") when the memory ran
+// faster then (the 2-core VM's memory speed varies by a third from one minute to the next). A
+// copy row therefore never shows more than 100%; a kernel whose data fits in the cache still may.
 void derive(std::vector<Row>& rows, const Ceiling& ceiling) {
+  std::map<std::string, double> best_copy;  // device -> GB/s of the fastest copy round
+  for (const Row& r : rows) {
+    const Case* c = find_case(r.case_id);
+    if (!c || (r.variant != "copy" && r.variant != "copy-nt") || !r.min_ms || *r.min_ms <= 0) continue;
+    double& b = best_copy[r.device];
+    b = std::max(b, c->bytes / (*r.min_ms / 1e3) / 1e9);
+  }
   for (Row& r : rows) {
     const Case* c = find_case(r.case_id);
     if (!c || !r.median_ms || *r.median_ms <= 0) continue;
@@ -120,11 +133,13 @@ void derive(std::vector<Row>& rows, const Ceiling& ceiling) {
     } else {
       r.gbps = c->bytes / s / 1e9;
       if (r.device == "cpu") {
-        r.fraction_of_peak = *r.gbps / ceiling.copy_gbps;
-        r.ceiling = fmt("cpu copy %.1f GB/s", ceiling.copy_gbps);
+        double copy = std::max(ceiling.copy_gbps, best_copy[r.device]);
+        r.fraction_of_peak = *r.gbps / copy;
+        r.ceiling = fmt(copy > ceiling.copy_gbps ? "cpu best copy %.1f GB/s" : "cpu copy %.1f GB/s", copy);
       } else if (const GpuCeiling* g = ceiling.gpu_of(r.device); g && g->error.empty() && g->copy_gbps > 0) {
-        r.fraction_of_peak = *r.gbps / g->copy_gbps;
-        r.ceiling = fmt("%s d2d copy %.0f GB/s", r.device.c_str(), g->copy_gbps);
+        double copy = std::max(g->copy_gbps, best_copy[r.device]);
+        r.fraction_of_peak = *r.gbps / copy;
+        r.ceiling = fmt("%s d2d copy %.0f GB/s", r.device.c_str(), copy);
       } else {
         r.ceiling = "none: " + r.device + " copy bandwidth not measured";
       }
@@ -207,7 +222,7 @@ std::string json_path(const Options& o) {
     name += "-" + (slug.empty() ? std::string("gpu") : slug);
     if (!contains(o.devices, "cpu")) name += "-gpuonly";
   }
-  return "docs/bench/" + name + (o.quick ? "-quick" : "") + ".json";
+  return "build/bench/" + name + (o.quick ? "-quick" : "") + ".json";
 }
 
 }  // namespace
@@ -362,7 +377,7 @@ int parent(const Options& o, const std::string& command) {
           if (last != rows.rend()) rows.insert(last.base(), p);
         }
         notes.push_back("peer rows: " + o.peers_script + " (numpy/numexpr/numba medians, run after arrayc in the "
-                        "same session); peers' first_call_ms is numba's first call");
+                        "same run); peers' first_call_ms is numba's first call");
       }
     }
   } else if (cpu_rows) {
@@ -386,7 +401,7 @@ int parent(const Options& o, const std::string& command) {
       else extra.push_back(p);
     }
     rows.insert(rows.end(), extra.begin(), extra.end());
-    notes.push_back(fmt("gpu peer rows (%s): %zu from python3 %s, run after arrayc in the same session; their "
+    notes.push_back(fmt("gpu peer rows (%s): %zu from python3 %s, run after arrayc in the same run; their "
                         "times are the script's medians, CUDA-event device time unless the peer's name says "
                         "wall; first_call_ms from its 'first call (wall)' lines",
                         first_gpu.c_str(), peers.size(), o.gpu_peers_script.c_str()));

@@ -558,7 +558,7 @@ std::string format_table(const std::vector<Row>& rows, const Ceiling& ceiling,
                status.c_str());
   }
   // The fused CPU rows that stream memory (64 MiB or more per call) against both copies:
-  // STREAM's Copy as ../shared/bench/stream.c compiles it (plain stores) and the non-temporal copy.
+  // STREAM's Copy as benchmarks/peers/stream.c compiles it (plain stores) and the non-temporal copy.
   // First the run's ceiling (best of its copies, measured once before the cases: %peak above),
   // then the copies of the same bytes timed in the same rounds as the row (the "copy" and
   // "copy-nt" variants), median against median: on a machine whose memory speed moves with its

@@ -1,4 +1,4 @@
-// The reference workloads W1-W8 of WORKLOADS.md as Cases. Each prepares its inputs on a device,
+// The reference workloads W1-W8 of docs/workloads.md as Cases. Each prepares its inputs on a device,
 // gives a fresh arrayc::jit runner, the hand-written baseline, and the reference values.
 #include <cmath>
 #include <cstdlib>
@@ -78,7 +78,7 @@ template <typename T> class Elementwise : public Instance {
   std::vector<T> xh_, yh_;
 };
 
-// As WORKLOADS.md writes it; the simplify pass makes each square a multiply.
+// As docs/workloads.md writes it; the simplify pass makes each square a multiply.
 Array w1_expr(const Array& x) { return arrayc::pow(arrayc::cos(x), 2) + arrayc::pow(arrayc::sin(x), 2); }
 Array w2_expr(const Array& x) {
   return 1.05 * arrayc::where(x > 0.0, x, 1.67 * arrayc::exp(x) - 1.67);

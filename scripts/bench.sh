@@ -2,17 +2,19 @@
 # Builds and runs the benchmark harness (docs/benchmarks.md), then writes next to its JSON the
 # table (.txt) and the plots (.png, .svg).
 #
-#   scripts/bench.sh                      full run -> docs/bench/<machine>.{json,txt,png,svg}
+#   scripts/bench.sh                      full run -> build/bench/<machine>.{json,txt,png,svg}
 #   scripts/bench.sh --quick              smaller sizes, fewer repetitions -> <machine>-quick.*
+#   scripts/bench.sh --json PATH          the JSON (and the table and plots beside it) at PATH;
+#                                         (docs/bench/ holds the runs the docs cite: --json docs/bench/NAME.json)
 #   scripts/bench.sh --peers              also install numpy/numexpr/numba (Debian) if missing
 #                                         and measure them in the same run
 #   scripts/bench.sh --selftest           checks that a deliberately broken result fails the run
 #   scripts/bench.sh --workload W1,W2 --reps 5 --device cpu --json out.json   (passed through)
 #   scripts/bench.sh --device gpu --quick  GPU only (CPU ceiling measured quickly, for the record)
 #
-# CPU peers are measured whenever ../shared/bench/peers_cpu.py (relative to the repository)
-# exists and /usr/bin/python3 can import numpy, numexpr and numba. GPU peers are measured whenever
-# ../shared/bench/peers_gpu.py exists, nvidia-smi lists a GPU and `python3` (the one on PATH:
+# CPU peers (benchmarks/peers/peers_cpu.py) are measured whenever /usr/bin/python3 can import
+# numpy, numexpr and numba. GPU peers (benchmarks/peers/peers_gpu.py) are measured whenever
+# nvidia-smi lists a GPU and `python3` (the one on PATH:
 # where PyTorch/CuPy/JAX are installed) can import torch; ONLY=w1_torch,jax,... in the environment
 # restricts that script (default: all of it). The harness itself runs them only when the run has
 # rows on that device. Builds with at most 2 jobs (BENCH_JOBS=1 for fewer).
@@ -21,8 +23,8 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 BENCH=build/benchmarks/arrayc-bench
-PEERS_SCRIPT=../shared/bench/peers_cpu.py
-GPU_PEERS_SCRIPT=../shared/bench/peers_gpu.py
+PEERS_SCRIPT=benchmarks/peers/peers_cpu.py
+GPU_PEERS_SCRIPT=benchmarks/peers/peers_gpu.py
 JOBS=${BENCH_JOBS:-2}
 
 install_missing() {  # Debian packages, only those missing (as scripts/install-deps.sh does)
@@ -51,6 +53,17 @@ build() {
   [[ -f build/CMakeCache.txt ]] || cmake -S . -B build -DCMAKE_BUILD_TYPE=Release >&2
   cmake --build build -j"$JOBS" --target arrayc-bench >&2
 }
+
+# Checks the harness's flags before building: a bad one is a usage error (exit 2) at once.
+for ((i = 1; i <= $#; i++)); do
+  if [[ "${!i}" == "--reps" ]]; then
+    j=$((i + 1))
+    if [[ ! "${!j:-}" =~ ^[1-9][0-9]{0,5}$ ]]; then
+      echo "bench.sh: --reps wants a whole number from 1 to 1000000, not '${!j:-}'" >&2
+      exit 2
+    fi
+  fi
+done
 
 selftest() {
   build

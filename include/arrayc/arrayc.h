@@ -4,6 +4,7 @@
 #include "arrayc/device.h"
 #include "arrayc/dtype.h"
 #include "arrayc/error.h"
+#include "arrayc/format.h"
 #include "arrayc/inspect.h"
 #include "arrayc/jit.h"
 #include "arrayc/ops.h"

@@ -13,6 +13,19 @@ class Error : public std::runtime_error {
   using std::runtime_error::runtime_error;
 };
 
+// What a computation stopped by interrupt() raises. The arrays that existed before it keep their
+// values; the result it was computing has none.
+class Interrupted : public Error {
+ public:
+  Interrupted();
+};
+
+// Asks the computation in progress to stop: CPU work stops at the next kernel or chunk of a
+// kernel, GPU work at the next kernel launch, and the evaluation (eval(), a jit call, reading
+// values) raises Interrupted. Async-signal-safe: a SIGINT handler may call it. A request made
+// while nothing runs is dropped when the next evaluation starts.
+void interrupt();
+
 namespace detail {
 [[noreturn]] void internal_error(const char* file, int line, const std::string& what);
 }  // namespace detail

@@ -7,12 +7,17 @@
 // finds every kernel in the cache: it compiles nothing. Non-contiguous inputs are copied
 // contiguously before the call.
 #pragma once
+#include <array>
+#include <cstring>
 #include <functional>
+#include <map>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <tuple>
 #include <type_traits>
 #include <utility>
+#include <variant>
 #include <vector>
 
 #include "arrayc/array.h"
@@ -95,43 +100,146 @@ template <typename R> R from_array_list(std::vector<Array>&& v) {
     }(std::make_index_sequence<std::tuple_size_v<R>>{});
   }
 }
+// Arguments a jitted function takes: Arrays (traced: parameters of the compiled program) and
+// numbers (static: fixed into the trace, as JAX's static_argnums).
+template <typename T> inline constexpr bool is_array_arg_v = std::is_same_v<T, Array>;
+template <typename T>
+inline constexpr bool is_static_arg_v =
+    std::is_same_v<T, double> || std::is_same_v<T, float> || std::is_same_v<T, int> ||
+    std::is_same_v<T, int64_t> || std::is_same_v<T, long long> || std::is_same_v<T, bool>;
+
+// How many traces are running on this thread: a jitted function called inside another's trace
+// runs its body inline on the tracer arrays, so that the two fuse into one program.
+inline thread_local int trace_depth = 0;
+
+// A number passed to a jitted function, as a word of its static key: the type and the bits, so
+// that 1 (an integer, which keeps an integer array's dtype) and 1.0 trace apart.
+template <typename T> std::pair<int64_t, int64_t> static_key_of(T v) {
+  if constexpr (std::is_floating_point_v<T>) {
+    double d = static_cast<double>(v);
+    int64_t bits;
+    std::memcpy(&bits, &d, sizeof bits);
+    return {std::is_same_v<T, float> ? 1 : 2, bits};
+  } else {
+    return {std::is_same_v<T, bool> ? 3 : 4, static_cast<int64_t>(v)};
+  }
+}
+
+// The trace of f's body, with errors marked as coming from inside it.
+template <typename G> auto traced(G&& body) {
+  struct Depth {
+    Depth() { ++trace_depth; }
+    ~Depth() { --trace_depth; }
+  } depth;
+  try {
+    return body();
+  } catch (const Interrupted&) {
+    throw;
+  } catch (const Error& e) {
+    static constexpr const char* kPrefix = "in jit-traced function: ";
+    if (std::string_view(e.what()).starts_with(kPrefix)) throw;
+    throw Error(kPrefix + std::string(e.what()));
+  }
+}
 }  // namespace detail
 
-// A compiled version of f. f takes Arrays (by value or const reference) and returns an Array,
-// a std::vector<Array> or a std::tuple of Arrays; the jitted function returns the same kind,
-// holding evaluated arrays.
+// A compiled version of f. f takes Arrays (by value or const reference) and numbers (double,
+// float, int, int64_t, bool), and returns an Array, a std::vector<Array> or a std::tuple of
+// Arrays; the jitted function returns the same kind, holding evaluated arrays.
+//
+// Numbers are static arguments: their values are fixed into the trace (a call with a new value
+// traces again), so that they type the way numpy's scalars do (`x * s` keeps a float32 x
+// float32). Called inside another jitted function's trace, f runs inline on the tracer arrays:
+// `jit(g)` calling `jit(f)` compiles into the one program of g (sum(square(x)) is one kernel).
+// An arrayc::Error raised while f is traced starts with "in jit-traced function: ".
 template <typename F> class Jitted {
  public:
   explicit Jitted(F f) : f_(std::move(f)) {}
 
   template <typename... A> auto operator()(const A&... args) {
+    static_assert(((detail::is_array_arg_v<A> || detail::is_static_arg_v<A>) && ...),
+                  "arrayc::jit: every argument of a jitted function must be an arrayc::Array "
+                  "(traced) or a number: double, float, int, int64_t or bool (static: a new "
+                  "value traces again)");
     using R = std::decay_t<std::invoke_result_t<F&, const A&...>>;
-    ensure_core<A...>();
-    return detail::from_array_list<R>(core_->call({Array(args)...}));
+    if (detail::trace_depth > 0) return R(f_(args...));  // inside another trace: inline
+    return detail::from_array_list<R>(core<A...>(args...).call(arrays_of(args...)));
   }
 
-  int64_t num_traces() const { return core_ ? core_->num_traces() : 0; }
+  // Traces of every static-argument value together.
+  int64_t num_traces() const {
+    int64_t n = 0;
+    for (const auto& [key, c] : cores_) n += c->num_traces();
+    return n;
+  }
 
   // Every compiler stage of this function for arguments like these (see inspect.h).
   template <typename... A> Stages inspect(const A&... args) {
-    ensure_core<A...>();
-    return core_->inspect({Array(args)...}, fusion_enabled());
+    return core<A...>(args...).inspect(arrays_of(args...), fusion_enabled());
   }
 
  private:
-  template <typename... A> void ensure_core() {
-    if (!core_) {
-      core_ = std::make_shared<detail::JitFunction>([f = f_](const std::vector<Array>& in) mutable {
-        return call_with(f, in, std::index_sequence_for<A...>{});
+  template <typename... A> static std::vector<Array> arrays_of(const A&... args) {
+    std::vector<Array> v;
+    [[maybe_unused]] auto add = [&](const auto& a) {
+      if constexpr (detail::is_array_arg_v<std::decay_t<decltype(a)>>) v.push_back(a);
+    };
+    (add(args), ...);
+    return v;
+  }
+
+  // The traced function for these static values (one per distinct tuple of numbers).
+  template <typename... A> detail::JitFunction& core(const A&... args) {
+    std::vector<int64_t> key;
+    [[maybe_unused]] auto add = [&](const auto& a) {
+      using T = std::decay_t<decltype(a)>;
+      if constexpr (detail::is_array_arg_v<T>) {
+        key.push_back(0);
+      } else {
+        auto [tag, bits] = detail::static_key_of(a);
+        key.push_back(tag);
+        key.push_back(bits);
+      }
+    };
+    (add(args), ...);
+    auto& c = cores_[key];
+    if (!c) {
+      // The numbers by position (Arrays' places hold nothing), and where each Array comes in
+      // the traced inputs.
+      std::tuple<std::conditional_t<detail::is_array_arg_v<A>, std::monostate, A>...> statics{
+          static_number(args)...};
+      c = std::make_shared<detail::JitFunction>([f = f_, statics](const std::vector<Array>& in) mutable {
+        return detail::traced([&] { return call_with<A...>(f, in, statics, std::index_sequence_for<A...>{}); });
       });
     }
+    return *c;
   }
-  template <typename G, size_t... I>
-  static std::vector<Array> call_with(G& f, const std::vector<Array>& in, std::index_sequence<I...>) {
-    return detail::to_array_list(f(in.at(I)...));
+
+  template <typename T> static auto static_number(const T& a) {
+    if constexpr (detail::is_array_arg_v<T>) return std::monostate{};
+    else return a;
   }
+
+  template <typename... A, typename G, typename S, size_t... I>
+  static std::vector<Array> call_with(G& f, const std::vector<Array>& in, const S& statics,
+                                      std::index_sequence<I...>) {
+    [[maybe_unused]] constexpr std::array<size_t, sizeof...(A)> slot = [] {
+      std::array<size_t, sizeof...(A)> s{};
+      size_t k = 0, i = 0;
+      ((s[i++] = detail::is_array_arg_v<A> ? k++ : 0), ...);
+      return s;
+    }();
+    [[maybe_unused]] auto arg = [&]<size_t J>(std::integral_constant<size_t, J>) -> decltype(auto) {
+      if constexpr (detail::is_array_arg_v<std::tuple_element_t<J, std::tuple<A...>>>)
+        return static_cast<const Array&>(in.at(slot[J]));
+      else
+        return static_cast<const std::tuple_element_t<J, S>&>(std::get<J>(statics));
+    };
+    return detail::to_array_list(f(arg(std::integral_constant<size_t, I>{})...));
+  }
+
   F f_;
-  std::shared_ptr<detail::JitFunction> core_;
+  std::map<std::vector<int64_t>, std::shared_ptr<detail::JitFunction>> cores_;
 };
 
 template <typename F> Jitted<F> jit(F f) { return Jitted<F>(std::move(f)); }

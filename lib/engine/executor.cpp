@@ -1,6 +1,7 @@
 #include "engine/executor.h"
 
 #include "ir/build.h"
+#include "support/interrupt.h"
 
 namespace arrayc::detail {
 namespace {
@@ -32,7 +33,9 @@ std::vector<NodeRef> run(const Program& p, const std::vector<ParamBinding>& para
     const Slot& sl = s.slots[slot];
     slots[slot] = allocate(sl.device, shape_numel(sl.shape) * dtype_size(sl.dtype));
   };
+  clear_interrupt();  // arrayc::interrupt(): a new evaluation drops an old request
   for (size_t i = 0; i < s.steps.size(); ++i) {
+    check_interrupt();  // arrayc::interrupt(): stop between steps
     const Step& step = s.steps[i];
     ptrs.clear();
     if (const auto* ks = std::get_if<KernelStep>(&step.op)) {

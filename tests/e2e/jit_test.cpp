@@ -159,6 +159,54 @@ TEST_P(Jit, FusionModeIsPartOfTheKey) {
 
 Array selu(const Array& x) { return 1.05 * where(x > 0, x, 1.67 * arrayc::exp(x) - 1.67); }
 
+TEST_P(Jit, NumbersAreStaticArguments) {
+  auto scale = jit([](const Array& x, double s, int k, bool neg, float f, int64_t big) {
+    Array y = x * s + k + f + big;
+    return neg ? -y : y;
+  });
+  Array x = random_array(DType::Float32, {100}, 30).eval();
+  Array r = scale(x, 2.5, 3, false, 0.25f, int64_t{1});
+  EXPECT_EQ(r.dtype(), DType::Float32);  // numbers type as numpy's scalars: x stays float32
+  EXPECT_MATCHES_REFERENCE(r, (x * 2.5 + 3 + 0.25f + int64_t{1}).node());
+  EXPECT_EQ(scale.num_traces(), 1);
+  scale(x, 2.5, 3, false, 0.25f, int64_t{1});  // same values: no new trace
+  EXPECT_EQ(scale.num_traces(), 1);
+  Array r2 = scale(x, -1.0, 3, true, 0.25f, int64_t{1});  // a new value traces again
+  EXPECT_EQ(scale.num_traces(), 2);
+  EXPECT_MATCHES_REFERENCE(r2, (-(x * -1.0 + 3 + 0.25f + int64_t{1})).node());
+}
+
+TEST_P(Jit, AnIntegerAndAFloatOfOneValueTraceApart) {
+  auto add = jit([](const Array& x, auto s) { return x + s; });
+  Array x = arrayc::arange(int64_t{5}).eval();
+  EXPECT_EQ(add(x, 1).dtype(), DType::Int64);
+  EXPECT_EQ(add(x, 1.0).dtype(), DType::Float64);
+  EXPECT_EQ(add.num_traces(), 2);
+}
+
+TEST_P(Jit, NestedJitFunctionsAreInlinedIntoOneKernel) {
+  auto sq = jit([](const Array& a) { return a * a; });
+  auto total = jit([&](const Array& a) { return arrayc::sum(sq(a)); });
+  Array x = random_array(DType::Float32, {100000}, 31).eval();
+  FusionScope on(true);
+  StatsDelta d = stats_delta([&] { EXPECT_MATCHES_REFERENCE(total(x), arrayc::sum(x * x).node()); });
+  EXPECT_EQ(d.kernel_launches, 1);
+  EXPECT_EQ(d.traces, 1);
+  EXPECT_EQ(sq.num_traces(), 0);  // run inline, never traced on its own
+  EXPECT_EQ(total.inspect(x).kernels.size(), 1u);
+}
+
+TEST_P(Jit, ErrorsInsideATraceSayWhereTheyCameFrom) {
+  auto bad = jit([](const Array& a) { return a + arrayc::zeros({3}, a.dtype(), a.device()); });
+  Array x = random_array(DType::Float32, {4}, 32).eval();
+  try {
+    bad(x);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()).rfind("in jit-traced function: add: shapes [4]", 0), 0u) << e.what();
+  }
+}
+
 TEST_P(Fusion, SeluIsOneKernelFusedAndSixUnfused) {
   const int64_t n = 1000000;
   std::vector<double> data = random_values(n, 21, -3, 3);

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# Install test: installs the build tree into a temporary prefix, checks that the installed CMake
-# package names no build paths and no LLVM, then configures, builds and runs the downstream
+# Install test: installs the build tree into a temporary prefix, checks that the installed REPL
+# runs and that the installed CMake package names no build paths and no LLVM, then configures, builds and runs the downstream
 # project in this folder against it.
 #   usage: tests/install/run.sh <build-dir> <source-dir> [c++ compiler]
 set -euo pipefail
@@ -22,6 +22,11 @@ package_dir=$(find "$prefix" -path '*/cmake/arrayc' -type d | head -n1)
 for f in "$prefix/include/arrayc/arrayc.h" "$lib" "$package_dir/arrayc-config.cmake"; do
   [[ -n "$f" && -e "$f" ]] || { echo "missing from the install: ${f:-libarrayc.so or cmake/arrayc}" >&2; exit 1; }
 done
+
+# The installed REPL runs from the prefix (it finds libarrayc.so through its RPATH).
+echo "== $prefix/bin/arrayc"
+repl_out=$("$prefix/bin/arrayc" -c 'sum(arange(4))')
+[[ "$repl_out" == "6 : int64[]" ]] || { echo "installed arrayc printed '$repl_out', not '6 : int64[]'" >&2; exit 1; }
 
 # The exported package must not point back into the build or source tree, nor need LLVM.
 if grep -n -e "$build_dir" -e "$source_dir" "$package_dir"/*.cmake; then

@@ -2,7 +2,10 @@
 """Drives the interactive arrayc REPL through a pseudo-terminal, as a person would: types a
 program (one statement over two lines), completes a name with Tab, asks for :fused and :ptx,
 makes a mistake, recalls a line with the up arrow, quits, and checks what the screen showed and
-that the history file kept the lines.
+that the history file kept the lines. Then: Ctrl-C at the prompt (drops the line) and during a
+computation (stops it, the variables stay), completion of commands, of file names after :load
+and of dtypes, Ctrl-L, and in batch runs: Ctrl-C (exit status 130), :help's text, a file that
+loads itself.
 
     pty_test.py ARRAYC
 """
@@ -12,6 +15,7 @@ import re
 import select
 import signal
 import struct
+import subprocess
 import sys
 import tempfile
 import time
@@ -26,9 +30,11 @@ ANSI = re.compile(rb"\x1b\[[0-9;?]*[ -/]*[@-~]|\x1b[()][A-Za-z0-9]|\x1b[=>]|\x07
 
 
 class Terminal:
-    def __init__(self, argv, env):
+    def __init__(self, argv, env, cwd=None):
         pid, fd = pty.fork()
         if pid == 0:
+            if cwd:
+                os.chdir(cwd)
             os.execve(argv[0], argv, env)
         self.pid, self.fd = pid, fd
         fcntl.ioctl(fd, termios.TIOCSWINSZ, struct.pack("HHHH", 40, 160, 0, 0))
@@ -88,6 +94,95 @@ class Terminal:
 
 
 UP = "\x1b[A"
+CTRL_C, CTRL_L = "\x03", "\x0c"
+# Long enough to interrupt (about 5 s on two idle cores): a fused reduction, split into chunks
+# that each take a fraction of it; Ctrl-C stops it at the next chunk. If it finished first, it
+# would print its value instead of "interrupted".
+LONG = "sum(sin(arange(2000000000.0)))"
+
+
+def interactive_extras(arrayc, env, work):
+    """Ctrl-C, completion and Ctrl-L in a third session."""
+    with open(os.path.join(work, "prog_one.ac"), "w") as f:
+        f.write("w = 7\nw * 6\n")
+    t = Terminal([arrayc], env, cwd=work)
+    t.expect(">>> ")
+    t.type("v = arange(5)\r")
+    t.expect(">>> ")
+    # Ctrl-C at the prompt drops the line, and a multi-line input, and the REPL goes on.
+    t.type("abc")
+    t.type(CTRL_C)
+    t.expect("^C")
+    t.expect(">>> ")
+    t.type("z = (1 +\r")
+    t.expect("... ")
+    t.type(CTRL_C)
+    t.expect("^C")
+    t.expect(">>> ")
+    t.type("40 + 2\r")
+    t.expect("42")
+    t.expect(">>> ")
+    assert "unknown name 'abc'" not in t.screen(), t.screen()[-2000:]
+    # Ctrl-C during a computation stops it at a chunk boundary; v keeps its value.
+    t.type(LONG + "\r", delay=0.01)
+    time.sleep(1.0)
+    start = time.time()
+    t.type(CTRL_C)
+    t.expect("interrupted", timeout=180)
+    print("Ctrl-C stopped the computation after %.1f s" % (time.time() - start))
+    t.expect(">>> ")
+    t.type("v\r")
+    t.expect("[0 1 2 3 4] : int64[5]")
+    t.expect(">>> ")
+    # Tab completes a command, a file name after :load, a dtype.
+    t.type(":fuse\t")
+    t.type(" v + 1\r")
+    t.expect(":fused v + 1")
+    t.expect("kernel 0: add")
+    t.expect(">>> ")
+    t.type(":load prog_o\t")
+    t.type("\r")
+    t.expect(":load prog_one.ac")
+    t.expect("42")
+    t.expect(">>> ")
+    t.type("zeros(2, int3\t")
+    t.type(")\r")
+    t.expect("zeros(2, int32)")
+    t.expect("[0 0] : int32[2]")
+    t.expect(">>> ")
+    # Ctrl-L clears the screen (the terminal's clear sequence) and redraws the prompt.
+    before = len(t.raw)
+    t.type(CTRL_L)
+    t.expect(">>> ")
+    cleared = t.raw[before:]
+    assert b"\x1b[2J" in cleared or b"\x1b[J" in cleared, "Ctrl-L sent %r" % cleared
+    t.type(":quit\r")
+    status = t.wait_exit()
+    assert status == 0, "exit status %d" % status
+
+
+def batch_checks(arrayc, work):
+    """Ctrl-C in a batch run, :help's text, a file that loads itself."""
+    p = subprocess.Popen([arrayc, "-c", LONG], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    time.sleep(1.5)
+    p.send_signal(signal.SIGINT)
+    out, err = p.communicate(timeout=180)
+    assert p.returncode == 130, "batch run after Ctrl-C: exit %d, stderr %r" % (p.returncode, err)
+    assert b"interrupted" in err, err
+
+    help_all = subprocess.run([arrayc, "-c", ":help"], capture_output=True, text=True).stdout
+    assert ":ptx" in help_all and "CUDA" not in help_all, help_all
+    ops = subprocess.run([arrayc, "-c", ":help ops"], capture_output=True, text=True).stdout
+    listed = [l for l in ops.splitlines() if l.lstrip().startswith("astype(")]
+    assert len(listed) == 1, "astype listed %d times:\n%s" % (len(listed), ops)
+
+    selfload = os.path.join(work, "self.ac")
+    with open(selfload, "w") as f:
+        f.write(":load self.ac\n")
+    r = subprocess.run([arrayc, "self.ac"], capture_output=True, text=True, cwd=work, timeout=60)
+    assert r.returncode == 1, (r.returncode, r.stderr)
+    assert "more than 16 deep" in r.stderr, r.stderr
+    assert r.stderr.count(": error: ") == 2, r.stderr  # the innermost :load, then the outermost
 
 
 def main():
@@ -156,6 +251,11 @@ def main():
         t.type("\x04")  # Ctrl-D leaves too
         status = t.wait_exit()
         assert status == 0, "exit status %d" % status
+
+        work = os.path.join(home, "work")
+        os.mkdir(work)
+        interactive_extras(arrayc, env, work)
+        batch_checks(arrayc, work)
     print("ok: the REPL through a pseudo-terminal")
     return 0
 

@@ -6,7 +6,7 @@
 //   arrayc --emit=STAGE FILE    print one stage of each bare expression instead of its value
 //
 // Exit status: 0 success, 1 an error in the program (syntax, names, shapes, dtypes, a stage
-// that cannot be made here), 2 bad command-line usage.
+// that cannot be made here), 2 bad command-line usage, 130 stopped by Ctrl-C (SIGINT).
 #include <unistd.h>
 
 #include <cstring>
@@ -16,6 +16,7 @@
 #include <string>
 
 #include "gpu_stages.h"
+#include "interrupt.h"
 #include "repl.h"
 #include "session.h"
 
@@ -37,6 +38,11 @@ const char* kUsage =
 int usage_error(const std::string& msg) {
   std::cerr << "arrayc: " << msg << "\n" << kUsage;
   return 2;
+}
+
+int batch_status(const arrayc::tool::Session& s, bool ok) {
+  if (s.interrupted()) return 130;
+  return ok ? 0 : 1;
 }
 
 }  // namespace
@@ -109,6 +115,7 @@ int main(int argc, char** argv) {
     return run_repl(repl);
   }
 
+  install_sigint_handler();  // Ctrl-C stops the computation; the run exits with 130
   std::string source, name;
   if (have_inline) {
     source = inline_program;
@@ -132,7 +139,7 @@ int main(int argc, char** argv) {
     Options fopts = opts;
     fopts.base_dir = slash == std::string::npos ? "." : file.substr(0, slash);
     Session fs(fopts);
-    return fs.run_source(std::move(source), name) ? 0 : 1;
+    return batch_status(fs, fs.run_source(std::move(source), name));
   }
-  return session.run_source(std::move(source), name) ? 0 : 1;
+  return batch_status(session, session.run_source(std::move(source), name));
 }

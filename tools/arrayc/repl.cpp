@@ -1,6 +1,7 @@
 // The interactive loop: libedit line editing, history in a file, tab completion of commands,
-// functions and variables, and multi-line input (a line that leaves a bracket open, or ends in an
-// operator or '=', continues on the next; an empty line ends it).
+// functions, dtypes, variables and (after :load) file names, multi-line input (a line that leaves
+// a bracket open, or ends in an operator or '=', continues on the next; an empty line ends it),
+// and Ctrl-C: at the prompt it drops the line, during a computation it stops it.
 #include "repl.h"
 
 #include <editline/readline.h>
@@ -8,9 +9,12 @@
 
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 #include <iostream>
 #include <string>
 #include <vector>
+
+#include "interrupt.h"
 
 namespace arrayc::tool {
 
@@ -30,14 +34,35 @@ char* next_candidate(const char* text, int state) {
   return nullptr;
 }
 
-char** complete(const char* text, int start, int /*end*/) {
-  rl_attempted_completion_over = 1;  // no file-name completion
+// The files and directories whose path starts with `path` (the argument of :load up to the
+// cursor), each written as `text` (the word being completed, which ends the path) + the rest.
+void add_file_candidates(const std::string& path, const std::string& text) {
+  size_t slash = path.rfind('/');
+  std::string dir = slash == std::string::npos ? "." : path.substr(0, slash + 1);
+  std::string base = slash == std::string::npos ? path : path.substr(slash + 1);
+  std::error_code ec;
+  for (const auto& entry : std::filesystem::directory_iterator(dir, ec)) {
+    std::string name = entry.path().filename().string();
+    if (name.compare(0, base.size(), base) != 0 || (name[0] == '.' && base.empty())) continue;
+    bool is_dir = entry.is_directory(ec);
+    g_candidates.push_back(text + name.substr(base.size()) + (is_dir ? "/" : ""));
+  }
+}
+
+char** complete(const char* text, int start, int end) {
+  rl_attempted_completion_over = 1;  // no default completion
   g_candidates.clear();
   std::string line(rl_line_buffer ? rl_line_buffer : "");
   size_t first = line.find_first_not_of(" \t");
   bool command_word = first != std::string::npos && line[first] == ':' &&
                       static_cast<size_t>(start) == first + 1;
-  if (command_word) {
+  bool load_arg = first != std::string::npos && line.compare(first, 6, ":load ") == 0 &&
+                  static_cast<size_t>(start) >= first + 6 && static_cast<size_t>(end) <= line.size();
+  if (load_arg) {
+    std::string path = line.substr(first + 6, static_cast<size_t>(end) - first - 6);
+    path.erase(0, path.find_first_not_of(" \t") == std::string::npos ? path.size() : path.find_first_not_of(" \t"));
+    add_file_candidates(path, text);
+  } else if (command_word) {
     for (std::string_view c : lang::command_names()) g_candidates.emplace_back(c);
   } else {
     for (const std::string& n : Session::builtin_names()) g_candidates.push_back(n);
@@ -79,16 +104,25 @@ int run_repl(Session& session) {
     rl_completion_append_character = '\0';
     static char breaks[] = " \t\n()[],=+-*/<>&|~!@:;";
     rl_completer_word_break_characters = breaks;
+    rl_basic_word_break_characters = breaks;  // the one libedit's completion reads
     rl_initialize();
     using_history();
     stifle_history(2000);
     read_history(hist.c_str());
   }
+  install_sigint_handler();
   std::cout << "arrayc: array programs, compiled; :help for help, :quit or Ctrl-D to leave\n";
   std::string buffer;
   std::string line;
   for (;;) {
+    clear_sigint();
     if (!read_line(edit, buffer.empty() ? ">>> " : "... ", line)) {
+      if (sigint_received()) {  // Ctrl-C at the prompt: drop the line (and a multi-line input)
+        std::cout << "^C\n";
+        std::cin.clear();
+        buffer.clear();
+        continue;
+      }
       std::cout << "\n";
       break;
     }
@@ -110,6 +144,8 @@ int run_repl(Session& session) {
       continue;
     }
     buffer.clear();
+    clear_sigint();
+    session.clear_interrupted();
     session.run(prog, "<stdin>", /*keep_going=*/true);
     std::cout.flush();
     if (session.quit_requested()) break;

@@ -1,6 +1,7 @@
 // A session of the arrayc tool: variables, jit functions (def), the evaluator of the syntax tree
 // onto the library's API, and the commands (:fused, :time, ...). The REPL and batch mode both
-// drive one Session.
+// drive one Session. Its parts: session.cpp (statements, commands, stages), eval.cpp (the
+// evaluator and def calls), builtins.cpp (the builtin functions), timing.cpp (:time).
 #pragma once
 #include <arrayc/arrayc.h>
 
@@ -65,6 +66,9 @@ class Session {
   void report(const std::string& filename, std::string_view source, const UserError& e);
 
   bool quit_requested() const { return quit_; }
+  // Whether Ctrl-C stopped the last run (a batch run then exits with 130).
+  bool interrupted() const { return interrupted_; }
+  void clear_interrupted() { interrupted_ = false; }
 
   // For tab completion: variable and def names; the builtin function names.
   std::vector<std::string> user_names() const;
@@ -81,21 +85,28 @@ class Session {
   void show_stage(Stage stage, const lang::Program& p, int32_t expr);
   void time_expr(const lang::Program& p, int32_t expr);
   void help(std::string_view topic);
+  void load(const std::string& file, lang::Pos at);
 
   Value eval(const lang::Program& p, int32_t node, Scope& scope);
   Value eval_call(const lang::Program& p, const lang::Node& n, Scope& scope);
   Value eval_list(const lang::Program& p, const lang::Node& n, Scope& scope);
   Value call_def(const lang::Node& at, Def& def, std::vector<Value> args, Scope& scope);
+  Value call_jit(Def& def, const std::vector<Value>& args);
+  Value def_body(const Def& def, std::map<std::string, Value> locals, std::vector<const Def*> stack);
   Stages inspect_expr(const lang::Program& p, int32_t expr);
 
   Options opts_;
   std::map<std::string, Value> vars_;
   std::map<std::string, std::shared_ptr<Def>> defs_;
   bool quit_ = false;
+  bool interrupted_ = false;
+  int load_depth_ = 0;  // :load inside :load
 };
 
-// Numpy-like text of a value: "[0. 1. 2.] : float64[3]".
+// A value as the tool prints it: the library's numpy-like text (arrayc/format.h), then the
+// type: "[0. 1. 2.] : float64[3]".
 std::string format_array(const Array& a);
+// A Python-like number: "3", "0.1".
 std::string format_weak(double v, bool integral);
 
 }  // namespace arrayc::tool

@@ -71,7 +71,7 @@ struct HostJit {
     jit->getObjTransformLayer().setTransform(
         [this](std::unique_ptr<llvm::MemoryBuffer> obj) -> llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> {
           if (capture && obj->getBufferIdentifier().starts_with(capture_module)) *capture = obj->getBuffer().str();
-          return std::move(obj);
+          return obj;
         });
   }
 

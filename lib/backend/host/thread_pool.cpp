@@ -26,6 +26,7 @@
 
 #include "arrayc/error.h"
 #include "support/env.h"
+#include "support/interrupt.h"
 
 namespace arrayc::detail {
 namespace {
@@ -74,8 +75,10 @@ int64_t chunk_begin(int64_t n, int64_t chunks, int64_t chunk) {
 }
 
 void run_inline(int64_t n, int64_t chunks, ChunkFn fn, void* ctx) {
-  for (int64_t c = 0; c < chunks; ++c)
+  for (int64_t c = 0; c < chunks; ++c) {
+    check_interrupt();  // arrayc::interrupt(): stop between chunks
     fn(ctx, c, chunk_begin(n, chunks, c), chunk_begin(n, chunks, c + 1));
+  }
 }
 
 class Pool {
@@ -170,13 +173,15 @@ class Pool {
     return false;
   }
 
-  // Claims and runs chunks until none are left. After a failure, chunks are claimed but skipped.
+  // Claims and runs chunks until none are left. After a failure (an exception, or
+  // arrayc::Interrupted once interrupt() was called), chunks are claimed but skipped.
   void work() {
     for (;;) {
       int64_t c = next_chunk_.fetch_add(1, std::memory_order_relaxed);
       if (c >= chunks_) return;
       if (failed_.load(std::memory_order_relaxed)) continue;
       try {
+        check_interrupt();  // arrayc::interrupt(): skip the chunks left; run() rethrows
         fn_(ctx_, c, chunk_begin(n_, chunks_, c), chunk_begin(n_, chunks_, c + 1));
       } catch (...) {
         std::lock_guard<std::mutex> lock(error_mutex_);

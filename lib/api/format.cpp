@@ -1,17 +1,18 @@
-// Numpy-like printing of arrays: numpy's default print options (precision 8, threshold 1000
-// elements with 3 edge items, line width 75, scientific notation when the magnitudes call for
-// it), followed by " : dtype[shape]".
+// Numpy-like printing of arrays (include/arrayc/format.h): numpy's default print options
+// (precision 8, threshold 1000 elements with 3 edge items, line width 75, scientific notation
+// when the magnitudes call for it). Integers are kept as int64, never passed through a double.
+#include "arrayc/format.h"
+
 #include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <ostream>
 #include <string>
 #include <vector>
 
-#include "session.h"
-
-namespace arrayc::tool {
+namespace arrayc {
 
 namespace {
 
@@ -42,8 +43,12 @@ template <typename T> std::string shortest(T v) {
       out = digits.substr(0, static_cast<size_t>(exp) + 1) + "." + digits.substr(static_cast<size_t>(exp) + 1);
     }
   } else {
-    out = digits.substr(0, 1) + (digits.size() > 1 ? "." + digits.substr(1) : "") + "e" +
-          (exp < 0 ? "-" : "+") + (std::abs(exp) < 10 ? "0" : "") + std::to_string(std::abs(exp));
+    // Appended piece by piece: GCC 12 warns (-Wrestrict, a false positive) on "." + string.
+    out = digits.substr(0, 1);
+    if (digits.size() > 1) out.append(1, '.').append(digits, 1);
+    out.append(1, 'e').append(1, exp < 0 ? '-' : '+');
+    if (std::abs(exp) < 10) out.append(1, '0');
+    out += std::to_string(std::abs(exp));
   }
   return (neg ? "-" : "") + out;
 }
@@ -130,12 +135,6 @@ std::string format_float(double v, const FloatFormat& f) {
   return s + std::string(static_cast<size_t>(f.frac - own), ' ');
 }
 
-// The elements of a, row-major, as doubles (with the edges only when the array is elided).
-struct Flat {
-  std::vector<double> vals;
-  DType dtype;
-};
-
 // Index lists of the elements shown per axis.
 std::vector<int64_t> shown_indices(int64_t n, bool elide) {
   std::vector<int64_t> idx;
@@ -149,16 +148,24 @@ std::vector<int64_t> shown_indices(int64_t n, bool elide) {
   return idx;
 }
 
+// The text of an array of rank 1 or more with at least one element. Floats are read as doubles
+// (exact for float32 too); bools and integers as int64, so that every integer prints exactly.
 class Printer {
  public:
-  Printer(const std::vector<double>& all, const Shape& shape, DType dtype)
-      : all_(all), shape_(shape), dtype_(dtype) {
-    elide_ = static_cast<int64_t>(all.size()) > kThreshold;
-    strides_.assign(shape.size(), 1);
-    for (size_t d = shape.size(); d-- > 1;) strides_[d - 1] = strides_[d] * shape[d];
-    collect(0, 0);
-    if (is_float(dtype_)) fmt_ = choose_format(shown_, dtype_ == DType::Float32);
-    for (double v : shown_) width_ = std::max(width_, element(v).size());
+  explicit Printer(const Array& a) : shape_(a.shape()), dtype_(a.dtype()) {
+    if (is_float(dtype_)) floats_ = a.to_vector<double>();
+    else ints_ = a.to_vector<int64_t>();
+    elide_ = a.size() > kThreshold;
+    strides_.assign(shape_.size(), 1);
+    for (size_t d = shape_.size(); d-- > 1;) strides_[d - 1] = strides_[d] * shape_[d];
+    std::vector<int64_t> shown;
+    collect(0, 0, shown);
+    if (is_float(dtype_)) {
+      std::vector<double> vals;
+      for (int64_t k : shown) vals.push_back(floats_[static_cast<size_t>(k)]);
+      fmt_ = choose_format(vals, dtype_ == DType::Float32);
+    }
+    for (int64_t k : shown) width_ = std::max(width_, element(k).size());
   }
 
   std::string str() {
@@ -168,42 +175,40 @@ class Printer {
   }
 
  private:
-  void collect(size_t dim, int64_t offset) {
+  // The flat indices of the elements shown.
+  void collect(size_t dim, int64_t offset, std::vector<int64_t>& shown) const {
     if (dim == shape_.size()) {
-      shown_.push_back(all_[static_cast<size_t>(offset)]);
+      shown.push_back(offset);
       return;
     }
     for (int64_t i : shown_indices(shape_[dim], elide_))
-      if (i >= 0) collect(dim + 1, offset + i * strides_[dim]);
+      if (i >= 0) collect(dim + 1, offset + i * strides_[dim], shown);
   }
 
-  std::string element(double v) const {
+  std::string element(int64_t k) const {
+    size_t i = static_cast<size_t>(k);
     switch (dtype_) {
-      case DType::Bool: return v != 0 ? "True" : "False";
+      case DType::Bool: return ints_[i] != 0 ? "True" : "False";
       case DType::Int32:
-      case DType::Int64: return std::to_string(static_cast<long long>(v));
-      default: return format_float(v, fmt_);
+      case DType::Int64: return std::to_string(ints_[i]);
+      default: return format_float(floats_[i], fmt_);
     }
   }
 
-  std::string padded(double v) const {
-    std::string e = element(v);
+  std::string padded(int64_t k) const {
+    std::string e = element(k);
     return std::string(width_ - e.size(), ' ') + e;
   }
 
   // Appends the text of the sub-array at `dim`/`offset`; `indent` is the column after '['.
-  void block(size_t dim, int64_t offset, std::string& out, size_t indent) {
-    if (shape_.empty()) {
-      out += element(all_[0]);
-      return;
-    }
+  void block(size_t dim, int64_t offset, std::string& out, size_t indent) const {
     out += '[';
     std::vector<int64_t> idx = shown_indices(shape_[dim], elide_);
     if (dim + 1 == shape_.size()) {
       size_t col = indent + 1;
       bool first = true;
       for (int64_t i : idx) {
-        std::string item = i < 0 ? std::string("...") : padded(all_[static_cast<size_t>(offset + i * strides_[dim])]);
+        std::string item = i < 0 ? std::string("...") : padded(offset + i * strides_[dim]);
         if (!first) {
           if (col + 1 + item.size() + 1 > kLineWidth) {
             while (!out.empty() && out.back() == ' ') out.pop_back();  // as numpy, no trailing blanks
@@ -237,50 +242,37 @@ class Printer {
     out += ']';
   }
 
-  const std::vector<double>& all_;
-  const Shape& shape_;
+  Shape shape_;
   DType dtype_;
+  std::vector<double> floats_;
+  std::vector<int64_t> ints_;
   bool elide_ = false;
   std::vector<int64_t> strides_;
-  std::vector<double> shown_;
   FloatFormat fmt_;
   size_t width_ = 0;
 };
 
 }  // namespace
 
-std::string format_weak(double v, bool integral) {
-  if (!std::isfinite(v)) return nonfinite(v);
-  if (integral && std::fabs(v) < 9.2e18) return std::to_string(static_cast<long long>(v));
-  return shortest(v);
-}
+std::string format_number(double v) { return std::isfinite(v) ? shortest(v) : nonfinite(v); }
 
-std::string format_array(const Array& a) {
-  a.eval();
-  std::string type = std::string(dtype_name(a.dtype())) + shape_str(a.shape());
+std::string to_string(const Array& a) {
   if (a.ndim() == 0) {
-    std::string v;
     switch (a.dtype()) {
-      case DType::Bool: v = a.item<bool>() ? "True" : "False"; break;
+      case DType::Bool: return a.item<bool>() ? "True" : "False";
       case DType::Int32:
-      case DType::Int64: v = std::to_string(a.item<int64_t>()); break;
+      case DType::Int64: return std::to_string(a.item<int64_t>());
       case DType::Float32: {
         float f = a.item<float>();
-        v = std::isfinite(f) ? shortest(f) : nonfinite(f);
-        break;
+        return std::isfinite(f) ? shortest(f) : nonfinite(f);
       }
-      case DType::Float64: {
-        double d = a.item<double>();
-        v = std::isfinite(d) ? shortest(d) : nonfinite(d);
-        break;
-      }
+      case DType::Float64: return format_number(a.item<double>());
     }
-    return v + " : " + type;
   }
-  if (a.size() == 0) return "[] : " + type;
-  std::vector<double> vals = a.to_vector<double>();
-  Printer p(vals, a.shape(), a.dtype());
-  return p.str() + " : " + type;
+  if (a.size() == 0) return "[]";
+  return Printer(a).str();
 }
 
-}  // namespace arrayc::tool
+std::ostream& operator<<(std::ostream& os, const Array& a) { return os << to_string(a); }
+
+}  // namespace arrayc

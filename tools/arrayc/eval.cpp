@@ -1,0 +1,478 @@
+// The evaluator: the syntax tree onto the library's API, values, and calls of defs through
+// arrayc::jit (inline inside another trace, or when nested in a larger expression).
+#include <algorithm>
+#include <cmath>
+#include <iomanip>
+#include <sstream>
+#include <utility>
+
+#include "internal.h"
+
+namespace arrayc::tool {
+
+[[noreturn]] void fail(const Node& at, std::string msg) { throw UserError{at.pos, std::move(msg)}; }
+
+[[noreturn]] void fail(const Node& at, const Error& e) {
+  if (dynamic_cast<const Interrupted*>(&e)) throw Interrupted();
+  fail(at, e.what());
+}
+
+namespace {
+
+template <size_t> using ArrayArg = const Array&;
+
+template <size_t... I> JitEntry make_jit_n(Body body, std::index_sequence<I...>) {
+  auto fn = [body](ArrayArg<I>... a) {
+    return body(std::vector<Array>{a...});
+  };
+  auto j = std::make_shared<Jitted<decltype(fn)>>(arrayc::jit(fn));
+  JitEntry e;
+  e.call = [j](const std::vector<Array>& in) { return std::vector<Array>{(*j)(in.at(I)...)}; };
+  e.inspect = [j](const std::vector<Array>& in) { return j->inspect(in.at(I)...); };
+  return e;
+}
+
+}  // namespace
+
+JitEntry make_jit(size_t n, Body body) {
+  switch (n) {
+    case 0: return make_jit_n(std::move(body), std::make_index_sequence<0>{});
+    case 1: return make_jit_n(std::move(body), std::make_index_sequence<1>{});
+    case 2: return make_jit_n(std::move(body), std::make_index_sequence<2>{});
+    case 3: return make_jit_n(std::move(body), std::make_index_sequence<3>{});
+    case 4: return make_jit_n(std::move(body), std::make_index_sequence<4>{});
+    case 5: return make_jit_n(std::move(body), std::make_index_sequence<5>{});
+    case 6: return make_jit_n(std::move(body), std::make_index_sequence<6>{});
+    case 7: return make_jit_n(std::move(body), std::make_index_sequence<7>{});
+    case 8: return make_jit_n(std::move(body), std::make_index_sequence<8>{});
+    default: throw UserError{{}, "a jit function takes at most 8 array arguments"};
+  }
+}
+
+Value array_value(Array a) {
+  Value v;
+  v.kind = Value::Kind::Array;
+  v.array = std::move(a);
+  return v;
+}
+
+Value weak_value(double x, bool integral) {
+  Value v;
+  v.kind = Value::Kind::Weak;
+  v.number = x;
+  v.integral = integral;
+  return v;
+}
+
+Array strong(const Value& v) {
+  return full({}, v.number, v.integral ? DType::Int64 : DType::Float64);
+}
+
+const char* kind_name(const Value& v) {
+  switch (v.kind) {
+    case Value::Kind::None: return "nothing";
+    case Value::Kind::Array: return "an array";
+    case Value::Kind::Weak: return "a number";
+    case Value::Kind::DType: return "a dtype";
+    case Value::Kind::String: return "a string";
+  }
+  return "a value";
+}
+
+std::optional<DType> dtype_from_name(std::string_view n) {
+  if (n == "f32" || n == "float32") return DType::Float32;
+  if (n == "f64" || n == "float64" || n == "float") return DType::Float64;
+  if (n == "i32" || n == "int32") return DType::Int32;
+  if (n == "i64" || n == "int64" || n == "int") return DType::Int64;
+  if (n == "bool") return DType::Bool;
+  return std::nullopt;
+}
+
+std::string shown(std::string_view name) {
+  return name.size() <= 40 ? std::string(name) : std::string(name.substr(0, 40)) + "...";
+}
+
+namespace {
+
+size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<size_t> prev(b.size() + 1), cur(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) prev[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    cur[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j)
+      cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (a[i - 1] != b[j - 1])});
+    std::swap(prev, cur);
+  }
+  return prev[b.size()];
+}
+
+}  // namespace
+
+std::string suggestion(std::string_view name, const std::vector<std::string>& candidates) {
+  std::string best;
+  size_t best_d = 3;
+  if (name.size() > 64) return "";
+  for (const std::string& c : candidates) {
+    size_t d = edit_distance(name, c);
+    if (d < best_d || (d == best_d && !best.empty() && c < best)) {
+      best_d = d;
+      best = c;
+    }
+  }
+  return best.empty() ? "" : " (did you mean '" + best + "'?)";
+}
+
+namespace {
+
+template <typename T> Array host_array(const std::vector<double>& vals, const Shape& shape) {
+  std::vector<T> data(vals.begin(), vals.end());
+  return arrayc::array<T>(data, shape);
+}
+
+// Python-like arithmetic on two Python-like numbers (no array involved).
+Value fold(Op op, const Value& a, const Value& b, const Node& at) {
+  double x = a.number, y = b.number;
+  bool ints = a.integral && b.integral;
+  switch (op) {
+    case Op::Add: return weak_value(x + y, ints);
+    case Op::Sub: return weak_value(x - y, ints);
+    case Op::Mul: return weak_value(x * y, ints);
+    case Op::Div:
+      if (y == 0) fail(at, "division by zero");
+      return weak_value(x / y, false);
+    case Op::Pow:
+      if (ints && y < 0) return weak_value(std::pow(x, y), false);
+      return weak_value(std::pow(x, y), ints);
+    default: return Value{};
+  }
+}
+
+Array (*binary_library_fn(Op op))(const Array&, const Array&) {
+  switch (op) {
+    case Op::Add: return add;
+    case Op::Sub: return subtract;
+    case Op::Mul: return multiply;
+    case Op::Div: return divide;
+    case Op::Pow: return arrayc::pow;
+    case Op::MatMul: return matmul;
+    case Op::Eq: return equal;
+    case Op::Ne: return not_equal;
+    case Op::Lt: return less;
+    case Op::Le: return less_equal;
+    case Op::Gt: return greater;
+    case Op::Ge: return greater_equal;
+    case Op::And: return logical_and;
+    case Op::Or: return logical_or;
+    default: return nullptr;
+  }
+}
+
+}  // namespace
+
+// ---- evaluation -------------------------------------------------------------------------------
+
+Value Session::eval(const Program& p, int32_t index, Scope& scope) {
+  const Node& n = p.node(index);
+  switch (n.kind) {
+    case NodeKind::Number: return weak_value(n.number, n.integral);
+    case NodeKind::Bool: return array_value(full({}, n.number, DType::Bool));
+    case NodeKind::String: {
+      Value v;
+      v.kind = Value::Kind::String;
+      v.text = std::string(n.text);
+      return v;
+    }
+    case NodeKind::Name: {
+      std::string name(n.text);
+      if (scope.locals) {
+        auto it = scope.locals->find(name);
+        if (it != scope.locals->end()) return it->second;
+      }
+      if (scope.globals) {
+        auto it = vars_.find(name);
+        if (it != vars_.end()) return it->second;
+      }
+      if (auto dt = dtype_from_name(name)) {
+        Value v;
+        v.kind = Value::Kind::DType;
+        v.dtype = *dt;
+        return v;
+      }
+      if (find_builtin(name) || defs_.count(name))
+        fail(n, "'" + name + "' is a function; call it, as in " + name + "(...)");
+      if (!scope.globals && vars_.count(name))
+        fail(n, "unknown name '" + name + "': a def sees only its parameters (pass '" + name +
+                    "' as an argument)");
+      std::vector<std::string> cands;
+      if (scope.locals)
+        for (const auto& [k, v] : *scope.locals) cands.push_back(k);
+      if (scope.globals)
+        for (const auto& [k, v] : vars_) cands.push_back(k);
+      fail(n, "unknown name '" + shown(name) + "'" + suggestion(name, cands));
+    }
+    case NodeKind::List: return eval_list(p, n, scope);
+    case NodeKind::Unary: {
+      Value x = eval(p, static_cast<int32_t>(p.child(n, 0)), scope);
+      if (x.kind == Value::Kind::Weak) {
+        if (n.op == Op::Neg) return weak_value(-x.number, x.integral);
+        if (n.op == Op::Plus) return x;
+        x = array_value(strong(x));
+      }
+      if (x.kind != Value::Kind::Array)
+        fail(n, std::string("operator ") + lang::op_spelling(n.op) + " needs an array or a number, not " + kind_name(x));
+      try {
+        if (n.op == Op::Neg) return array_value(negative(*x.array));
+        if (n.op == Op::Plus) return x;
+        return array_value(logical_not(*x.array));
+      } catch (const Error& e) {
+        fail(n, e);
+      }
+    }
+    case NodeKind::Binary: {
+      Value a = eval(p, static_cast<int32_t>(p.child(n, 0)), scope);
+      Value b = eval(p, static_cast<int32_t>(p.child(n, 1)), scope);
+      for (const Value* v : {&a, &b})
+        if (v->kind != Value::Kind::Array && v->kind != Value::Kind::Weak)
+          fail(n, std::string("operator ") + lang::op_spelling(n.op) + " needs arrays or numbers, not " + kind_name(*v));
+      if (a.kind == Value::Kind::Weak && b.kind == Value::Kind::Weak) {
+        Value folded = fold(n.op, a, b, n);
+        if (folded.kind != Value::Kind::None) return folded;
+      }
+      try {
+        Array x = a.kind == Value::Kind::Array ? *a.array
+                  : b.kind == Value::Kind::Array ? scalar_like(a.number, a.integral, *b.array)
+                                                 : strong(a);
+        Array y = b.kind == Value::Kind::Array ? *b.array
+                  : a.kind == Value::Kind::Array ? scalar_like(b.number, b.integral, *a.array)
+                                                 : strong(b);
+        return array_value(binary_library_fn(n.op)(x, y));
+      } catch (const Error& e) {
+        fail(n, e);
+      }
+    }
+    case NodeKind::Call: return eval_call(p, n, scope);
+    case NodeKind::Keyword: fail(n, "unexpected keyword argument");
+  }
+  fail(n, "cannot evaluate this");
+}
+
+// A list literal: numbers (or 0-d arrays), nested to any regular shape -> bool, int64 or float64.
+Value Session::eval_list(const Program& p, const Node& n, Scope& scope) {
+  std::vector<double> vals;
+  Shape shape;
+  enum { Bool, Int, Float } kind = Bool;
+  bool any = false;
+  // Depth-first over nested lists, checking that every level has one length.
+  struct Frame {
+    const Node* node;
+    uint32_t next;
+    size_t depth;
+  };
+  std::vector<Frame> stack{{&n, 0, 0}};
+  std::vector<int64_t> seen;  // length seen at each depth
+  bool leaf_depth_known = false;
+  size_t leaf_depth = 0;
+  while (!stack.empty()) {
+    Frame& f = stack.back();
+    if (f.next == 0) {
+      if (seen.size() <= f.depth) seen.resize(f.depth + 1, -1);
+      if (seen[f.depth] == -1) seen[f.depth] = f.node->count;
+      else if (seen[f.depth] != f.node->count) fail(*f.node, "ragged list: rows of different lengths");
+    }
+    if (f.next == f.node->count) {
+      if (f.node->count == 0) {
+        if (leaf_depth_known && leaf_depth != f.depth + 1) fail(*f.node, "ragged list: rows of different depths");
+        leaf_depth_known = true;
+        leaf_depth = f.depth + 1;
+      }
+      stack.pop_back();
+      continue;
+    }
+    uint32_t ci = p.child(*f.node, f.next++);
+    const Node& c = p.node(static_cast<int32_t>(ci));
+    size_t depth = f.depth + 1;
+    if (c.kind == NodeKind::List) {
+      stack.push_back(Frame{&c, 0, depth});
+      continue;
+    }
+    if (leaf_depth_known && leaf_depth != depth) fail(c, "ragged list: rows of different depths");
+    leaf_depth_known = true;
+    leaf_depth = depth;
+    Value v = eval(p, static_cast<int32_t>(ci), scope);
+    double x;
+    if (v.kind == Value::Kind::Weak) {
+      x = v.number;
+      kind = std::max(kind, v.integral ? Int : Float);
+    } else if (v.kind == Value::Kind::Array && v.array->ndim() == 0) {
+      x = v.array->item<double>();
+      DType dt = v.array->dtype();
+      kind = std::max(kind, dt == DType::Bool ? Bool : is_int(dt) ? Int : Float);
+    } else {
+      fail(c, std::string("a list holds numbers, not ") +
+                  (v.kind == Value::Kind::Array ? "arrays of shape " + shape_str(v.array->shape()) : kind_name(v)));
+    }
+    any = true;
+    vals.push_back(x);
+  }
+  for (size_t d = 0; d < leaf_depth && d < seen.size(); ++d) shape.push_back(seen[d] < 0 ? 0 : seen[d]);
+  if (!any) return array_value(zeros(shape, DType::Float64));
+  switch (kind) {
+    case Bool: return array_value(cast(host_array<int64_t>(vals, shape), DType::Bool));
+    case Int: return array_value(host_array<int64_t>(vals, shape));
+    case Float: return array_value(host_array<double>(vals, shape));
+  }
+  return Value{};
+}
+
+Value Session::eval_call(const Program& p, const Node& n, Scope& scope) {
+  std::string name(n.text);
+  // Arguments, positional then keyword.
+  std::vector<Value> pos;
+  std::vector<const Node*> pos_at;
+  std::vector<std::pair<std::string_view, Value>> kw;
+  std::vector<const Node*> kw_at;
+  auto def_it = defs_.find(name);
+  const Builtin* b = def_it == defs_.end() ? find_builtin(name) : nullptr;
+  if (def_it == defs_.end() && !b) {
+    std::vector<std::string> cands = builtin_names();
+    for (const auto& [k, d] : defs_) cands.push_back(k);
+    if (vars_.count(name)) fail(n, "'" + name + "' is a variable, not a function");
+    fail(n, "unknown function '" + shown(name) + "'" + suggestion(name, cands));
+  }
+  for (uint32_t k = 0; k < n.count; ++k) {
+    const Node& a = p.node(static_cast<int32_t>(p.child(n, k)));
+    if (a.kind == NodeKind::Keyword) {
+      kw.emplace_back(a.text, eval(p, static_cast<int32_t>(p.child(a, 0)), scope));
+      kw_at.push_back(&a);
+    } else {
+      pos.push_back(eval(p, static_cast<int32_t>(p.child(n, k)), scope));
+      pos_at.push_back(&a);
+    }
+  }
+  if (def_it != defs_.end()) {
+    if (!kw.empty()) fail(*kw_at[0], "a def takes positional arguments only");
+    return call_def(n, *def_it->second, std::move(pos), scope);
+  }
+  // Bind to the builtin's parameters.
+  Builtin::Args args;
+  args.fn = b;
+  args.call = &n;
+  args.scope = &scope;
+  args.base_dir = opts_.base_dir;
+  size_t np = b->params.size();
+  args.v.resize(np);
+  args.at.assign(np, nullptr);
+  auto pname = [&](size_t i) {
+    std::string s = b->params[i];
+    if (s.back() == '?') s.pop_back();
+    return s;
+  };
+  if (pos.size() > np)
+    fail(*pos_at[np], name + "() takes at most " + std::to_string(np) + " arguments (" +
+                          std::to_string(pos.size()) + " given)");
+  for (size_t i = 0; i < pos.size(); ++i) {
+    args.v[i] = std::move(pos[i]);
+    args.at[i] = pos_at[i];
+  }
+  for (size_t k = 0; k < kw.size(); ++k) {
+    size_t i = 0;
+    while (i < np && pname(i) != kw[k].first) ++i;
+    if (i == np) {
+      std::string known;
+      for (size_t j = 0; j < np; ++j) known += (j ? ", " : "") + pname(j);
+      fail(*kw_at[k], name + "() has no argument '" + std::string(kw[k].first) + "' (it takes " + known + ")");
+    }
+    if (args.v[i]) fail(*kw_at[k], name + "() got argument '" + pname(i) + "' twice");
+    args.v[i] = std::move(kw[k].second);
+    args.at[i] = kw_at[k];
+  }
+  for (size_t i = 0; i < np; ++i)
+    if (!args.v[i] && std::string(b->params[i]).back() != '?')
+      fail(n, name + "() is missing argument '" + pname(i) + "': " + b->help);
+  try {
+    return b->fn(args);
+  } catch (const Error& e) {
+    fail(n, e);
+  }
+}
+
+// The body of a def on these arguments: a graph on them (a trace when they are placeholders).
+Value Session::def_body(const Def& def, std::map<std::string, Value> locals, std::vector<const Def*> stack) {
+  Scope inner;
+  inner.locals = &locals;
+  inner.globals = false;
+  inner.tracing = true;
+  inner.stack = std::move(stack);
+  inner.stack.push_back(&def);
+  return eval(*def.prog, def.stmt->expr, inner);
+}
+
+// A def called at the root of a statement runs through arrayc::jit (traced once per pattern of
+// arguments). Called inside a trace, or nested in a larger expression (sum(sq(x))), it is
+// inlined: its body becomes part of the caller's graph, so that the two fuse. An error inside
+// it is reported at the call, prefixed "in def NAME: ".
+Value Session::call_def(const Node& at, Def& def, std::vector<Value> args, Scope& scope) {
+  const Stmt& s = *def.stmt;
+  if (args.size() != s.params.size())
+    fail(at, def.name + "() takes " + std::to_string(s.params.size()) + " argument" +
+                 (s.params.size() == 1 ? "" : "s") + " (" + std::to_string(args.size()) + " given)");
+  try {
+    if (scope.tracing || &at != scope.root) {
+      if (std::find(scope.stack.begin(), scope.stack.end(), &def) != scope.stack.end())
+        fail(at, "'" + def.name + "' calls itself; a def cannot be recursive");
+      if (scope.stack.size() >= 64) fail(at, "defs nested too deeply");
+      std::map<std::string, Value> locals;
+      for (size_t i = 0; i < args.size(); ++i) locals[std::string(s.params[i])] = std::move(args[i]);
+      return def_body(def, std::move(locals), scope.stack);
+    }
+    return call_jit(def, args);
+  } catch (const UserError& e) {
+    throw UserError{at.pos, "in def " + def.name + ": " + e.message};
+  }
+}
+
+// Arrays become jit parameters; numbers are baked into the trace (one trace per value, as
+// JAX's static arguments), so that they keep numpy's weak-scalar typing.
+Value Session::call_jit(Def& def, const std::vector<Value>& args) {
+  const Stmt& s = *def.stmt;
+  std::string key;
+  std::vector<Array> arrays;
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (args[i].kind == Value::Kind::Array) {
+      arrays.push_back(*args[i].array);
+      key += "A;";
+    } else if (args[i].kind == Value::Kind::Weak) {
+      std::ostringstream k;
+      k << std::setprecision(17) << "W" << args[i].integral << args[i].number << ";";
+      key += k.str();
+    } else {
+      throw UserError{{}, "argument " + std::to_string(i + 1) + " ('" + std::string(s.params[i]) +
+                              "') must be an array or a number, not " + kind_name(args[i])};
+    }
+  }
+  auto it = def.jits.find(key);
+  if (it == def.jits.end()) {
+    std::vector<Value> pattern = args;
+    Def* d = &def;
+    Body body = [this, d, pattern](const std::vector<Array>& params) {
+      std::map<std::string, Value> locals;
+      size_t k = 0;
+      for (size_t i = 0; i < pattern.size(); ++i)
+        locals[std::string(d->stmt->params[i])] =
+            pattern[i].kind == Value::Kind::Array ? array_value(params.at(k++)) : pattern[i];
+      Value v = def_body(*d, std::move(locals), {});
+      if (v.kind == Value::Kind::Weak) return strong(v);
+      if (v.kind != Value::Kind::Array) throw UserError{{}, std::string("it must compute an array, not ") + kind_name(v)};
+      return *v.array;
+    };
+    it = def.jits.emplace(key, make_jit(arrays.size(), std::move(body))).first;
+  }
+  try {
+    return array_value(it->second.call(arrays).at(0));
+  } catch (...) {
+    def.jits.erase(key);  // a failed trace is not reused
+    throw;
+  }
+}
+
+}  // namespace arrayc::tool

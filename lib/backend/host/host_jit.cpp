@@ -1,5 +1,7 @@
 #include "backend/host/host_jit.h"
 
+#include "codegen/cpu/cpu_kernel.h"
+#include "codegen/cpu/tile_copy.h"
 #include "codegen/optimize.h"
 
 #include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>

@@ -15,8 +15,8 @@ struct EmitOptions {
   enum class Target { Cpu, Nvptx } target = Target::Cpu;
   bool fast_math = false;  // the vector math library's fast mode (see docs/math_accuracy.md)
   // Host only: vector stores bypass the caches (non-temporal) for the outputs that
-  // Kernel::streamed_outputs names, when the outputs are too large to stay cached (see
-  // kernel_options in engine/executor.cpp).
+  // streamed_outputs (codegen/cpu/host_policy.h) names, when the outputs are too large to stay
+  // cached (see kernel_options in engine/executor.cpp).
   bool stream_stores = false;
 };
 

@@ -1,6 +1,7 @@
 #include "backend/host/host_jit.h"
 
 #include "codegen/cpu/cpu_kernel.h"
+#include "codegen/cpu/host_policy.h"
 #include "codegen/cpu/tile_copy.h"
 #include "codegen/optimize.h"
 
@@ -70,7 +71,7 @@ struct HostJit {
   // first kernel that calls it and shared from then on. Guarded by mu.
   std::set<int> tile_copies;
   void add_tile_copies(const Kernel& k) {
-    for (int l : k.tiled_leaves()) {
+    for (int l : tiled_leaves(k)) {
       int bytes = static_cast<int>(dtype_size(k.leaves[l].dtype));
       if (!tile_copies.insert(bytes).second) continue;
       auto ctx = std::make_unique<llvm::LLVMContext>();

@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "codegen/cpu/host_policy.h"
 #include "codegen/cpu/tile_copy.h"
 #include "codegen/cpu/vmath/vmath.h"
 #include "codegen/llvm_util.h"
@@ -64,11 +65,11 @@ class CpuLoopEmitter {
         std::vector<Value*> v = body_.emit(ptrs_, off);
         for (const KernelOutput& o : k_.outputs) body_.store(o.dtype, v[o.instr], ptrs_[o.ptr], off[o.index]);
       };
-      if (std::vector<int> tiled = k_.tiled_leaves(); !tiled.empty()) {
+      if (std::vector<int> tiled = tiled_leaves(k_); !tiled.empty()) {
         tiled_range(outer, begin, end, offsets, elementwise, tiled);
       } else {
         range_loop(outer, begin, end, offsets, elementwise,
-                   opts_.stream_stores ? k_.streamed_outputs() : std::vector<int>{});
+                   opts_.stream_stores ? streamed_outputs(k_) : std::vector<int>{});
       }
     } else {
       const KernelOutput& out = k_.outputs.at(0);
@@ -114,7 +115,7 @@ class CpuLoopEmitter {
     return off;
   }
 
-  // One row with streaming stores (Kernel::streamed_outputs): scalar iterations up to the first
+  // One row with streaming stores (streamed_outputs): scalar iterations up to the first
   // 64-byte boundary of the first streamed output, then the loop the vectorizer widens, with the
   // streamed outputs addressed from that column (alignment assumptions the optimizer carries to
   // the vector stores; see mark_streaming_stores). The other streamed outputs are aligned at the
@@ -207,7 +208,7 @@ class CpuLoopEmitter {
     range_loop(outer, begin, end, offsets, nullptr, {}, &rows);
   }
 
-  // An elementwise kernel with tiled leaves (Kernel::tiled_leaves: a + transpose(a), say). Row
+  // An elementwise kernel with tiled leaves (tiled_leaves: a + transpose(a), say). Row
   // after row, such a leaf is read one element per cache line (and per page, for rows of 4 KiB or
   // more), and its loads keep the row loop from vectorizing, math included: a + transpose(a) of
   // 4000 x 4000 floats took 28 ms, five times a * 2, and exp(transpose(a)) 30 ms. Instead the

@@ -7,8 +7,8 @@
 #include <utility>
 #include <vector>
 
+#include "codegen/cpu/host_policy.h"
 #include "codegen/llvm_util.h"
-#include "kernel/kernel.h"
 
 namespace arrayc::detail {
 namespace {

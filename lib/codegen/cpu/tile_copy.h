@@ -1,4 +1,4 @@
-// The host's tile copy for tiled leaves (Kernel::tiled_leaves) of `bytes`-byte elements,
+// The host's tile copy for tiled leaves (host_policy.h's tiled_leaves) of `bytes`-byte elements,
 // one function per element size shared by every kernel of the process (host_jit.cpp adds each
 // once):
 //   void arrayc_tile_copy_<bytes>(void* dst, const void* src, int64_t rows, int64_t cols,

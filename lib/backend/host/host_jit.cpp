@@ -1,15 +1,15 @@
 #include "backend/host/host_jit.h"
 
 #include "codegen/cpu/cpu_kernel.h"
+#include "codegen/cpu/host_passes.h"
 #include "codegen/cpu/host_policy.h"
 #include "codegen/cpu/tile_copy.h"
-#include "codegen/optimize.h"
+#include "codegen/llvm_util.h"
 
 #include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
 #include <llvm/ExecutionEngine/Orc/LLJIT.h>
 #include <llvm/ExecutionEngine/Orc/ThreadSafeModule.h>
 #include <llvm/IR/LegacyPassManager.h>
-#include <llvm/IR/Verifier.h>
 #include <llvm/MC/TargetRegistry.h>
 #include <llvm/Support/TargetSelect.h>
 #include <llvm/Support/CommandLine.h>
@@ -77,7 +77,7 @@ struct HostJit {
       auto ctx = std::make_unique<llvm::LLVMContext>();
       std::unique_ptr<llvm::Module> m = emit_tile_copy(bytes, *ctx);
       prepare(*m);
-      optimize_module(*m, *tm);
+      optimize_host_module(*m, *tm, /*stream_stores=*/false);
       if (auto e = jit->addIRModule(llvm::orc::ThreadSafeModule(std::move(m), std::move(ctx))))
         ARRAYC_INTERNAL_CHECK(false, "cannot add the tile copy to the JIT: " + to_error(std::move(e)));
     }
@@ -105,13 +105,6 @@ HostJit& host() {
   return *h;
 }
 
-std::string module_text(const llvm::Module& m) {
-  std::string s;
-  llvm::raw_string_ostream os(s);
-  m.print(os, nullptr);
-  return s;
-}
-
 }  // namespace
 
 std::unique_ptr<CompiledKernel> compile_host_kernel(const Kernel& k, const EmitOptions& opts) {
@@ -121,15 +114,12 @@ std::unique_ptr<CompiledKernel> compile_host_kernel(const Kernel& k, const EmitO
   out->symbol = "arrayc_" + k.name + "_" + std::to_string(h.next_id++);
   auto ctx = std::make_unique<llvm::LLVMContext>();
   std::unique_ptr<llvm::Module> m = emit_cpu_kernel(k, out->symbol, *ctx, opts);
-  std::string verify;
-  llvm::raw_string_ostream vs(verify);
-  ARRAYC_INTERNAL_CHECK(!llvm::verifyModule(*m, &vs), "invalid kernel IR: " + verify + "\n" + module_text(*m));
+  verify_module(*m);
   {
     std::lock_guard<std::mutex> lock(h.mu);
     h.add_tile_copies(k);
     h.prepare(*m);
-    optimize_module(*m, *h.tm);
-    if (opts.stream_stores) mark_streaming_stores(*m);
+    optimize_host_module(*m, *h.tm, opts.stream_stores);
     if (auto e = h.jit->addIRModule(llvm::orc::ThreadSafeModule(std::move(m), std::move(ctx))))
       ARRAYC_INTERNAL_CHECK(false, "cannot add a kernel to the JIT: " + to_error(std::move(e)));
     auto sym = h.jit->lookup(out->symbol);
@@ -148,8 +138,7 @@ HostStages host_stages(const Kernel& k, const EmitOptions& opts, const std::stri
   std::lock_guard<std::mutex> lock(h.mu);
   h.prepare(*m);
   st.ir = module_text(*m);
-  optimize_module(*m, *h.tm);
-  if (opts.stream_stores) mark_streaming_stores(*m);
+  optimize_host_module(*m, *h.tm, opts.stream_stores);
   st.opt_ir = module_text(*m);
   llvm::SmallString<0> buf;
   llvm::raw_svector_ostream os(buf);

@@ -58,7 +58,7 @@ Value* emit_body(const Ctx& e, MathFn fn, llvm::ArrayRef<Value*> a, const MathOp
 
 
 // Scalar functions stay out of line, so that the vectorizer sees their calls; vector variants are
-// inlined into the vectorized loop once it exists (inline_vector_math in codegen/optimize.cpp),
+// inlined into the vectorized loop once it exists (inline_vector_math in codegen/cpu/host_passes.cpp),
 // which keeps their constants in registers and their lanes out of the stack.
 void mark_inlining(llvm::Function* f, llvm::Type* t) {
   f->addFnAttr(t->isVectorTy() ? llvm::Attribute::AlwaysInline : llvm::Attribute::NoInline);

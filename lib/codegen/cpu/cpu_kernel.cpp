@@ -12,6 +12,7 @@
 #include "codegen/cpu/tile_copy.h"
 #include "codegen/cpu/vmath/vmath.h"
 #include "codegen/llvm_util.h"
+#include "codegen/loop_space.h"
 
 namespace arrayc::detail {
 namespace {
@@ -31,31 +32,13 @@ class CpuLoopEmitter {
     Value* params = f_->getArg(k_.num_ptrs);
     Value* begin = f_->getArg(k_.num_ptrs + 1);
     Value* end = f_->getArg(k_.num_ptrs + 2);
-    auto param = [&](int64_t i) {
+    space_ = LoopSpace::unpack(b_, k_, [&](int64_t i) -> Value* {
       return b_.CreateAlignedLoad(b_.getInt64Ty(), b_.CreateConstInBoundsGEP1_64(b_.getInt64Ty(), params, i),
                                   llvm::Align(8));
-    };
-    for (int d = 0; d < k_.rank; ++d) extents_.push_back(param(d));
-    Value* reduce_begin = param(k_.rank);
-    Value* reduce_end = param(k_.rank + 1);
-    Value* finalize = param(k_.rank + 2);
-
-    std::vector<const std::vector<StrideKind>*> kinds(k_.num_indexed);
-    for (const KernelLeaf& lf : k_.leaves)
-      if (lf.index >= 0) kinds[lf.index] = &lf.strides;
-    for (const KernelOutput& o : k_.outputs) kinds[o.index] = &o.strides;
-    std::vector<Value*> offsets;
-    strides_.resize(k_.num_indexed);
-    for (int j = 0; j < k_.num_indexed; ++j) {
-      int64_t blk = k_.param_block(j);
-      offsets.push_back(param(blk));
-      for (int d = 0; d < k_.rank; ++d) {
-        StrideKind sk = (*kinds[j])[d];
-        Value* stride = sk == StrideKind::Any ? static_cast<Value*>(param(blk + 1 + d))
-                                              : b_.getInt64(sk == StrideKind::Unit ? 1 : 0);
-        strides_[j].push_back(stride);
-      }
-    }
+    });
+    const std::vector<Value*>& offsets = space_.offsets;
+    Value* reduce_begin = space_.reduce_begin;
+    Value* reduce_end = space_.reduce_end;
 
     std::vector<int> outer, reduced;
     for (int d = 0; d < k_.rank; ++d) (d < k_.outer_rank() ? outer : reduced).push_back(d);
@@ -74,11 +57,7 @@ class CpuLoopEmitter {
     } else {
       const KernelOutput& out = k_.outputs.at(0);
       Value* count = b_.CreateSub(reduce_end, reduce_begin);
-      auto finish = [&](Value* r) {  // mean: divide once the range is the whole reduction
-        if (k_.reduce_op != Op::Mean) return r;
-        Value* n = b_.CreateSIToFP(count, r->getType());
-        return b_.CreateSelect(b_.CreateICmpNE(finalize, b_.getInt64(0)), b_.CreateFDiv(r, n), r);
-      };
+      auto finish = [&](Value* r) { return space_.finish(b_, k_, r, count); };
       if (k_.reduces_across_rows()) {
         column_blocks(outer, reduced, begin, end, offsets, reduce_begin, reduce_end, finish);
       } else {
@@ -111,7 +90,7 @@ class CpuLoopEmitter {
   // Each operand's offset at column c of dim `last`: base[j] + c * stride_j.
   std::vector<Value*> at_column(const std::vector<Value*>& base, Value* c, int last) {
     std::vector<Value*> off(base.size());
-    for (size_t j = 0; j < off.size(); ++j) off[j] = b_.CreateAdd(base[j], b_.CreateMul(c, strides_[j][last]));
+    for (size_t j = 0; j < off.size(); ++j) off[j] = b_.CreateAdd(base[j], b_.CreateMul(c, space_.strides[j][last]));
     return off;
   }
 
@@ -222,8 +201,8 @@ class CpuLoopEmitter {
   void tiled_range(const std::vector<int>& dims, Value* begin, Value* end, const std::vector<Value*>& base,
                    const Body& body, const std::vector<int>& tiled) {
     const int last = dims.back();
-    Value* e = extents_[last];
-    Value* e2 = extents_[dims[dims.size() - 2]];
+    Value* e = space_.extents[last];
+    Value* e2 = space_.extents[dims[dims.size() - 2]];
     Value* cols = b_.getInt64(kHostTileCols);
     llvm::IRBuilder<> eb(&f_->getEntryBlock(), f_->getEntryBlock().begin());
     std::vector<llvm::AllocaInst*> bufs;
@@ -280,7 +259,7 @@ class CpuLoopEmitter {
   void copy_tile(const std::vector<int>& dims, const std::vector<Value*>& base, const KernelLeaf& lf,
                  llvm::AllocaInst* buf, const Tile& t) {
     llvm::Type* mt = body_.memory_type(lf.dtype);
-    const std::vector<Value*>& s = strides_[lf.index];
+    const std::vector<Value*>& s = space_.strides[lf.index];
     Value* at = b_.CreateAdd(row_offsets(dims, t.r0, base)[lf.index], b_.CreateMul(t.c0, s[dims.back()]));
     llvm::FunctionCallee copy = tile_copy_callee(*f_->getParent(), static_cast<int>(dtype_size(lf.dtype)));
     b_.CreateCall(copy, {buf, b_.CreateGEP(mt, ptrs_[lf.ptr], at), b_.CreateSub(t.r1, t.r0), b_.CreateSub(t.c1, t.c0),
@@ -294,21 +273,21 @@ class CpuLoopEmitter {
                     const Tile& t) {
     const int last = dims.back();
     emit_loop(b_, t.r0, t.r1, b_.getInt64(1), [&](Value* r) {
-      Value* start = b_.CreateMul(r, extents_[last]);
+      Value* start = b_.CreateMul(r, space_.extents[last]);
       Value* lo = smax(t.c0, b_.CreateSub(begin, start));
       Value* hi = smin(t.c1, b_.CreateSub(end, start));
       std::vector<Value*> row = row_offsets(dims, r, base);
       std::vector<Value*> ptrs = ptrs_;
-      std::vector<std::vector<Value*>> strides = strides_;
+      std::vector<std::vector<Value*>> strides = space_.strides;
       for (size_t j = 0; j < tiled.size(); ++j) {
         const KernelLeaf& lf = k_.leaves[tiled[j]];
         row[lf.index] = in_buffer(t, r, b_.getInt64(0));
         ptrs_[lf.ptr] = bufs[j];
-        strides_[lf.index][last] = b_.getInt64(1);
+        space_.strides[lf.index][last] = b_.getInt64(1);
       }
       llvm::BranchInst* latch = row_loop(lo, hi, row, last, body);
       ptrs_ = std::move(ptrs);
-      strides_ = std::move(strides);
+      space_.strides = std::move(strides);
       if (body_.packed_sincos()) set_loop_hints(latch, {{"llvm.loop.vectorize.width", b_.getInt32(kSincosWidth)}});
     });
   }
@@ -318,17 +297,9 @@ class CpuLoopEmitter {
   Value* ceil_div(Value* a, Value* b) { return b_.CreateUDiv(b_.CreateAdd(a, b_.CreateSub(b, b_.getInt64(1))), b); }
 
   // Each operand's offset at the start of row `row` of the space spanned by `dims`, whose last
-  // dim the row walks: base[j] plus, for every other dim d, the row's index along d times
-  // operand j's stride there.
-  std::vector<Value*> row_offsets(const std::vector<int>& dims, Value* row, std::vector<Value*> base) {
-    Value* r = row;
-    for (size_t i = dims.size() - 1; i-- > 0;) {
-      int d = dims[i];
-      Value* id = i == 0 ? r : b_.CreateURem(r, extents_[d]);
-      if (i > 0) r = b_.CreateUDiv(r, extents_[d]);
-      for (size_t j = 0; j < base.size(); ++j) base[j] = b_.CreateAdd(base[j], b_.CreateMul(id, strides_[j][d]));
-    }
-    return base;
+  // dim the row walks: the offsets at index `row` of the other dims.
+  std::vector<Value*> row_offsets(const std::vector<int>& dims, Value* row, const std::vector<Value*>& base) {
+    return space_.offsets_at(b_, std::vector<int>(dims.begin(), dims.end() - 1), row, base);
   }
 
   // Visits the linear indices [begin, end) of the space spanned by `dims` (last fastest), row by
@@ -366,7 +337,7 @@ class CpuLoopEmitter {
       walk_row(begin, end, base);
       return;
     }
-    Value* e = extents_[last];
+    Value* e = space_.extents[last];
     emit_loop(b_, b_.CreateUDiv(begin, e), ceil_div(end, e), b_.getInt64(1), [&](Value* r) {
       Value* start = b_.CreateMul(r, e);
       Value* col = smax(b_.getInt64(0), b_.CreateSub(begin, start));
@@ -382,8 +353,7 @@ class CpuLoopEmitter {
   BodyEmitter body_;
   EmitOptions opts_;
   std::vector<Value*> ptrs_;
-  std::vector<Value*> extents_;
-  std::vector<std::vector<Value*>> strides_;
+  LoopSpace space_;  // extents, offsets and strides (compute_tile redirects tiled leaves' strides)
   int loops_ = 0;  // row loops emitted so far (to tell the innermost)
 };
 

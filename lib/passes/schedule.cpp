@@ -407,26 +407,10 @@ Schedule build_schedule(const Graph& g, const FusionOptions& opts_in) {
 }
 
 std::string print_schedule(const Schedule& s) {
-  std::ostringstream os;
-  const FusionPlan& p = s.plan;
-  std::unordered_map<const Node*, int> id;
-  for (const NodeRef& n : p.order) id[n.get()] = static_cast<int>(id.size());
-  // Appended rather than `"%" + std::to_string(...)`, which GCC 12 flags with a false -Wrestrict.
-  auto name = [&](const Node* n) { return std::string(1, '%').append(std::to_string(id.at(n))); };
-  for (size_t i = 0; i < s.steps.size(); ++i) {
-    const FusionGroup& grp = p.groups[i];
-    os << "kernel " << i << ": " << s.steps[i].label << " (";
-    std::vector<std::string> members;
-    for (const NodeRef& n : p.order)
-      if (p.group_of.count(n.get()) && p.group_of.at(n.get()) == static_cast<int>(i))
-        members.push_back(name(n.get()) + " " + op_name(n->op));
-    for (size_t m = 0; m < members.size(); ++m) os << (m ? ", " : "") << members[m];
-    os << ")\n";
-    for (const NodeRef& r : grp.roots)
-      os << "  materializes " << name(r.get()) << " " << dtype_name(r->dtype) << shape_str(r->shape)
-         << ": " << p.root_reason.at(r.get()) << "\n";
-  }
-  return os.str();
+  std::vector<std::string> titles;
+  for (size_t i = 0; i < s.steps.size(); ++i)
+    titles.push_back("kernel " + std::to_string(i) + ": " + s.steps[i].label);
+  return print_fusion_plan(s.plan, titles);
 }
 
 }  // namespace arrayc::detail

@@ -1,9 +1,9 @@
-// Accuracy and throughput report for the emitted math functions (lib/codegen/cpu/vmath/vmath.*), run by
+// Accuracy and throughput report for the emitted math functions (lib/codegen/cpu/vmath/), run by
 // hand; the numbers go into docs/math_accuracy.md. It is not part of the CMake build:
 //
-//   g++ -std=c++20 -O2 -Ilib -Iinclude -I/usr/lib/llvm-19/include lib/codegen/cpu/vmath/vmath.cpp lib/codegen/llvm_util.cpp
-//     lib/codegen/optimize.cpp lib/support/*.cpp benchmarks/ulp_report.cpp $(/usr/lib/llvm-19/bin/llvm-config --ldflags --libs orcjit
-//     native passes --system-libs) -o /tmp/ulp_report
+//   g++ -std=c++20 -O2 -Ilib -Iinclude -I/usr/lib/llvm-19/include lib/codegen/cpu/vmath/*.cpp lib/codegen/llvm_util.cpp
+//     lib/codegen/optimize.cpp lib/codegen/cpu/host_passes.cpp lib/support/*.cpp benchmarks/ulp_report.cpp
+//     $(/usr/lib/llvm-19/bin/llvm-config --ldflags --libs orcjit native passes --system-libs) -o /tmp/ulp_report
 //   /tmp/ulp_report [--stride N] [--range LO HI] [--samples64 N] [--no-accuracy] [--no-throughput]
 //                   [--libmvec]
 //
@@ -16,8 +16,8 @@
 // --libmvec: every row once more for glibc's AVX-512 vector math library (libmvec, the
 // _ZGVeN16v_* entry points, called on 16 floats or 8 doubles at a time), on the same inputs:
 // the library a C++ programmer could call instead (needs an AVX-512 CPU).
+#include "codegen/cpu/host_passes.h"
 #include "codegen/cpu/vmath/vmath.h"
-#include "codegen/optimize.h"
 
 #include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
 #include <llvm/ExecutionEngine/Orc/LLJIT.h>
@@ -166,9 +166,9 @@ Jitted compile(MathFn fn, bool f64, bool fast) {
   b.SetInsertPoint(exit);
   b.CreateRetVoid();
 
-  // arrayc's own pipeline (codegen/optimize.cpp), which inlines the vector variants into the
-  // vectorized loop as the engine's kernels get them.
-  arrayc::detail::optimize_module(*mod, *tm);
+  // arrayc's own pipeline (codegen/optimize.cpp, then codegen/cpu/host_passes.cpp), which
+  // inlines the vector variants into the vectorized loop as the engine's kernels get them.
+  arrayc::detail::optimize_host_module(*mod, *tm, /*stream_stores=*/false);
 
   Jitted j;
   j.jit = llvm::cantFail(llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(jtmb).create());

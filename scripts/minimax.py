@@ -3,7 +3,7 @@
 
 f32 cos: cos(r) ~ 1 + z * P(z) with z = r^2 and P of degree 2, minimising the relative error of
 cos over |r| <= pi/4 + 2^-12 (the widest reduced argument of the f32 float paths,
-lib/codegen/vmath.cpp). In terms of g(z) = (cos(sqrt z) - 1) / z that is a weighted minimax
+lib/codegen/cpu/vmath/trig.cpp). In terms of g(z) = (cos(sqrt z) - 1) / z that is a weighted minimax
 problem: the relative error is w(z) * (P(z) - g(z)) with w(z) = z / cos(sqrt z).
 
 f64 sin and cos, on |r| <= pi/4 + 2^-20 (the double reduction's q is one off only that close to
@@ -16,9 +16,10 @@ with S of degree 7 (f64), on |r| <= pi/2 + 2^-12 with S of degree 3 (f32, below 
 f32 tanh below 0.625: tanh(x) ~ x + x^3 P(z), z = x^2, P of degree 4 (g = (tanh x - x) / x^3,
 w = x^3 / tanh x).
 
-Prints the coefficients (rounded to float or double, as hex literals for vmath.cpp) and the
-maximum relative error in units of one ULP of a result in [0.5, 1) (2^-24 or 2^-53) with exact
-and with rounded coefficients. Needs python3-mpmath. Usage: scripts/minimax.py
+Prints the coefficients (rounded to float or double, as hex literals for
+lib/codegen/cpu/vmath/trig.cpp and tanh_pow.cpp) and the maximum relative error in units of one
+ULP of a result in [0.5, 1) (2^-24 or 2^-53) with exact and with rounded coefficients. Needs
+python3-mpmath. Usage: scripts/minimax.py
 """
 import struct
 

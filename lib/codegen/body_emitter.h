@@ -1,12 +1,10 @@
 // The op-to-LLVM-IR lowering, written once. BodyEmitter turns a Kernel's instructions into IR
-// at given operand offsets; each target (codegen/cpu/cpu_kernel.cpp, later nvptx) wraps it in its own loop
-// or thread structure.
+// at given operand offsets; each target (codegen/cpu/cpu_kernel.h, codegen/nvptx/ptx_kernel.h)
+// wraps it in its own loop or thread structure.
 #pragma once
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Module.h>
 
-#include <memory>
-#include <string>
 #include <vector>
 
 #include "kernel/kernel.h"
@@ -17,8 +15,8 @@ struct EmitOptions {
   enum class Target { Cpu, Nvptx } target = Target::Cpu;
   bool fast_math = false;  // the vector math library's fast mode (see docs/math_accuracy.md)
   // Host only: vector stores bypass the caches (non-temporal) for the outputs that
-  // Kernel::streamed_outputs names, when the outputs are too large to stay cached (see
-  // kernel_options in engine/executor.cpp).
+  // streamed_outputs (codegen/cpu/host_policy.h) names, when the outputs are too large to stay
+  // cached (see host_options in backend/host/host_backend.cpp).
   bool stream_stores = false;
 };
 
@@ -61,21 +59,5 @@ class BodyEmitter {
   EmitOptions opts_;
   bool packed_sincos_ = false;
 };
-
-// The host (cpu) target: one function `name` with the calling convention of kernel.h,
-//   void name(void* const* ptrs, const int64_t* params, int64_t begin, int64_t end).
-std::unique_ptr<llvm::Module> emit_cpu_kernel(const Kernel& k, const std::string& name,
-                                              llvm::LLVMContext& ctx, const EmitOptions& opts);
-
-// The host's tile copy for tiled leaves (Kernel::tiled_leaves) of `bytes`-byte elements, one
-// function per element size shared by every kernel of the process (host_jit.cpp adds each once):
-//   void arrayc_tile_copy_<bytes>(void* dst, const void* src, int64_t rows, int64_t cols,
-//                                 int64_t row_stride, int64_t col_stride)
-// copies element (r, c) of src, at r * row_stride + c * col_stride elements, to dst at
-// r * kHostTileCols + c, for r < rows <= kHostTileRows and c < cols <= kHostTileCols (dst
-// 64-byte aligned). A kernel declares it by tile_copy_callee.
-std::string tile_copy_symbol(int bytes);
-llvm::FunctionCallee tile_copy_callee(llvm::Module& m, int bytes);
-std::unique_ptr<llvm::Module> emit_tile_copy(int bytes, llvm::LLVMContext& ctx);
 
 }  // namespace arrayc::detail

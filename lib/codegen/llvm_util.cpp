@@ -1,6 +1,11 @@
 #include "codegen/llvm_util.h"
 
+#include <llvm/IR/Verifier.h>
+#include <llvm/Support/raw_ostream.h>
+
 #include <vector>
+
+#include "arrayc/error.h"
 
 namespace arrayc::detail {
 
@@ -55,6 +60,19 @@ void set_loop_hints(llvm::BranchInst* latch,
   llvm::MDNode* id = llvm::MDNode::getDistinct(ctx, ops);
   id->replaceOperandWith(0, id);
   latch->setMetadata(llvm::LLVMContext::MD_loop, id);
+}
+
+std::string module_text(const llvm::Module& m) {
+  std::string s;
+  llvm::raw_string_ostream os(s);
+  m.print(os, nullptr);
+  return s;
+}
+
+void verify_module(const llvm::Module& m) {
+  std::string verify;
+  llvm::raw_string_ostream vs(verify);
+  ARRAYC_INTERNAL_CHECK(!llvm::verifyModule(m, &vs), "invalid kernel IR: " + verify + "\n" + module_text(m));
 }
 
 }  // namespace arrayc::detail

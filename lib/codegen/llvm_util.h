@@ -1,10 +1,13 @@
-// Control flow for generated kernels, shared by the code generators: a counted loop and an
-// if/else, emitted at the builder's insert point (which ends up after them).
+// LLVM helpers shared by the code generators: control flow for generated kernels (a counted
+// loop and an if/else, emitted at the builder's insert point, which ends up after them), and a
+// module's text and verification.
 #pragma once
 #include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/Module.h>
 
 #include <functional>
 #include <initializer_list>
+#include <string>
 #include <utility>
 
 namespace arrayc::detail {
@@ -22,5 +25,12 @@ void set_loop_hints(llvm::BranchInst* latch,
 // if (cond) then(); else otherwise();  (no else block when otherwise is empty)
 void emit_if(llvm::IRBuilder<>& b, llvm::Value* cond, const std::function<void()>& then,
              const std::function<void()>& otherwise = nullptr);
+
+// The module as LLVM IR text (the stage texts of inspection, ARRAYC_DEBUG and ARRAYC_DUMP_DIR).
+std::string module_text(const llvm::Module& m);
+
+// Runs LLVM's verifier over a generated module: invalid IR is a bug of ours, an internal error
+// that prints the verifier's findings and the module.
+void verify_module(const llvm::Module& m);
 
 }  // namespace arrayc::detail

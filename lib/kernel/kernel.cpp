@@ -43,30 +43,6 @@ std::string Kernel::str() const {
   return os.str();
 }
 
-std::vector<int> Kernel::streamed_outputs() const {
-  std::vector<int> out;
-  if (is_reduction || outputs.empty() || rank == 0 || outputs[0].strides.back() != StrideKind::Unit ||
-      !tiled_leaves().empty())
-    return out;
-  for (size_t i = 0; i < outputs.size(); ++i)
-    if (dtype_size(outputs[i].dtype) == dtype_size(outputs[0].dtype) && outputs[i].strides.back() == StrideKind::Unit)
-      out.push_back(static_cast<int>(i));
-  return out;
-}
-
-std::vector<int> Kernel::tiled_leaves() const {
-  std::vector<int> out;
-  if (is_reduction || rank < 2) return out;
-  int64_t buffer_bytes = 0;
-  for (size_t i = 0; i < leaves.size(); ++i)
-    if (leaves[i].op == Op::Buffer && leaves[i].strides.back() == StrideKind::Any) {
-      out.push_back(static_cast<int>(i));
-      buffer_bytes += kHostTileRows * kHostTileCols * static_cast<int64_t>(dtype_size(leaves[i].dtype));
-    }
-  if (buffer_bytes > kMaxTileBufferBytes) out.clear();
-  return out;
-}
-
 bool Kernel::reduces_across_rows() const {
   if (!is_reduction || outer_rank() == 0 || reduce_rank == 0) return false;
   bool along_kept = false;

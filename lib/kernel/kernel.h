@@ -50,16 +50,6 @@ struct KernelOutput {
   int index;
 };
 
-// The host kernel's tiles for tiled leaves (Kernel::tiled_leaves): rows x columns of the last
-// two loop dims. 64 columns: the row loop's vector body at four 16-float vectors; 32 rows: two
-// cache lines of each float32 tiled leaf per tile column, the buffers 8 KiB (16 KiB for 8-byte
-// dtypes), so that a tile's lines and buffers stay in a 32 KiB L1.
-constexpr int64_t kHostTileRows = 32;
-constexpr int64_t kHostTileCols = 64;
-// The most stack the buffers of one kernel's tiles take (16 float64 tiled leaves); a kernel
-// with more goes untiled.
-constexpr int64_t kMaxTileBufferBytes = 256 * 1024;
-
 struct Kernel {
   std::string name;  // readable: the ops it fuses, e.g. "fused_gt_exp_mul_sub_where"
   int rank = 0;      // loop dims
@@ -77,17 +67,6 @@ struct Kernel {
   // along the last reduced one (sum(m, 0) of a row-major m). The host kernel then accumulates a
   // block of outputs row by row, and the executor splits the reduced range between threads.
   bool reduces_across_rows() const;
-  // With streaming stores (EmitOptions::stream_stores), the outputs written with them: the first
-  // output, when its rows are contiguous, and every other output of its element size with
-  // contiguous rows (codegen/cpu/cpu_kernel.cpp). Empty for reductions and tiled kernels.
-  std::vector<int> streamed_outputs() const;
-  // The memory leaves of an elementwise kernel (rank >= 2) that step through memory along the
-  // last dim: a transposed or otherwise strided view. The host kernel then walks the space in
-  // tiles of rows x columns and copies each such leaf's tile into a buffer first, so that memory
-  // is read a cache line at a time and the body vectorizes (codegen/cpu/cpu_kernel.cpp). Such a kernel
-  // keeps plain stores (streamed_outputs is empty; streaming measured no faster there). Empty
-  // when the buffers would take more than kMaxTileBufferBytes.
-  std::vector<int> tiled_leaves() const;
   int64_t num_params() const { return param_block(num_indexed); }
   // Where indexed operand j's offset sits in the params, its rank strides after it.
   int64_t param_block(int64_t j) const { return rank + 3 + j * (rank + 1); }

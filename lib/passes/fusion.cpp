@@ -3,8 +3,39 @@
 #include <algorithm>
 #include <map>
 #include <set>
+#include <sstream>
 
 namespace arrayc::detail {
+
+std::string print_fusion_plan(const FusionPlan& p, const std::vector<std::string>& titles) {
+  std::ostringstream os;
+  std::unordered_map<const Node*, int> id;
+  for (const NodeRef& n : p.order) id[n.get()] = static_cast<int>(id.size());
+  // Appended rather than `"%" + std::to_string(...)`, which GCC 12 flags with a false -Wrestrict.
+  auto name = [&](const Node* n) { return std::string(1, '%').append(std::to_string(id.at(n))); };
+  for (size_t i = 0; i < p.groups.size(); ++i) {
+    const FusionGroup& grp = p.groups[i];
+    if (i < titles.size()) {
+      os << titles[i];
+    } else {
+      const char* kind = grp.kind == FusionGroup::Kind::Elementwise ? "elementwise"
+                         : grp.kind == FusionGroup::Kind::Reduce    ? "reduce"
+                                                                    : "dot";
+      os << "group " << i << ": " << kind;
+    }
+    os << " (";
+    std::vector<std::string> members;
+    for (const NodeRef& n : p.order)
+      if (p.group_of.count(n.get()) && p.group_of.at(n.get()) == static_cast<int>(i))
+        members.push_back(name(n.get()) + " " + op_name(n->op));
+    for (size_t m = 0; m < members.size(); ++m) os << (m ? ", " : "") << members[m];
+    os << ")\n";
+    for (const NodeRef& r : grp.roots)
+      os << "  materializes " << name(r.get()) << " " << dtype_name(r->dtype) << shape_str(r->shape)
+         << ": " << p.root_reason.at(r.get()) << "\n";
+  }
+  return os.str();
+}
 
 const NodeRef& view_base(const NodeRef& n) {
   const NodeRef* p = &n;

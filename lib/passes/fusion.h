@@ -26,6 +26,14 @@ struct FusionOptions {
 
 FusionPlan plan_fusion(const Graph& g, const FusionOptions& opts);
 
+// Text of the fusion decisions, one group after another: its title, the nodes it computes (%N
+// numbered as print_graph numbers the graph's nodes), and why each of its roots is
+// materialized:
+//   group 0: elementwise (%1 exp, %3 add)
+//     materializes %3 float32[8]: requested output
+// titles[i] replaces "group i: <kind>" (print_schedule names the kernels).
+std::string print_fusion_plan(const FusionPlan& p, const std::vector<std::string>& titles = {});
+
 // Strips view nodes: the node whose values a chain of views shows.
 const NodeRef& view_base(const NodeRef& n);
 // Buffer and Param leaves: values already in memory.

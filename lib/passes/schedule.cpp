@@ -43,9 +43,11 @@ std::string view_key(const StridedView& v) {
   return std::to_string(v.offset) + shape_str(v.strides);
 }
 
-class Lowering {
+// The schedule's slots (one buffer per materialized node) and where every node a kernel reads
+// lives: a slot, a Buffer's storage, or a jit parameter, with its layout there.
+class SlotTable {
  public:
-  Lowering(const FusionPlan& plan, Schedule& s) : plan_(plan), s_(s) {}
+  SlotTable(const FusionPlan& plan, Schedule& s) : plan_(plan), s_(s) {}
 
   int slot_of(const Node* n) const { return slots_.at(n); }
   void add_slot(const NodeRef& n) {
@@ -98,7 +100,7 @@ class Lowering {
 // materialized inputs, carrying the chain of views met on the way.
 class KernelBuilder {
  public:
-  KernelBuilder(const Lowering& low, int group) : low_(low), group_(group) {}
+  KernelBuilder(const SlotTable& table, int group) : table_(table), group_(group) {}
 
   KernelStep build(const FusionGroup& grp) {
     const NodeRef& first = grp.roots[0];
@@ -136,7 +138,7 @@ class KernelBuilder {
     step.inputs = inputs_;
     for (size_t i = 0; i < k_.outputs.size(); ++i) {
       k_.outputs[i].ptr = static_cast<int>(inputs_.size() + i);
-      step.outputs.push_back(low_.slot_of(grp.roots[i].get()));
+      step.outputs.push_back(table_.slot_of(grp.roots[i].get()));
     }
     k_.num_ptrs = static_cast<int>(inputs_.size() + k_.outputs.size());
     k_.num_indexed = static_cast<int>(views_.size());
@@ -150,7 +152,7 @@ class KernelBuilder {
   int descend(const NodeRef& n, std::vector<const Node*>& chain) {
     auto key = std::make_pair(n.get(), chain);
     if (auto it = memo_.find(key); it != memo_.end()) return it->second;
-    const FusionPlan& plan = low_.plan();
+    const FusionPlan& plan = table_.plan();
     auto g = plan.group_of.find(n.get());
     bool here = g != plan.group_of.end() && g->second == group_;
     OpKind kind = op_kind(n->op);
@@ -192,7 +194,7 @@ class KernelBuilder {
         if (n->op != Op::Iota) lf.seed = static_cast<uint64_t>(n->ints[0]);
         key = std::string(op_name(n->op)) + std::to_string(lf.seed) + dtype_name(n->dtype);
       } else {
-        std::tie(src, base) = low_.memory_of(n, generate_here);
+        std::tie(src, base) = table_.memory_of(n, generate_here);
         lf.op = Op::Buffer;
         key = "m" + source_key(src) + dtype_name(n->dtype);
       }
@@ -293,7 +295,7 @@ class KernelBuilder {
     k_.name = (names.size() > 1 ? "fused_" : "") + name;
   }
 
-  const Lowering& low_;
+  const SlotTable& table_;
   int group_;
   Kernel k_;
   Shape iter_;
@@ -305,8 +307,8 @@ class KernelBuilder {
   std::map<std::string, int> leaf_keys_;
 };
 
-MatrixOperand matrix_operand(const Lowering& low, const NodeRef& n) {
-  auto [src, v] = low.view_of_memory(n);
+MatrixOperand matrix_operand(const SlotTable& table, const NodeRef& n) {
+  auto [src, v] = table.view_of_memory(n);
   MatrixOperand m;
   m.src = src;
   m.offset = v.offset;
@@ -322,9 +324,9 @@ MatrixOperand matrix_operand(const Lowering& low, const NodeRef& n) {
 Schedule lower(const Graph& g, FusionPlan plan) {
   Schedule s;
   s.plan = std::move(plan);
-  Lowering low(s.plan, s);
+  SlotTable table(s.plan, s);
   for (const FusionGroup& grp : s.plan.groups)
-    for (const NodeRef& r : grp.roots) low.add_slot(r);
+    for (const NodeRef& r : grp.roots) table.add_slot(r);
 
   for (size_t gi = 0; gi < s.plan.groups.size(); ++gi) {
     const FusionGroup& grp = s.plan.groups[gi];
@@ -334,13 +336,13 @@ Schedule lower(const Graph& g, FusionPlan plan) {
       DotStep dot;
       dot.dtype = d->dtype;
       dot.batch = d->rank() == 3 ? d->shape[0] : 1;
-      dot.a = matrix_operand(low, d->inputs[0]);
-      dot.b = matrix_operand(low, d->inputs[1]);
-      dot.output = low.slot_of(d.get());
+      dot.a = matrix_operand(table, d->inputs[0]);
+      dot.b = matrix_operand(table, d->inputs[1]);
+      dot.output = table.slot_of(d.get());
       step.op = dot;
       step.label = "dot";
     } else {
-      KernelStep ks = KernelBuilder(low, static_cast<int>(gi)).build(grp);
+      KernelStep ks = KernelBuilder(table, static_cast<int>(gi)).build(grp);
       step.label = ks.kernel.name;
       step.op = std::move(ks);
     }
@@ -354,11 +356,11 @@ Schedule lower(const Graph& g, FusionPlan plan) {
     ov.shape = o->shape;
     StridedView v;
     if (s.plan.is_root(o.get())) {
-      ov.src = Source{Source::Kind::Slot, nullptr, low.slot_of(o.get())};
+      ov.src = Source{Source::Kind::Slot, nullptr, table.slot_of(o.get())};
       v = StridedView::contiguous(o->shape);
     } else {
       try {
-        std::tie(ov.src, v) = low.view_of_memory(o);
+        std::tie(ov.src, v) = table.view_of_memory(o);
       } catch (const NeedsCopy&) {
         throw NeedsCopy{o.get()};
       }
@@ -405,26 +407,10 @@ Schedule build_schedule(const Graph& g, const FusionOptions& opts_in) {
 }
 
 std::string print_schedule(const Schedule& s) {
-  std::ostringstream os;
-  const FusionPlan& p = s.plan;
-  std::unordered_map<const Node*, int> id;
-  for (const NodeRef& n : p.order) id[n.get()] = static_cast<int>(id.size());
-  // Appended rather than `"%" + std::to_string(...)`, which GCC 12 flags with a false -Wrestrict.
-  auto name = [&](const Node* n) { return std::string(1, '%').append(std::to_string(id.at(n))); };
-  for (size_t i = 0; i < s.steps.size(); ++i) {
-    const FusionGroup& grp = p.groups[i];
-    os << "kernel " << i << ": " << s.steps[i].label << " (";
-    std::vector<std::string> members;
-    for (const NodeRef& n : p.order)
-      if (p.group_of.count(n.get()) && p.group_of.at(n.get()) == static_cast<int>(i))
-        members.push_back(name(n.get()) + " " + op_name(n->op));
-    for (size_t m = 0; m < members.size(); ++m) os << (m ? ", " : "") << members[m];
-    os << ")\n";
-    for (const NodeRef& r : grp.roots)
-      os << "  materializes " << name(r.get()) << " " << dtype_name(r->dtype) << shape_str(r->shape)
-         << ": " << p.root_reason.at(r.get()) << "\n";
-  }
-  return os.str();
+  std::vector<std::string> titles;
+  for (size_t i = 0; i < s.steps.size(); ++i)
+    titles.push_back("kernel " + std::to_string(i) + ": " + s.steps[i].label);
+  return print_fusion_plan(s.plan, titles);
 }
 
 }  // namespace arrayc::detail

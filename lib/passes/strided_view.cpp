@@ -4,6 +4,10 @@
 
 namespace arrayc::detail {
 
+std::string StridedView::str() const {
+  return "offset=" + std::to_string(offset) + " shape=" + shape_str(shape) + " strides=" + shape_str(strides);
+}
+
 StridedView StridedView::contiguous(const Shape& shape) {
   return StridedView{0, shape, contiguous_strides(shape)};
 }

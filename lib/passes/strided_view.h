@@ -19,6 +19,7 @@ struct StridedView {
   // numpy's no-copy reshape: nullopt when the strides cannot express the new shape.
   std::optional<StridedView> reshaped(const Shape& to) const;
   bool is_contiguous() const;  // row-major strides (the offset may be anything)
+  std::string str() const;     // "offset=2 shape=[3, 4] strides=[1, 3]"
 };
 
 }  // namespace arrayc::detail

@@ -15,6 +15,7 @@
 #include "kernel/kernel.h"
 #include "backend/host/host_backend.h"
 #include "backend/host/host_jit.h"
+#include "codegen/cpu/host_policy.h"
 #include "backend/host/thread_pool.h"
 #include "support/data.h"
 #include "support/errors.h"
@@ -189,7 +190,7 @@ TEST_F(Streaming, OutputsAlignedUnlikeTheFirstTakeTheScalarLoop) {
   k.outputs.push_back(KernelOutput{0, DType::Float32, {StrideKind::Unit}, 2, 2});
   k.num_ptrs = 3;
   k.num_indexed = 3;
-  ASSERT_EQ(k.streamed_outputs(), (std::vector<int>{0, 1}));
+  ASSERT_EQ(streamed_outputs(k), (std::vector<int>{0, 1}));
   EmitOptions opts;
   opts.stream_stores = true;
   std::unique_ptr<HostBinary> ck = compile_host_kernel(k, opts);

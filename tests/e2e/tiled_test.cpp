@@ -1,10 +1,10 @@
-// Tiled host kernels (Kernel::tiled_leaves): an elementwise kernel that reads an operand across
-// its memory rows (a transposed or otherwise strided view) walks its space in tiles and copies
-// each such operand's tile into a buffer first. These tests check the results against the
-// reference interpreter for every dtype, shapes around the tile size, thread chunks that start
-// and end mid-row, ranks 3 and 4, several tiled operands and math in the body; a hand-made
-// kernel called on arbitrary ranges pins which elements a call writes; and the stage dumps say
-// what was done.
+// Tiled host kernels (tiled_leaves, codegen/cpu/host_policy.h): an elementwise kernel that reads
+// an operand across its memory rows (a transposed or otherwise strided view) walks its space in
+// tiles and copies each such operand's tile into a buffer first. These tests check the results
+// against the reference interpreter for every dtype, shapes around the tile size, thread chunks
+// that start and end mid-row, ranks 3 and 4, several tiled operands and math in the body; a
+// hand-made kernel called on arbitrary ranges pins which elements a call writes; and the stage
+// dumps say what was done.
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -13,6 +13,7 @@
 
 #include "kernel/kernel.h"
 #include "backend/host/host_jit.h"
+#include "codegen/cpu/host_policy.h"
 #include "backend/host/thread_pool.h"
 #include "support/data.h"
 #include "support/reference.h"
@@ -174,8 +175,8 @@ TEST_F(Tiled, ACallWritesExactlyItsRange) {
   k.outputs.push_back(KernelOutput{0, DType::Float32, {StrideKind::Any, StrideKind::Unit}, 1, 1});
   k.num_ptrs = 2;
   k.num_indexed = 2;
-  ASSERT_EQ(k.tiled_leaves(), std::vector<int>{0});
-  ASSERT_TRUE(k.streamed_outputs().empty());
+  ASSERT_EQ(detail::tiled_leaves(k), std::vector<int>{0});
+  ASSERT_TRUE(detail::streamed_outputs(k).empty());
   std::unique_ptr<HostBinary> ck = compile_host_kernel(k, EmitOptions{});
   // Tiles where there are 16 rows or more, and rows of kHostTileCols or more; else no tiles.
   for (auto [rows, cols] : {std::pair<int64_t, int64_t>{1, 1}, {5, 3}, {kHostTileRows + 3, kHostTileCols * 2 + 5},

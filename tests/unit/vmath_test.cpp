@@ -418,7 +418,7 @@ TEST(VMath, SinF64UlpBound) { check_trig<double>(MathFn::Sin); }
 TEST(VMath, CosF32UlpBound) { check_trig<float>(MathFn::Cos); }
 TEST(VMath, CosF64UlpBound) { check_trig<double>(MathFn::Cos); }
 // f32 sin/cos take an all-float path when every lane of a vector has |x| < 2^22
-// (kSmallTrigF32 in vmath.cpp) and the double path otherwise: a sweep over every 2003rd float
+// (kSmallTrigF32 in vmath/trig.cpp) and the double path otherwise: a sweep over every 2003rd float
 // with |x| <= 2^22 (both signs), every float in [2^22 - 2^15, 2^22 + 2^15] (the switch, both
 // paths, vectors mixing lanes below and above it), near multiples of pi/2 below the bound, and
 // normal-distributed inputs (the common case).

@@ -12,6 +12,7 @@
 #include "backend/host/cpu_allocator.h"
 #include "backend/host/host_jit.h"
 #include "backend/host/thread_pool.h"
+#include "codegen/cpu/host_policy.h"
 #include "support/env.h"
 #include "support/hash.h"
 #include "support/stats.h"
@@ -213,8 +214,8 @@ std::string host_notes(const KernelStep& ks, const Schedule& s, const EmitOption
   };
   std::vector<int> streamed_ptrs, tiled_ptrs;
   if (o.stream_stores)
-    for (int out : k.streamed_outputs()) streamed_ptrs.push_back(k.outputs[out].ptr);
-  for (int l : k.tiled_leaves()) tiled_ptrs.push_back(k.leaves[l].ptr);
+    for (int out : streamed_outputs(k)) streamed_ptrs.push_back(k.outputs[out].ptr);
+  for (int l : tiled_leaves(k)) tiled_ptrs.push_back(k.leaves[l].ptr);
   std::string text;
   if (!streamed_ptrs.empty())
     text += "  ; non-temporal stores to " + ptr_list(streamed_ptrs) + ": outputs of " +

@@ -1,14 +1,17 @@
 #include "backend/host/host_jit.h"
 
 #include "arrayc/error.h"
-#include "codegen/optimize.h"
+#include "codegen/cpu/cpu_kernel.h"
+#include "codegen/cpu/host_passes.h"
+#include "codegen/cpu/host_policy.h"
+#include "codegen/cpu/tile_copy.h"
+#include "codegen/llvm_util.h"
 
 #include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
 #include <llvm/ExecutionEngine/Orc/LLJIT.h>
 #include <llvm/ExecutionEngine/Orc/ObjectTransformLayer.h>
 #include <llvm/ExecutionEngine/Orc/ThreadSafeModule.h>
 #include <llvm/IR/LegacyPassManager.h>
-#include <llvm/IR/Verifier.h>
 #include <llvm/MC/TargetRegistry.h>
 #include <llvm/Support/TargetSelect.h>
 #include <llvm/Support/CommandLine.h>
@@ -85,13 +88,13 @@ struct HostJit {
   // first kernel that calls it and shared from then on. Guarded by mu.
   std::set<int> tile_copies;
   void add_tile_copies(const Kernel& k) {
-    for (int l : k.tiled_leaves()) {
+    for (int l : tiled_leaves(k)) {
       int bytes = static_cast<int>(dtype_size(k.leaves[l].dtype));
       if (!tile_copies.insert(bytes).second) continue;
       auto ctx = std::make_unique<llvm::LLVMContext>();
       std::unique_ptr<llvm::Module> m = emit_tile_copy(bytes, *ctx);
       prepare(*m);
-      optimize_module(*m, *tm);
+      optimize_host_module(*m, *tm, /*stream_stores=*/false);
       if (auto e = jit->addIRModule(llvm::orc::ThreadSafeModule(std::move(m), std::move(ctx))))
         ARRAYC_INTERNAL_CHECK(false, "cannot add the tile copy to the JIT: " + to_error(std::move(e)));
     }
@@ -119,13 +122,6 @@ HostJit& host() {
   return *h;
 }
 
-std::string module_text(const llvm::Module& m) {
-  std::string s;
-  llvm::raw_string_ostream os(s);
-  m.print(os, nullptr);
-  return s;
-}
-
 }  // namespace
 
 std::unique_ptr<HostBinary> compile_host_kernel(const Kernel& k, const EmitOptions& opts, const std::string& symbol,
@@ -141,15 +137,12 @@ std::unique_ptr<HostBinary> compile_host_kernel(const Kernel& k, const EmitOptio
   auto ctx = std::make_unique<llvm::LLVMContext>();
   std::unique_ptr<llvm::Module> m = emit_cpu_kernel(k, out->name, *ctx, opts);
   m->setModuleIdentifier(out->name);
-  std::string verify;
-  llvm::raw_string_ostream vs(verify);
-  ARRAYC_INTERNAL_CHECK(!llvm::verifyModule(*m, &vs), "invalid kernel IR: " + verify + "\n" + module_text(*m));
+  verify_module(*m);
   {
     std::lock_guard<std::mutex> lock(h.mu);
     h.add_tile_copies(k);
     h.prepare(*m);
-    optimize_module(*m, *h.tm);
-    if (opts.stream_stores) mark_streaming_stores(*m);
+    optimize_host_module(*m, *h.tm, opts.stream_stores);
     if (auto e = h.jit->addIRModule(llvm::orc::ThreadSafeModule(std::move(m), std::move(ctx))))
       ARRAYC_INTERNAL_CHECK(false, "cannot add a kernel to the JIT: " + to_error(std::move(e)));
     // Only an object under the symbol its key names can be linked by another process.
@@ -198,8 +191,7 @@ HostStages host_stages(const Kernel& k, const EmitOptions& opts, const std::stri
   std::lock_guard<std::mutex> lock(h.mu);
   h.prepare(*m);
   st.ir = module_text(*m);
-  optimize_module(*m, *h.tm);
-  if (opts.stream_stores) mark_streaming_stores(*m);
+  optimize_host_module(*m, *h.tm, opts.stream_stores);
   st.opt_ir = module_text(*m);
   llvm::SmallString<0> buf;
   llvm::raw_svector_ostream os(buf);

@@ -2,13 +2,17 @@
 // parallel space. The innermost loop walks one row with constant-stride addressing (unit
 // strides become plain `base + i`), which is the loop LLVM's vectorizer widens; the thread pool
 // calls the function on disjoint ranges.
+#include "codegen/cpu/cpu_kernel.h"
+
 #include <functional>
 #include <utility>
 #include <vector>
 
-#include "codegen/body_emitter.h"
-#include "codegen/llvm_util.h"
+#include "codegen/cpu/host_policy.h"
+#include "codegen/cpu/tile_copy.h"
 #include "codegen/cpu/vmath/vmath.h"
+#include "codegen/llvm_util.h"
+#include "codegen/loop_space.h"
 
 namespace arrayc::detail {
 namespace {
@@ -16,7 +20,6 @@ namespace {
 using llvm::Value;
 
 constexpr uint64_t kStreamAlign = 64;  // bytes: a cache line, and the widest vector store
-constexpr int64_t kBlockBytes = 64;    // a side of tiled_range's transposed blocks: one vector
 
 class CpuLoopEmitter {
  public:
@@ -29,31 +32,13 @@ class CpuLoopEmitter {
     Value* params = f_->getArg(k_.num_ptrs);
     Value* begin = f_->getArg(k_.num_ptrs + 1);
     Value* end = f_->getArg(k_.num_ptrs + 2);
-    auto param = [&](int64_t i) {
+    space_ = LoopSpace::unpack(b_, k_, [&](int64_t i) -> Value* {
       return b_.CreateAlignedLoad(b_.getInt64Ty(), b_.CreateConstInBoundsGEP1_64(b_.getInt64Ty(), params, i),
                                   llvm::Align(8));
-    };
-    for (int d = 0; d < k_.rank; ++d) extents_.push_back(param(d));
-    Value* reduce_begin = param(k_.rank);
-    Value* reduce_end = param(k_.rank + 1);
-    Value* finalize = param(k_.rank + 2);
-
-    std::vector<const std::vector<StrideKind>*> kinds(k_.num_indexed);
-    for (const KernelLeaf& lf : k_.leaves)
-      if (lf.index >= 0) kinds[lf.index] = &lf.strides;
-    for (const KernelOutput& o : k_.outputs) kinds[o.index] = &o.strides;
-    std::vector<Value*> offsets;
-    strides_.resize(k_.num_indexed);
-    for (int j = 0; j < k_.num_indexed; ++j) {
-      int64_t blk = k_.param_block(j);
-      offsets.push_back(param(blk));
-      for (int d = 0; d < k_.rank; ++d) {
-        StrideKind sk = (*kinds[j])[d];
-        Value* stride = sk == StrideKind::Any ? static_cast<Value*>(param(blk + 1 + d))
-                                              : b_.getInt64(sk == StrideKind::Unit ? 1 : 0);
-        strides_[j].push_back(stride);
-      }
-    }
+    });
+    const std::vector<Value*>& offsets = space_.offsets;
+    Value* reduce_begin = space_.reduce_begin;
+    Value* reduce_end = space_.reduce_end;
 
     std::vector<int> outer, reduced;
     for (int d = 0; d < k_.rank; ++d) (d < k_.outer_rank() ? outer : reduced).push_back(d);
@@ -63,20 +48,16 @@ class CpuLoopEmitter {
         std::vector<Value*> v = body_.emit(ptrs_, off);
         for (const KernelOutput& o : k_.outputs) body_.store(o.dtype, v[o.instr], ptrs_[o.ptr], off[o.index]);
       };
-      if (std::vector<int> tiled = k_.tiled_leaves(); !tiled.empty()) {
+      if (std::vector<int> tiled = tiled_leaves(k_); !tiled.empty()) {
         tiled_range(outer, begin, end, offsets, elementwise, tiled);
       } else {
         range_loop(outer, begin, end, offsets, elementwise,
-                   opts_.stream_stores ? k_.streamed_outputs() : std::vector<int>{});
+                   opts_.stream_stores ? streamed_outputs(k_) : std::vector<int>{});
       }
     } else {
       const KernelOutput& out = k_.outputs.at(0);
       Value* count = b_.CreateSub(reduce_end, reduce_begin);
-      auto finish = [&](Value* r) {  // mean: divide once the range is the whole reduction
-        if (k_.reduce_op != Op::Mean) return r;
-        Value* n = b_.CreateSIToFP(count, r->getType());
-        return b_.CreateSelect(b_.CreateICmpNE(finalize, b_.getInt64(0)), b_.CreateFDiv(r, n), r);
-      };
+      auto finish = [&](Value* r) { return space_.finish(b_, k_, r, count); };
       if (k_.reduces_across_rows()) {
         column_blocks(outer, reduced, begin, end, offsets, reduce_begin, reduce_end, finish);
       } else {
@@ -109,11 +90,11 @@ class CpuLoopEmitter {
   // Each operand's offset at column c of dim `last`: base[j] + c * stride_j.
   std::vector<Value*> at_column(const std::vector<Value*>& base, Value* c, int last) {
     std::vector<Value*> off(base.size());
-    for (size_t j = 0; j < off.size(); ++j) off[j] = b_.CreateAdd(base[j], b_.CreateMul(c, strides_[j][last]));
+    for (size_t j = 0; j < off.size(); ++j) off[j] = b_.CreateAdd(base[j], b_.CreateMul(c, space_.strides[j][last]));
     return off;
   }
 
-  // One row with streaming stores (Kernel::streamed_outputs): scalar iterations up to the first
+  // One row with streaming stores (streamed_outputs): scalar iterations up to the first
   // 64-byte boundary of the first streamed output, then the loop the vectorizer widens, with the
   // streamed outputs addressed from that column (alignment assumptions the optimizer carries to
   // the vector stores; see mark_streaming_stores). The other streamed outputs are aligned at the
@@ -206,7 +187,7 @@ class CpuLoopEmitter {
     range_loop(outer, begin, end, offsets, nullptr, {}, &rows);
   }
 
-  // An elementwise kernel with tiled leaves (Kernel::tiled_leaves: a + transpose(a), say). Row
+  // An elementwise kernel with tiled leaves (tiled_leaves: a + transpose(a), say). Row
   // after row, such a leaf is read one element per cache line (and per page, for rows of 4 KiB or
   // more), and its loads keep the row loop from vectorizing, math included: a + transpose(a) of
   // 4000 x 4000 floats took 28 ms, five times a * 2, and exp(transpose(a)) 30 ms. Instead the
@@ -220,8 +201,8 @@ class CpuLoopEmitter {
   void tiled_range(const std::vector<int>& dims, Value* begin, Value* end, const std::vector<Value*>& base,
                    const Body& body, const std::vector<int>& tiled) {
     const int last = dims.back();
-    Value* e = extents_[last];
-    Value* e2 = extents_[dims[dims.size() - 2]];
+    Value* e = space_.extents[last];
+    Value* e2 = space_.extents[dims[dims.size() - 2]];
     Value* cols = b_.getInt64(kHostTileCols);
     llvm::IRBuilder<> eb(&f_->getEntryBlock(), f_->getEntryBlock().begin());
     std::vector<llvm::AllocaInst*> bufs;
@@ -230,7 +211,7 @@ class CpuLoopEmitter {
           llvm::ArrayType::get(body_.memory_type(k_.leaves[l].dtype), kHostTileRows * kHostTileCols)));
       bufs.back()->setAlignment(llvm::Align(64));
     }
-    Value* use_tiles = b_.CreateAnd(b_.CreateICmpSGE(e, cols), b_.CreateICmpSGE(e2, b_.getInt64(kBlockBytes / 4)));
+    Value* use_tiles = b_.CreateAnd(b_.CreateICmpSGE(e, cols), b_.CreateICmpSGE(e2, b_.getInt64(kTileBlockBytes / 4)));
     emit_if(
         b_, b_.CreateAnd(use_tiles, b_.CreateICmpSLT(begin, end)),
         [&] {
@@ -278,7 +259,7 @@ class CpuLoopEmitter {
   void copy_tile(const std::vector<int>& dims, const std::vector<Value*>& base, const KernelLeaf& lf,
                  llvm::AllocaInst* buf, const Tile& t) {
     llvm::Type* mt = body_.memory_type(lf.dtype);
-    const std::vector<Value*>& s = strides_[lf.index];
+    const std::vector<Value*>& s = space_.strides[lf.index];
     Value* at = b_.CreateAdd(row_offsets(dims, t.r0, base)[lf.index], b_.CreateMul(t.c0, s[dims.back()]));
     llvm::FunctionCallee copy = tile_copy_callee(*f_->getParent(), static_cast<int>(dtype_size(lf.dtype)));
     b_.CreateCall(copy, {buf, b_.CreateGEP(mt, ptrs_[lf.ptr], at), b_.CreateSub(t.r1, t.r0), b_.CreateSub(t.c1, t.c0),
@@ -292,21 +273,21 @@ class CpuLoopEmitter {
                     const Tile& t) {
     const int last = dims.back();
     emit_loop(b_, t.r0, t.r1, b_.getInt64(1), [&](Value* r) {
-      Value* start = b_.CreateMul(r, extents_[last]);
+      Value* start = b_.CreateMul(r, space_.extents[last]);
       Value* lo = smax(t.c0, b_.CreateSub(begin, start));
       Value* hi = smin(t.c1, b_.CreateSub(end, start));
       std::vector<Value*> row = row_offsets(dims, r, base);
       std::vector<Value*> ptrs = ptrs_;
-      std::vector<std::vector<Value*>> strides = strides_;
+      std::vector<std::vector<Value*>> strides = space_.strides;
       for (size_t j = 0; j < tiled.size(); ++j) {
         const KernelLeaf& lf = k_.leaves[tiled[j]];
         row[lf.index] = in_buffer(t, r, b_.getInt64(0));
         ptrs_[lf.ptr] = bufs[j];
-        strides_[lf.index][last] = b_.getInt64(1);
+        space_.strides[lf.index][last] = b_.getInt64(1);
       }
       llvm::BranchInst* latch = row_loop(lo, hi, row, last, body);
       ptrs_ = std::move(ptrs);
-      strides_ = std::move(strides);
+      space_.strides = std::move(strides);
       if (body_.packed_sincos()) set_loop_hints(latch, {{"llvm.loop.vectorize.width", b_.getInt32(kSincosWidth)}});
     });
   }
@@ -316,17 +297,9 @@ class CpuLoopEmitter {
   Value* ceil_div(Value* a, Value* b) { return b_.CreateUDiv(b_.CreateAdd(a, b_.CreateSub(b, b_.getInt64(1))), b); }
 
   // Each operand's offset at the start of row `row` of the space spanned by `dims`, whose last
-  // dim the row walks: base[j] plus, for every other dim d, the row's index along d times
-  // operand j's stride there.
-  std::vector<Value*> row_offsets(const std::vector<int>& dims, Value* row, std::vector<Value*> base) {
-    Value* r = row;
-    for (size_t i = dims.size() - 1; i-- > 0;) {
-      int d = dims[i];
-      Value* id = i == 0 ? r : b_.CreateURem(r, extents_[d]);
-      if (i > 0) r = b_.CreateUDiv(r, extents_[d]);
-      for (size_t j = 0; j < base.size(); ++j) base[j] = b_.CreateAdd(base[j], b_.CreateMul(id, strides_[j][d]));
-    }
-    return base;
+  // dim the row walks: the offsets at index `row` of the other dims.
+  std::vector<Value*> row_offsets(const std::vector<int>& dims, Value* row, const std::vector<Value*>& base) {
+    return space_.offsets_at(b_, std::vector<int>(dims.begin(), dims.end() - 1), row, base);
   }
 
   // Visits the linear indices [begin, end) of the space spanned by `dims` (last fastest), row by
@@ -364,7 +337,7 @@ class CpuLoopEmitter {
       walk_row(begin, end, base);
       return;
     }
-    Value* e = extents_[last];
+    Value* e = space_.extents[last];
     emit_loop(b_, b_.CreateUDiv(begin, e), ceil_div(end, e), b_.getInt64(1), [&](Value* r) {
       Value* start = b_.CreateMul(r, e);
       Value* col = smax(b_.getInt64(0), b_.CreateSub(begin, start));
@@ -380,108 +353,11 @@ class CpuLoopEmitter {
   BodyEmitter body_;
   EmitOptions opts_;
   std::vector<Value*> ptrs_;
-  std::vector<Value*> extents_;
-  std::vector<std::vector<Value*>> strides_;
+  LoopSpace space_;  // extents, offsets and strides (compute_tile redirects tiled leaves' strides)
   int loops_ = 0;  // row loops emitted so far (to tell the innermost)
 };
 
-// The transpose of a square block of vectors v[row][col]: log2(n) rounds, each pairing vector
-// i with vector i + n/2 and interleaving their low and high halves.
-std::vector<Value*> transpose_block(llvm::IRBuilder<>& b, std::vector<Value*> v) {
-  const int n = static_cast<int>(v.size());
-  std::vector<int> lo(n), hi(n);
-  for (int i = 0; i < n / 2; ++i) {
-    lo[2 * i] = i;
-    lo[2 * i + 1] = n + i;
-    hi[2 * i] = n / 2 + i;
-    hi[2 * i + 1] = n + n / 2 + i;
-  }
-  for (int round = 1; round < n; round *= 2) {
-    std::vector<Value*> next(n);
-    for (int i = 0; i < n / 2; ++i) {
-      next[2 * i] = b.CreateShuffleVector(v[i], v[i + n / 2], lo);
-      next[2 * i + 1] = b.CreateShuffleVector(v[i], v[i + n / 2], hi);
-    }
-    v = std::move(next);
-  }
-  return v;
-}
-
-llvm::FunctionType* tile_copy_type(llvm::LLVMContext& ctx) {
-  auto* ptr = llvm::PointerType::get(ctx, 0);
-  auto* i64 = llvm::Type::getInt64Ty(ctx);
-  return llvm::FunctionType::get(llvm::Type::getVoidTy(ctx), {ptr, ptr, i64, i64, i64, i64}, false);
-}
-
 }  // namespace
-
-std::string tile_copy_symbol(int bytes) { return "arrayc_tile_copy_" + std::to_string(bytes); }
-
-llvm::FunctionCallee tile_copy_callee(llvm::Module& m, int bytes) {
-  llvm::FunctionCallee f = m.getOrInsertFunction(tile_copy_symbol(bytes), tile_copy_type(m.getContext()));
-  auto* fn = llvm::cast<llvm::Function>(f.getCallee());
-  fn->setDoesNotThrow();
-  for (unsigned i : {0u, 1u}) fn->addParamAttr(i, llvm::Attribute::NoAlias);
-  return f;
-}
-
-std::unique_ptr<llvm::Module> emit_tile_copy(int bytes, llvm::LLVMContext& ctx) {
-  auto m = std::make_unique<llvm::Module>(tile_copy_symbol(bytes), ctx);
-  // The declaration a kernel makes, given a body here.
-  auto* f = llvm::cast<llvm::Function>(tile_copy_callee(*m, bytes).getCallee());
-  Value *dst = f->getArg(0), *src = f->getArg(1), *rows = f->getArg(2), *cols = f->getArg(3);
-  Value *row_stride = f->getArg(4), *col_stride = f->getArg(5);
-  llvm::IRBuilder<> b(llvm::BasicBlock::Create(ctx, "entry", f));
-  llvm::Type* t = b.getIntNTy(8 * bytes);
-  Value* pitch = b.getInt64(kHostTileCols);
-  auto scalar = [&](Value* r_from, Value* r_to, Value* c_from, Value* c_to) {
-    emit_loop(b, r_from, r_to, b.getInt64(1), [&](Value* r) {
-      Value* from = b.CreateMul(r, row_stride);
-      Value* to = b.CreateMul(r, pitch);
-      llvm::BranchInst* latch = emit_loop(b, c_from, c_to, b.getInt64(1), [&](Value* c) {
-        Value* v = b.CreateLoad(t, b.CreateGEP(t, src, b.CreateAdd(from, b.CreateMul(c, col_stride))));
-        b.CreateStore(v, b.CreateGEP(t, dst, b.CreateAdd(to, c)));
-      });
-      // Only for strides other than 1 (a tiled leaf's last one never is), where a vector copy
-      // is not worth the compile time.
-      set_loop_hints(latch, {{"llvm.loop.vectorize.enable", b.getFalse()}});
-    });
-  };
-  if (bytes != 4 && bytes != 8) {
-    scalar(b.getInt64(0), rows, b.getInt64(0), cols);
-    b.CreateRetVoid();
-    return m;
-  }
-  const int64_t n = kBlockBytes / bytes;
-  auto* vt = llvm::FixedVectorType::get(t, static_cast<unsigned>(n));
-  Value* r_full = b.CreateAnd(rows, b.getInt64(-n));
-  Value* c_full = b.CreateAnd(cols, b.getInt64(-n));
-  emit_if(
-      b, b.CreateICmpEQ(row_stride, b.getInt64(1)),
-      [&] {
-        // A transpose: blocks of n x n elements, n columns loaded along their contiguous rows,
-        // transposed in registers and stored as n rows.
-        emit_loop(b, b.getInt64(0), r_full, b.getInt64(n), [&](Value* rb) {
-          emit_loop(b, b.getInt64(0), c_full, b.getInt64(n), [&](Value* cb) {
-            std::vector<Value*> v(n);
-            for (int64_t k = 0; k < n; ++k) {
-              Value* at = b.CreateAdd(rb, b.CreateMul(b.CreateAdd(cb, b.getInt64(k)), col_stride));
-              v[k] = b.CreateAlignedLoad(vt, b.CreateGEP(t, src, at), llvm::Align(bytes));
-            }
-            v = transpose_block(b, std::move(v));
-            for (int64_t j = 0; j < n; ++j) {
-              Value* to = b.CreateAdd(b.CreateMul(b.CreateAdd(rb, b.getInt64(j)), pitch), cb);
-              b.CreateAlignedStore(v[j], b.CreateGEP(t, dst, to), llvm::Align(kBlockBytes));
-            }
-          });
-        });
-        scalar(b.getInt64(0), r_full, c_full, cols);
-        scalar(r_full, rows, b.getInt64(0), cols);
-      },
-      [&] { scalar(b.getInt64(0), rows, b.getInt64(0), cols); });
-  b.CreateRetVoid();
-  return m;
-}
 
 std::unique_ptr<llvm::Module> emit_cpu_kernel(const Kernel& k, const std::string& name,
                                               llvm::LLVMContext& ctx, const EmitOptions& opts) {

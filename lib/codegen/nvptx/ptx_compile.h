@@ -1,6 +1,7 @@
-// What every PTX kernel generator shares (the elementwise/reduction target in codegen/nvptx/ptx_kernel.cpp and
-// the matrix-product kernels in codegen/nvptx/gemm.cpp): declaring a kernel entry, and turning a module
-// into PTX (verify, link libdevice when needed, internalize, O3, the NVPTX backend).
+// The NVPTX compile driver that every PTX kernel generator shares (the elementwise/reduction
+// target in codegen/nvptx/ptx_kernel.cpp and the matrix-product kernels in
+// codegen/nvptx/gemm.cpp): declaring a kernel entry, and turning a module into PTX (verify, link
+// libdevice when needed, internalize, O3, the NVPTX backend).
 #pragma once
 #include <llvm/IR/Function.h>
 #include <llvm/IR/Module.h>
@@ -9,9 +10,17 @@
 #include <string>
 #include <vector>
 
-#include "codegen/nvptx/ptx_kernel.h"
-
 namespace arrayc::detail {
+
+// A compiled PTX module and the texts of its stages.
+struct PtxKernel {
+  std::string entry;   // the .entry name (from the kernel's name)
+  std::string ir;      // before linking libdevice and optimizing
+  std::string opt_ir;  // after
+  std::string ptx;
+  int sm = 0;
+  int elements_per_thread = 1;  // > 1: the contiguous vector path exists
+};
 
 // A void kernel `name` (PTX calling convention, nvvm.annotations "kernel") taking `args`; the
 // first `noalias_args` are marked noalias.
@@ -21,5 +30,10 @@ llvm::Function* declare_ptx_kernel(llvm::Module& m, const std::string& name, con
 // Builds a module with `build` (which must define the kernel `entry`) and compiles it for sm_<sm>.
 // Fills entry, sm, ir, opt_ir and ptx. One compile at a time (the target machines are shared).
 PtxKernel compile_ptx(const std::string& entry, int sm, const std::function<void(llvm::Module&)>& build);
+
+// The libdevice file linked into kernels that call math functions: $ARRAYC_LIBDEVICE, else
+// /usr/local/cuda/nvvm/libdevice/libdevice.10.bc, else under $CUDA_HOME or $CUDA_PATH. Throws
+// arrayc::Error naming the places it tried.
+std::string libdevice_path();
 
 }  // namespace arrayc::detail

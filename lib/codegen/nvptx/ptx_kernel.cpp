@@ -1,37 +1,18 @@
-// The nvptx target: the shared body inside a GPU thread structure (see nvptx.h for the calling
-// convention and the structure of elementwise and reduction kernels), then libdevice, O3 and
-// the NVPTX backend.
-#include <llvm/Bitcode/BitcodeReader.h>
+// The nvptx target: the shared body inside a GPU thread structure (see ptx_kernel.h for the
+// calling convention and the structure of elementwise and reduction kernels), compiled by
+// ptx_compile.cpp (libdevice, O3 and the NVPTX backend).
+#include "codegen/nvptx/ptx_kernel.h"
+
+#include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/IntrinsicsNVPTX.h>
-#include <llvm/IR/LegacyPassManager.h>
-#include <llvm/IR/Verifier.h>
-#include <llvm/Linker/Linker.h>
-#include <llvm/MC/TargetRegistry.h>
-#include <llvm/Support/MemoryBuffer.h>
-#include <llvm/Support/raw_ostream.h>
-#include <llvm/Target/TargetMachine.h>
-#include <llvm/Target/TargetOptions.h>
 
 #include <algorithm>
 #include <cctype>
-#include <filesystem>
 #include <functional>
-#include <map>
-#include <mutex>
 
-#include "arrayc/error.h"
 #include "codegen/llvm_util.h"
-#include "codegen/nvptx/ptx_kernel.h"
+#include "codegen/loop_space.h"
 #include "codegen/nvptx/ptx_compile.h"
-#include "codegen/optimize.h"
-#include "support/env.h"
-
-extern "C" {
-void LLVMInitializeNVPTXTargetInfo();
-void LLVMInitializeNVPTXTarget();
-void LLVMInitializeNVPTXTargetMC();
-void LLVMInitializeNVPTXAsmPrinter();
-}
 
 namespace arrayc::detail {
 namespace {
@@ -40,15 +21,6 @@ using llvm::Value;
 
 constexpr unsigned kGlobal = 1, kShared = 3;
 constexpr int kVectorBytes = 16;
-
-// The stride kinds of every indexed operand, by index.
-std::vector<const std::vector<StrideKind>*> stride_kinds(const Kernel& k) {
-  std::vector<const std::vector<StrideKind>*> kinds(k.num_indexed);
-  for (const KernelLeaf& lf : k.leaves)
-    if (lf.index >= 0) kinds[lf.index] = &lf.strides;
-  for (const KernelOutput& o : k.outputs) kinds[o.index] = &o.strides;
-  return kinds;
-}
 
 // Elements per thread of the contiguous path, or 1 when the kernel does not qualify: rank 1,
 // elementwise, every indexed operand of unit or zero stride, and some unit-stride memory operand.
@@ -75,25 +47,10 @@ class PtxEmitter {
   void emit() {
     int arg = 0;
     for (int i = 0; i < k_.num_ptrs; ++i) ptrs_.push_back(f_->getArg(arg++));
-    std::vector<Value*> params;
-    for (int64_t i = 0; i < k_.num_params(); ++i) params.push_back(f_->getArg(arg++));
+    space_ = LoopSpace::unpack(b_, k_, [&](int64_t i) -> Value* { return f_->getArg(arg + i); });
+    arg += k_.num_params();
     Value* begin = f_->getArg(arg++);
     Value* end = f_->getArg(arg++);
-    for (int d = 0; d < k_.rank; ++d) extents_.push_back(params[d]);
-    reduce_begin_ = params[k_.rank];
-    reduce_end_ = params[k_.rank + 1];
-    finalize_ = params[k_.rank + 2];
-    auto kinds = stride_kinds(k_);
-    strides_.resize(k_.num_indexed);
-    for (int j = 0; j < k_.num_indexed; ++j) {
-      int64_t blk = k_.param_block(j);
-      offsets_.push_back(params[blk]);
-      for (int d = 0; d < k_.rank; ++d) {
-        StrideKind sk = (*kinds[j])[d];
-        strides_[j].push_back(sk == StrideKind::Any ? params[blk + 1 + d]
-                                                    : b_.getInt64(sk == StrideKind::Unit ? 1 : 0));
-      }
-    }
     if (k_.is_reduction) {
       Value* chunk_stride = f_->getArg(arg++);
       Value* mean_count = f_->getArg(arg++);
@@ -104,7 +61,7 @@ class PtxEmitter {
       std::vector<int> dims(k_.rank);
       for (int d = 0; d < k_.rank; ++d) dims[d] = d;
       loop(b_.CreateAdd(begin, global_id()), end, global_size(), [&](Value* i) {
-        std::vector<Value*> off = offsets_at(dims, i, offsets_);
+        std::vector<Value*> off = space_.offsets_at(b_, dims, i, space_.offsets);
         store_outputs(body_.emit(ptrs_, off), off);
       });
     }
@@ -137,19 +94,6 @@ class PtxEmitter {
 
   void if_then(Value* cond, const std::function<void()>& body) { emit_if(b_, cond, body); }
 
-  // The operand offsets at linear index idx of the space spanned by dims (last fastest).
-  std::vector<Value*> offsets_at(const std::vector<int>& dims, Value* idx, const std::vector<Value*>& base) {
-    std::vector<Value*> out = base;
-    Value* r = idx;
-    for (size_t i = dims.size(); i-- > 0;) {
-      int d = dims[i];
-      Value* coord = i == 0 ? r : b_.CreateURem(r, extents_[d]);
-      if (i > 0) r = b_.CreateUDiv(r, extents_[d]);
-      for (size_t j = 0; j < out.size(); ++j) out[j] = b_.CreateAdd(out[j], b_.CreateMul(coord, strides_[j][d]));
-    }
-    return out;
-  }
-
   void store_outputs(const std::vector<Value*>& v, const std::vector<Value*>& off) {
     for (const KernelOutput& o : k_.outputs) body_.store(o.dtype, v[o.instr], ptrs_[o.ptr], off[o.index]);
   }
@@ -167,7 +111,7 @@ class PtxEmitter {
 
     Value* aligned = b_.getTrue();
     for (const Mem& m : mem) {
-      Value* p = b_.CreateInBoundsGEP(body_.memory_type(m.dtype), ptrs_[m.ptr], b_.CreateAdd(offsets_[m.index], begin));
+      Value* p = b_.CreateInBoundsGEP(body_.memory_type(m.dtype), ptrs_[m.ptr], b_.CreateAdd(space_.offsets[m.index], begin));
       uint64_t mask = static_cast<uint64_t>(width_) * dtype_size(m.dtype) - 1;
       Value* low = b_.CreateAnd(b_.CreatePtrToInt(p, b_.getInt64Ty()), b_.getInt64(mask));
       aligned = b_.CreateAnd(aligned, b_.CreateICmpEQ(low, b_.getInt64(0)));
@@ -176,7 +120,7 @@ class PtxEmitter {
     Value* w = b_.getInt64(width_);
     Value* chunks = b_.CreateSelect(aligned, b_.CreateUDiv(n, w), b_.getInt64(0));
     auto offsets_for = [&](Value* i) {
-      std::vector<Value*> off = offsets_;
+      std::vector<Value*> off = space_.offsets;
       for (int j = 0; j < k_.num_indexed; ++j)
         if (unit(j)) off[j] = b_.CreateAdd(off[j], i);
       return off;
@@ -211,7 +155,7 @@ class PtxEmitter {
       for (const Mem& m : mem) {
         llvm::AllocaInst* a = next[m.ptr];  // null for outputs and unvectorized inputs
         if (!a) continue;
-        Value* p = b_.CreateInBoundsGEP(body_.memory_type(m.dtype), ptrs_[m.ptr], b_.CreateAdd(offsets_[m.index], i0));
+        Value* p = b_.CreateInBoundsGEP(body_.memory_type(m.dtype), ptrs_[m.ptr], b_.CreateAdd(space_.offsets[m.index], i0));
         b_.CreateStore(b_.CreateAlignedLoad(a->getAllocatedType(), p, llvm::Align(width_ * dtype_size(m.dtype))), a);
       }
     };
@@ -232,7 +176,7 @@ class PtxEmitter {
       std::vector<int> local_index;
       for (const Mem& m : mem) {
         if (m.output) continue;
-        Value* p = b_.CreateInBoundsGEP(body_.memory_type(m.dtype), ptrs_[m.ptr], b_.CreateAdd(offsets_[m.index], i0));
+        Value* p = b_.CreateInBoundsGEP(body_.memory_type(m.dtype), ptrs_[m.ptr], b_.CreateAdd(space_.offsets[m.index], i0));
         if (llvm::AllocaInst* a = local[m.ptr]) {
           ptrs[m.ptr] = a;
           local_index.push_back(m.index);
@@ -303,7 +247,7 @@ class PtxEmitter {
     Value* iters = b_.CreateUDiv(b_.CreateAdd(left, b_.CreateSub(step, b_.getInt64(1))), step);
     loop(b_.getInt64(0), iters, b_.getInt64(1), [&](Value* i) {
       Value* r = b_.CreateAdd(first, b_.CreateMul(i, step));
-      std::vector<Value*> v = body_.emit(ptrs_, offsets_at(reduced, r, outer_off));
+      std::vector<Value*> v = body_.emit(ptrs_, space_.offsets_at(b_, reduced, r, outer_off));
       Value* a = b_.CreateLoad(acc->getAllocatedType(), acc);
       b_.CreateStore(body_.combine(k_.reduce_op, out.dtype, a, v[out.instr]), acc);
     }, 4);
@@ -336,7 +280,7 @@ class PtxEmitter {
          [&](Value* t) {
            Value* o = b_.CreateAdd(begin, b_.CreateAdd(b_.CreateMul(t, b_.getInt64(kTile)), rs.lane));
            Value* valid = b_.CreateICmpSLT(o, end);
-           std::vector<Value*> outer_off = offsets_at(rs.outer, b_.CreateSelect(valid, o, begin), offsets_);
+           std::vector<Value*> outer_off = space_.offsets_at(b_, rs.outer, b_.CreateSelect(valid, o, begin), space_.offsets);
            b_.CreateStore(body_.identity(k_.reduce_op, out.dtype), rs.acc);
            if_then(valid, [&] { fold(b_.CreateAdd(rs.chunk_begin, rs.warp), rs.chunk_end, rs.warps, rs.reduced, outer_off, rs.acc); });
            Value* mine = b_.CreateLoad(rs.ty, rs.acc);
@@ -349,7 +293,7 @@ class PtxEmitter {
                if (out.dtype == DType::Bool) s = b_.CreateICmpNE(s, b_.getInt8(0));
                b_.CreateStore(body_.combine(k_.reduce_op, out.dtype, b_.CreateLoad(rs.ty, rs.acc), s), rs.acc);
              });
-             Value* result = finish(b_.CreateLoad(rs.ty, rs.acc), rs.count);
+             Value* result = space_.finish(b_, k_, b_.CreateLoad(rs.ty, rs.acc), rs.count);
              body_.store(out.dtype, result, ptrs_[out.ptr], b_.CreateAdd(outer_off[out.index], b_.CreateMul(rs.y, chunk_stride)));
            });
            barrier();  // the slots are reused by the next tile
@@ -357,13 +301,6 @@ class PtxEmitter {
   }
 
   void barrier() { b_.CreateIntrinsic(llvm::Intrinsic::nvvm_barrier0, {}, {}); }
-
-  // Mean divides by the count once the range is the whole reduction (finalize != 0).
-  Value* finish(Value* r, Value* count) {
-    if (k_.reduce_op != Op::Mean) return r;
-    Value* mean = b_.CreateFDiv(r, b_.CreateSIToFP(count, r->getType()));
-    return b_.CreateSelect(b_.CreateICmpNE(finalize_, b_.getInt64(0)), mean, r);
-  }
 
   void reduction(Value* begin, Value* end, Value* chunk_stride, Value* mean_count) {
     const KernelOutput& out = k_.outputs.at(0);
@@ -387,10 +324,10 @@ class PtxEmitter {
     // This block's chunk of the reduced range (the whole range unless gridDim.y > 1).
     Value* y = sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_y);
     Value* ny = sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_nctaid_y);
-    Value* len = b_.CreateSub(reduce_end_, reduce_begin_);
+    Value* len = b_.CreateSub(space_.reduce_end, space_.reduce_begin);
     Value* per = b_.CreateUDiv(b_.CreateAdd(len, b_.CreateSub(ny, b_.getInt64(1))), ny);
-    Value* chunk_begin = b_.CreateAdd(reduce_begin_, b_.CreateMul(y, per));
-    Value* chunk_end = b_.CreateBinaryIntrinsic(llvm::Intrinsic::smin, b_.CreateAdd(chunk_begin, per), reduce_end_);
+    Value* chunk_begin = b_.CreateAdd(space_.reduce_begin, b_.CreateMul(y, per));
+    Value* chunk_end = b_.CreateBinaryIntrinsic(llvm::Intrinsic::smin, b_.CreateAdd(chunk_begin, per), space_.reduce_end);
     Value* count = b_.CreateSelect(b_.CreateICmpSGT(mean_count, b_.getInt64(0)), mean_count, len);
     if (tiled) {
       tiled_reduction({ty, slot_ty, smem_ty, smem, acc, outer, reduced, lane, warp, warps, y, chunk_begin, chunk_end, count},
@@ -401,7 +338,7 @@ class PtxEmitter {
 
     loop(b_.CreateAdd(begin, sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x)), end,
          sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_nctaid_x), [&](Value* o) {
-           std::vector<Value*> outer_off = offsets_at(outer, o, offsets_);
+           std::vector<Value*> outer_off = space_.offsets_at(b_, outer, o, space_.offsets);
            b_.CreateStore(body_.identity(k_.reduce_op, out.dtype), acc);
            fold(b_.CreateAdd(chunk_begin, tid), chunk_end, ntid, reduced, outer_off, acc);
            Value* partial = warp_reduce(b_.CreateLoad(ty, acc), out.dtype);
@@ -416,7 +353,7 @@ class PtxEmitter {
              s = b_.CreateSelect(b_.CreateICmpULT(lane, warps), s, body_.identity(k_.reduce_op, out.dtype));
              Value* r = warp_reduce(s, out.dtype);
              if_then(b_.CreateICmpEQ(lane, b_.getInt64(0)), [&] {
-               Value* result = finish(r, count);
+               Value* result = space_.finish(b_, k_, r, count);
                Value* at = b_.CreateAdd(outer_off[out.index], b_.CreateMul(y, chunk_stride));
                body_.store(out.dtype, result, ptrs_[out.ptr], at);
              });
@@ -431,9 +368,8 @@ class PtxEmitter {
   llvm::IRBuilder<> b_;
   BodyEmitter body_;
   int width_;
-  std::vector<Value*> ptrs_, extents_, offsets_;
-  std::vector<std::vector<Value*>> strides_;
-  Value *reduce_begin_ = nullptr, *reduce_end_ = nullptr, *finalize_ = nullptr;
+  std::vector<Value*> ptrs_;
+  LoopSpace space_;
 };
 
 std::string entry_name(const Kernel& k) {
@@ -451,81 +387,7 @@ void emit_kernel(const Kernel& k, const std::string& name, llvm::Module& m, cons
   PtxEmitter(k, declare_ptx_kernel(m, name, args, k.num_ptrs), opts, width).emit();
 }
 
-std::string module_text(const llvm::Module& m) {
-  std::string s;
-  llvm::raw_string_ostream os(s);
-  m.print(os, nullptr);
-  return s;
-}
-
-// The NVPTX backend, one TargetMachine per architecture, and libdevice's bytes (read once).
-struct Nvptx {
-  std::mutex mu;  // one compile at a time: PTX compiles are rare and the machines are shared
-  std::map<int, std::unique_ptr<llvm::TargetMachine>> machines;
-  std::unique_ptr<llvm::MemoryBuffer> libdevice;
-
-  Nvptx() {
-    LLVMInitializeNVPTXTargetInfo();
-    LLVMInitializeNVPTXTarget();
-    LLVMInitializeNVPTXTargetMC();
-    LLVMInitializeNVPTXAsmPrinter();
-  }
-
-  llvm::TargetMachine& machine(int sm) {
-    auto& tm = machines[sm];
-    if (!tm) {
-      std::string err;
-      const char* triple = "nvptx64-nvidia-cuda";
-      const llvm::Target* t = llvm::TargetRegistry::lookupTarget(triple, err);
-      ARRAYC_INTERNAL_CHECK(t, "the NVPTX target is not linked in: " + err);
-      // The PTX ISA version: 8.0 covers sm_89/sm_90 (Ada, Hopper); 7.5 everything older.
-      const char* ptx = sm >= 89 ? "+ptx80" : "+ptx75";
-      tm.reset(t->createTargetMachine(triple, "sm_" + std::to_string(sm), ptx, llvm::TargetOptions(), std::nullopt,
-                                      std::nullopt, llvm::CodeGenOptLevel::Aggressive));
-      ARRAYC_INTERNAL_CHECK(tm != nullptr, "cannot create the NVPTX target machine for sm_" + std::to_string(sm));
-    }
-    return *tm;
-  }
-
-  std::unique_ptr<llvm::Module> load_libdevice(llvm::LLVMContext& ctx) {
-    if (!libdevice) {
-      std::string path = libdevice_path();
-      auto buf = llvm::MemoryBuffer::getFile(path);
-      if (!buf) throw Error("cannot read libdevice at " + path + ": " + buf.getError().message());
-      libdevice = std::move(*buf);
-    }
-    // Lazily: the linker materializes only the functions the kernel calls (parsing all of
-    // libdevice for every kernel cost more than the rest of the compile).
-    auto m = llvm::getLazyBitcodeModule(libdevice->getMemBufferRef(), ctx);
-    if (!m) throw Error("cannot parse libdevice " + libdevice->getBufferIdentifier().str() + ": " +
-                        llvm::toString(m.takeError()));
-    return std::move(*m);
-  }
-};
-
-Nvptx& nvptx() {
-  static Nvptx* n = new Nvptx;
-  return *n;
-}
-
 }  // namespace
-
-std::string libdevice_path() {
-  std::vector<std::string> tried;
-  std::string env = libdevice_setting();
-  if (!env.empty()) {
-    if (std::filesystem::exists(env)) return env;
-    tried.push_back(env + " ($ARRAYC_LIBDEVICE)");
-  }
-  for (const auto& [root, why] : cuda_roots()) {
-    std::string p = root + "/nvvm/libdevice/libdevice.10.bc";
-    if (std::filesystem::exists(p)) return p;
-    tried.push_back(p + why);
-  }
-  std::string msg = "libdevice (needed for math functions on the GPU) was not found; tried:";
-  for (const std::string& t : tried) msg += "\n  " + t;
-  throw Error(msg + "\nset ARRAYC_LIBDEVICE to the path of libdevice.10.bc");
-}
 
 PtxKernel emit_ptx(const Kernel& k, int sm, const EmitOptions& opts) {
   EmitOptions gpu_opts = opts;
@@ -534,65 +396,6 @@ PtxKernel emit_ptx(const Kernel& k, int sm, const EmitOptions& opts) {
   std::string entry = entry_name(k);
   PtxKernel out = compile_ptx(entry, sm, [&](llvm::Module& m) { emit_kernel(k, entry, m, gpu_opts, width); });
   out.elements_per_thread = width;
-  return out;
-}
-
-llvm::Function* declare_ptx_kernel(llvm::Module& m, const std::string& name, const std::vector<llvm::Type*>& args,
-                                   int noalias_args) {
-  llvm::LLVMContext& ctx = m.getContext();
-  auto* f = llvm::Function::Create(llvm::FunctionType::get(llvm::Type::getVoidTy(ctx), args, false),
-                                   llvm::Function::ExternalLinkage, name, &m);
-  f->setCallingConv(llvm::CallingConv::PTX_Kernel);
-  f->addFnAttr(llvm::Attribute::NoUnwind);
-  for (int i = 0; i < noalias_args; ++i) f->addParamAttr(i, llvm::Attribute::NoAlias);
-  llvm::Metadata* md[] = {llvm::ValueAsMetadata::get(f), llvm::MDString::get(ctx, "kernel"),
-                          llvm::ValueAsMetadata::get(llvm::ConstantInt::get(llvm::Type::getInt32Ty(ctx), 1))};
-  m.getOrInsertNamedMetadata("nvvm.annotations")->addOperand(llvm::MDNode::get(ctx, md));
-  return f;
-}
-
-PtxKernel compile_ptx(const std::string& entry, int sm, const std::function<void(llvm::Module&)>& build) {
-  Nvptx& nv = nvptx();
-  std::lock_guard<std::mutex> lock(nv.mu);
-  llvm::TargetMachine& tm = nv.machine(sm);
-  PtxKernel out;
-  out.entry = entry;
-  out.sm = sm;
-
-  llvm::LLVMContext ctx;
-  auto m = std::make_unique<llvm::Module>(out.entry, ctx);
-  m->setTargetTriple(tm.getTargetTriple().str());
-  m->setDataLayout(tm.createDataLayout());
-  build(*m);
-  std::string verify;
-  llvm::raw_string_ostream vs(verify);
-  ARRAYC_INTERNAL_CHECK(!llvm::verifyModule(*m, &vs), "invalid kernel IR: " + verify + "\n" + module_text(*m));
-  out.ir = module_text(*m);
-
-  bool needs_libdevice = false;
-  for (const llvm::Function& f : *m)
-    if (f.isDeclaration() && f.getName().starts_with("__nv_")) needs_libdevice = true;
-  if (needs_libdevice) {
-    std::unique_ptr<llvm::Module> lib = nv.load_libdevice(ctx);
-    lib->setTargetTriple(m->getTargetTriple());
-    lib->setDataLayout(m->getDataLayout());
-    ARRAYC_INTERNAL_CHECK(!llvm::Linker::linkModules(*m, std::move(lib), llvm::Linker::Flags::LinkOnlyNeeded),
-                          "cannot link libdevice into " + out.entry);
-  }
-  // Only the entry is visible: everything else (libdevice, helpers) may be inlined and dropped.
-  for (llvm::GlobalValue& g : m->global_values())
-    if (!g.isDeclaration() && g.getName() != out.entry) g.setLinkage(llvm::GlobalValue::InternalLinkage);
-  m->addModuleFlag(llvm::Module::Override, "nvvm-reflect-ftz", uint32_t{0});
-  optimize_module(*m, tm);
-  out.opt_ir = module_text(*m);
-
-  llvm::SmallString<0> buf;
-  llvm::raw_svector_ostream os(buf);
-  llvm::legacy::PassManager pm;
-  ARRAYC_INTERNAL_CHECK(!tm.addPassesToEmitFile(pm, os, nullptr, llvm::CodeGenFileType::AssemblyFile),
-                        "the NVPTX target cannot emit PTX");
-  pm.run(*m);
-  out.ptx = std::string(buf.str());
   return out;
 }
 

@@ -34,25 +34,14 @@
 #include <vector>
 
 #include "codegen/body_emitter.h"
+#include "codegen/nvptx/ptx_compile.h"
 #include "kernel/kernel.h"
 
 namespace arrayc::detail {
 
-struct PtxKernel {
-  std::string entry;   // the .entry name (from the kernel's name)
-  std::string ir;      // before linking libdevice and optimizing
-  std::string opt_ir;  // after
-  std::string ptx;
-  int sm = 0;
-  int elements_per_thread = 1;  // > 1: the contiguous vector path exists
-};
-
-// Compiles k to PTX for sm_<sm> (e.g. 90). When the kernel calls math functions, libdevice is
-// linked: $ARRAYC_LIBDEVICE, else /usr/local/cuda/nvvm/libdevice/libdevice.10.bc, else under
-// $CUDA_HOME or $CUDA_PATH; if none exists, arrayc::Error says where it looked.
+// Compiles k to PTX for sm_<sm> (e.g. 90), by compile_ptx (ptx_compile.h). When the kernel calls
+// math functions, libdevice is linked (libdevice_path); if none exists, arrayc::Error says where
+// it looked.
 PtxKernel emit_ptx(const Kernel& k, int sm, const EmitOptions& opts);
-
-// The libdevice file emit_ptx would use; throws arrayc::Error naming the places it tried.
-std::string libdevice_path();
 
 }  // namespace arrayc::detail

@@ -11,6 +11,7 @@
 #include <cstring>
 #include <functional>
 #include <map>
+#include <mutex>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -163,19 +164,20 @@ template <typename F> class Jitted {
                   "value traces again)");
     using R = std::decay_t<std::invoke_result_t<F&, const A&...>>;
     if (detail::trace_depth > 0) return R(f_(args...));  // inside another trace: inline
-    return detail::from_array_list<R>(core<A...>(args...).call(arrays_of(args...)));
+    return detail::from_array_list<R>(core<A...>(args...)->call(arrays_of(args...)));
   }
 
   // Traces of every static-argument value together.
   int64_t num_traces() const {
+    std::lock_guard<std::mutex> lock(cores_->mu);
     int64_t n = 0;
-    for (const auto& [key, c] : cores_) n += c->num_traces();
+    for (const auto& [key, c] : cores_->by_key) n += c->num_traces();
     return n;
   }
 
   // Every compiler stage of this function for arguments like these (see inspect.h).
   template <typename... A> Stages inspect(const A&... args) {
-    return core<A...>(args...).inspect(arrays_of(args...), fusion_enabled());
+    return core<A...>(args...)->inspect(arrays_of(args...), fusion_enabled());
   }
 
  private:
@@ -189,30 +191,33 @@ template <typename F> class Jitted {
   }
 
   // The traced function for these static values (one per distinct tuple of numbers).
-  template <typename... A> detail::JitFunction& core(const A&... args) {
+  // The traced function for these arguments' static values (one for all calls when there are
+  // none). Thread-safe: copies of a Jitted share their cores.
+  template <typename... A> std::shared_ptr<detail::JitFunction> core(const A&... args) {
     std::vector<int64_t> key;
-    [[maybe_unused]] auto add = [&](const auto& a) {
-      using T = std::decay_t<decltype(a)>;
-      if constexpr (detail::is_array_arg_v<T>) {
-        key.push_back(0);
-      } else {
-        auto [tag, bits] = detail::static_key_of(a);
-        key.push_back(tag);
-        key.push_back(bits);
-      }
-    };
-    (add(args), ...);
-    auto& c = cores_[key];
+    if constexpr ((detail::is_static_arg_v<A> || ...)) {
+      [[maybe_unused]] auto add = [&](const auto& a) {
+        using T = std::decay_t<decltype(a)>;
+        if constexpr (detail::is_array_arg_v<T>) {
+          key.push_back(0);
+        } else {
+          auto [tag, bits] = detail::static_key_of(a);
+          key.push_back(tag);
+          key.push_back(bits);
+        }
+      };
+      (add(args), ...);
+    }
+    std::lock_guard<std::mutex> lock(cores_->mu);
+    auto& c = cores_->by_key[key];
     if (!c) {
-      // The numbers by position (Arrays' places hold nothing), and where each Array comes in
-      // the traced inputs.
       std::tuple<std::conditional_t<detail::is_array_arg_v<A>, std::monostate, A>...> statics{
           static_number(args)...};
       c = std::make_shared<detail::JitFunction>([f = f_, statics](const std::vector<Array>& in) mutable {
         return detail::traced([&] { return call_with<A...>(f, in, statics, std::index_sequence_for<A...>{}); });
       });
     }
-    return *c;
+    return c;
   }
 
   template <typename T> static auto static_number(const T& a) {
@@ -239,7 +244,12 @@ template <typename F> class Jitted {
   }
 
   F f_;
-  std::map<std::vector<int64_t>, std::shared_ptr<detail::JitFunction>> cores_;
+  struct Cores {
+    std::mutex mu;
+    // By the static arguments' types and values (an empty key when there are none).
+    std::map<std::vector<int64_t>, std::shared_ptr<detail::JitFunction>> by_key;
+  };
+  std::shared_ptr<Cores> cores_ = std::make_shared<Cores>();
 };
 
 template <typename F> Jitted<F> jit(F f) { return Jitted<F>(std::move(f)); }

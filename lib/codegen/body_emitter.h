@@ -20,6 +20,9 @@ struct EmitOptions {
   // Kernel::streamed_outputs names, when the outputs are too large to stay cached (see
   // kernel_options in engine/executor.cpp).
   bool stream_stores = false;
+  // Host only: the CPU that the kernel's functions are compiled for, as LLVM's "target-cpu" and
+  // "target-features" (set by the host JIT; empty: the host's), which the vector math follows.
+  std::string cpu, cpu_features;
 };
 
 class BodyEmitter {

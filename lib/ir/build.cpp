@@ -27,7 +27,28 @@ void check_extents(const char* op, const Shape& shape) {
     if (d < 0) fail(std::string(op) + ": negative extent in shape " + shape_str(shape));
 }
 
+// Every array's element count and byte size fit in int64 (and so in size_t): a 2^62-element
+// float32 array took "0 bytes" (2^64 wrapped) and its kernel wrote past the end; ones({2^32,
+// 2^32}) was an "empty" array (2^64 elements wrapped to 0).
+int64_t checked_numel(const char* op, const Shape& shape) {
+  int64_t n = 1;
+  bool overflow = false;
+  for (int64_t d : shape) {
+    if (d == 0) return 0;
+    overflow |= __builtin_mul_overflow(n, d, &n);
+  }
+  if (overflow) fail(std::string(op) + ": shape " + shape_str(shape) + " has more than 2^63 - 1 elements");
+  return n;
+}
+void check_size(const char* op, const Shape& shape, DType dtype) {
+  int64_t n = checked_numel(op, shape), bytes = 0;
+  if (__builtin_mul_overflow(n, static_cast<int64_t>(dtype_size(dtype)), &bytes))
+    fail(std::string(op) + ": a " + dtype_name(dtype) + " array of shape " + shape_str(shape) + " (" +
+         std::to_string(n) + " elements) would take more than 2^63 - 1 bytes");
+}
+
 Node leaf(Op op, DType dtype, const Shape& shape, Device device) {
+  check_size(api_name(op), shape, dtype);
   Node n;
   n.op = op;
   n.dtype = dtype;
@@ -37,6 +58,7 @@ Node leaf(Op op, DType dtype, const Shape& shape, Device device) {
 }
 
 Node derived(Op op, DType dtype, Shape shape, std::vector<NodeRef> inputs) {
+  check_size(api_name(op), shape, dtype);
   Node n;
   n.op = op;
   n.dtype = dtype;
@@ -141,6 +163,7 @@ NodeRef make_elementwise(Op op, const std::vector<NodeRef>& inputs_in) {
       fail(std::string(name) + ": shapes " + shapes + " cannot be broadcast together");
     }
   }
+  checked_numel(name, shape);
   for (NodeRef& n : in) n = make_broadcast_to(n, shape);
 
   // Dtypes.
@@ -211,8 +234,8 @@ NodeRef make_reshape(const NodeRef& x, Shape shape) {
       infer = static_cast<int64_t>(i);
     } else if (shape[i] < 0) {
       fail("reshape: negative extent in shape " + shape_str(shape));
-    } else {
-      known *= shape[i];
+    } else if (__builtin_mul_overflow(known, shape[i], &known)) {
+      fail("reshape: shape " + shape_str(shape) + " has more than 2^63 - 1 elements");
     }
   }
   if (infer >= 0) {
@@ -221,6 +244,7 @@ NodeRef make_reshape(const NodeRef& x, Shape shape) {
            shape_str(shape));
     shape[infer] = x->numel() / known;
   }
+  check_size("reshape", shape, x->dtype);
   if (shape_numel(shape) != x->numel())
     fail("reshape: cannot reshape an array of shape " + shape_str(x->shape) + " (" +
          std::to_string(x->numel()) + " elements) into " + shape_str(shape));

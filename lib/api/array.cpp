@@ -128,6 +128,7 @@ template <typename T> T Array::item() const {
 }
 
 Array Array::to(Device d) const {
+  detail::check_device("to", d);
   if (d == device()) return *this;
   if (d.kind == Device::Kind::GPU) d = gpu(d.index);  // validates the index
   eval();
@@ -163,6 +164,7 @@ ARRAYC_INSTANTIATE(double)
 // ---- Creation -------------------------------------------------------------------------------
 
 template <typename T> Array array(const std::vector<T>& data, const Shape& shape, Device device) {
+  detail::check_device("array", device);
   for (int64_t d : shape)
     if (d < 0) throw Error("array: negative extent in shape " + shape_str(shape));
   if (static_cast<int64_t>(data.size()) != shape_numel(shape))
@@ -186,6 +188,7 @@ template Array array(const std::vector<float>&, const Shape&, Device);
 template Array array(const std::vector<double>&, const Shape&, Device);
 
 Array full(const Shape& shape, double value, DType dtype, Device device) {
+  detail::check_dtype("full", dtype);
   return Array(detail::make_constant(detail::Scalar::of(dtype, value), shape, device));
 }
 Array zeros(const Shape& shape, DType dtype, Device device) { return full(shape, 0, dtype, device); }

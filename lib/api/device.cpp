@@ -4,6 +4,7 @@
 
 #include "arrayc/device.h"
 #include "arrayc/error.h"
+#include "ir/build.h"
 #include "ir/interpreter.h"
 #include "backend/cuda/cuda_driver.h"
 #include "support/env.h"
@@ -33,6 +34,7 @@ std::string Device::str() const {
 int gpu_count() { return detail::cuda::device_count(); }
 
 void synchronize(Device d) {
+  detail::check_device("synchronize", d);
   if (d.kind == Device::Kind::GPU) detail::cuda::synchronize(gpu(d.index).index);
 }
 
@@ -65,6 +67,7 @@ Device default_device() {
 }
 
 void set_default_device(Device d) {
+  detail::check_device("set_default_device", d);
   if (d.kind == Device::Kind::GPU) d = gpu(d.index);  // validates
   std::lock_guard<std::mutex> lock(default_mu);
   default_dev = d;

@@ -48,6 +48,8 @@ void check_size(const char* op, const Shape& shape, DType dtype) {
 }
 
 Node leaf(Op op, DType dtype, const Shape& shape, Device device) {
+  check_dtype(api_name(op), dtype);
+  check_device(api_name(op), device);
   check_size(api_name(op), shape, dtype);
   Node n;
   n.op = op;
@@ -58,6 +60,7 @@ Node leaf(Op op, DType dtype, const Shape& shape, Device device) {
 }
 
 Node derived(Op op, DType dtype, Shape shape, std::vector<NodeRef> inputs) {
+  check_dtype(api_name(op), dtype);
   check_size(api_name(op), shape, dtype);
   Node n;
   n.op = op;
@@ -86,6 +89,19 @@ void reject(const char* op, DType t, bool cond) {
 }
 
 }  // namespace
+
+void check_dtype(const char* op, DType t) {
+  for (DType d : kAllDTypes)
+    if (t == d) return;
+  fail(std::string(op) + ": dtype " + std::to_string(static_cast<int>(t)) +
+       " is not one of bool, int32, int64, float32, float64");
+}
+
+void check_device(const char* op, Device d) {
+  if (d.kind != Device::Kind::CPU && d.kind != Device::Kind::GPU)
+    fail(std::string(op) + ": device kind " + std::to_string(static_cast<int>(d.kind)) + " is not CPU or GPU");
+  if (d.index < 0) fail(std::string(op) + ": device index " + std::to_string(d.index) + " is negative");
+}
 
 NodeRef make_param(int64_t index, DType dtype, const Shape& shape, Device device) {
   Node n = leaf(Op::Param, dtype, shape, device);
@@ -118,6 +134,7 @@ NodeRef make_iota(const Shape& shape, DType dtype, Device device) {
 NodeRef make_random(Op op, const Shape& shape, DType dtype, uint64_t seed, Device device) {
   const char* name = api_name(op);
   check_extents(name, shape);
+  check_dtype(name, dtype);
   if (!is_float(dtype))
     fail(std::string(name) + ": dtype " + dtype_name(dtype) + " is not accepted (float32 or float64)");
   Node n = leaf(op, dtype, shape, device);

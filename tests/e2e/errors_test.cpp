@@ -146,6 +146,39 @@ TEST_P(BadInput, SizesPastInt64) {
   still_works();
 }
 
+// Enum values outside DType and Device::Kind (casts from integers) reached the emitter and
+// crashed in LLVM: every entry point that takes one raises, naming the op and the value.
+TEST_P(BadInput, EnumValuesOutsideTheEnums) {
+  Array x = random_array(DType::Float32, {2, 3}, 5);
+  for (int v : {5, 17, 200, 255}) {
+    SCOPED_TRACE(v);
+    DType t = static_cast<DType>(v);
+    std::string bad = "dtype " + std::to_string(v) + " is not one of bool, int32, int64, float32, float64";
+    EXPECT_ARRAYC_ERROR(zeros({2}, t), "full: " + bad);
+    EXPECT_ARRAYC_ERROR(ones({2}, t), "full: " + bad);
+    EXPECT_ARRAYC_ERROR(full({2, 2}, 3.0, t), "full: " + bad);
+    EXPECT_ARRAYC_ERROR(arange(5, t), "arange: " + bad);
+    EXPECT_ARRAYC_ERROR(arange(0.0, 5.0, 0.5, t), "arange: " + bad);
+    EXPECT_ARRAYC_ERROR(normal({2}, 1, 0.0, 1.0, t), "normal: " + bad);
+    EXPECT_ARRAYC_ERROR(uniform({2}, 1, 0.0, 1.0, t), "uniform: " + bad);
+    EXPECT_ARRAYC_ERROR(cast(x, t), "cast: " + bad);
+  }
+  for (int v : {2, 7, 255}) {
+    SCOPED_TRACE(v);
+    Device d{static_cast<Device::Kind>(v), 0};
+    std::string bad = "device kind " + std::to_string(v) + " is not CPU or GPU";
+    EXPECT_ARRAYC_ERROR(zeros({2}, DType::Float32, d), "full: " + bad);
+    EXPECT_ARRAYC_ERROR(arange(5, DType::Int64, d), "arange: " + bad);
+    EXPECT_ARRAYC_ERROR(normal({2}, 1, 0.0, 1.0, DType::Float32, d), "normal: " + bad);
+    EXPECT_ARRAYC_ERROR(array(std::vector<float>{1, 2}, {2}, d), "array: " + bad);
+    EXPECT_ARRAYC_ERROR(x.to(d), "to: " + bad);
+    EXPECT_ARRAYC_ERROR(set_default_device(d), "set_default_device: " + bad);
+    EXPECT_ARRAYC_ERROR(synchronize(d), "synchronize: " + bad);
+  }
+  EXPECT_ARRAYC_ERROR(zeros({2}, DType::Float32, Device{Device::Kind::CPU, -1}), "full: device index -1 is negative");
+  still_works();
+}
+
 TEST_P(BadInput, DevicesDoNotMix) {
   if (gpu_count() == 0) {
     EXPECT_ARRAYC_ERROR(gpu(0), "gpu");

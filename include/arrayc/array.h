@@ -24,7 +24,10 @@ class Array {
   Array();  // a float32 scalar 0; exists so that Arrays can live in containers
   explicit Array(detail::NodeRef node);
 
-  const Shape& shape() const;
+  // Copies of an Array share one value, and may be used from several threads at once: what these
+  // read is taken from one snapshot of the array's node, under the lock that evaluation
+  // publishes its result with. (Two threads that evaluate one Array at once still both compute it.)
+  Shape shape() const;
   DType dtype() const;
   Device device() const;
   int64_t ndim() const { return static_cast<int64_t>(shape().size()); }
@@ -45,7 +48,7 @@ class Array {
   // The graph behind this array, as text (see docs/architecture.md for the format).
   std::string graph_text() const;
 
-  const detail::NodeRef& node() const;  // for the library's internals and tools
+  detail::NodeRef node() const;  // for the library's internals and tools: a reference of its own
 
  private:
   friend void eval(const std::vector<Array>& arrays);

@@ -51,12 +51,16 @@ bool fast_math_enabled() { return detail::fast_math_flag(); }
 Array::Array() : Array(detail::make_constant(detail::Scalar::of(DType::Float32, 0), {}, cpu())) {}
 Array::Array(NodeRef node) : impl_(std::make_shared<detail::ArrayImpl>(std::move(node))) {}
 
-const NodeRef& Array::node() const { return impl_->node; }
-const Shape& Array::shape() const { return impl_->node->shape; }
-DType Array::dtype() const { return impl_->node->dtype; }
-Device Array::device() const { return impl_->node->device; }
-int64_t Array::size() const { return impl_->node->numel(); }
-bool Array::is_evaluated() const { return impl_->node->op == detail::Op::Buffer; }
+// A copy taken under the lock: eval() may replace the node (and free the old one) at any time.
+NodeRef Array::node() const {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  return impl_->node;
+}
+Shape Array::shape() const { return node()->shape; }
+DType Array::dtype() const { return node()->dtype; }
+Device Array::device() const { return node()->device; }
+int64_t Array::size() const { return node()->numel(); }
+bool Array::is_evaluated() const { return node()->op == detail::Op::Buffer; }
 
 const Array& Array::eval() const {
   if (!is_evaluated()) arrayc::eval({*this});
@@ -100,7 +104,8 @@ template <typename T> T read_element(const char* p, DType t) {
 template <typename T> std::vector<T> Array::to_vector() const {
   if (device().kind != Device::Kind::CPU) return to(cpu()).to_vector<T>();
   eval();
-  const detail::Node& n = *node();
+  const NodeRef keep = node();  // the storage stays alive while it is read
+  const detail::Node& n = *keep;
   std::vector<T> out(static_cast<size_t>(n.numel()));
   if (out.empty()) return out;
   const char* base = static_cast<const char*>(n.storage->data);

@@ -236,6 +236,12 @@ NodeRef make_elementwise(Op op, const std::vector<NodeRef>& inputs_in) {
         if (op == Op::Add || op == Op::Maximum) op = Op::Or;
         if (op == Op::Mul || op == Op::Minimum) op = Op::And;
       }
+      // numpy raises for a negative integer exponent it can see (a constant); an exponent
+      // array's negative elements give 1/x^|e| truncated: 1 for x = 1, +-1 for x = -1, else 0.
+      const NodeRef& e = inputs_in[1];
+      if (op == Op::Pow && is_int(result) && e->op == Op::Constant && is_int(e->dtype) && e->value.i < 0)
+        fail(std::string(name) + ": Integers to negative integer powers are not allowed (exponent " +
+             std::to_string(e->value.i) + ")");
       for (NodeRef& n : in) n = make_cast(n, result);
       break;
     }

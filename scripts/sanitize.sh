@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Builds arrayc and its test suite with AddressSanitizer and UndefinedBehaviorSanitizer (plus
+# float-cast-overflow, which -fsanitize=undefined leaves out) in build-sanitize/, runs the suite
+# with ctest and prints how many sanitizer reports it found. Exits non-zero when a test fails or
+# a sanitizer reported anything.
+#
+#   scripts/sanitize.sh                       # the whole suite (long: about 10x the plain one)
+#   scripts/sanitize.sh -R 'Reductions|Eval'  # extra arguments go to ctest: a subset
+#   JOBS=1 TARGETS=arrayc_tests scripts/sanitize.sh -R BadInput
+#
+# JOBS: build parallelism (default nproc). TARGETS: what to build (default everything).
+# Left out by default: the second run of the suite for another CPU (label host_cpu), the
+# downstream install test (it links a plain project against the instrumented library) and the
+# REPL's fuzzer (libFuzzer needs clang). JIT-compiled kernels are not instrumented; the code
+# around them (graph building, scheduling, the executor, the thread pool) is.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+scripts/install-deps.sh
+dir=build-sanitize
+flags="-fsanitize=address,undefined,float-cast-overflow -fno-omit-frame-pointer -fno-sanitize-recover=all"
+cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DARRAYC_BUILD_BENCHMARKS=OFF \
+  -DCMAKE_CXX_FLAGS="$flags" -DCMAKE_C_FLAGS="$flags" \
+  -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined" -DCMAKE_SHARED_LINKER_FLAGS="-fsanitize=address,undefined"
+# shellcheck disable=SC2086
+cmake --build "$dir" -j"${JOBS:-$(nproc)}" ${TARGETS:+--target $TARGETS}
+
+reports="$PWD/$dir/reports"
+rm -rf "$reports" && mkdir -p "$reports"
+export ASAN_OPTIONS="log_path=$reports/asan:detect_leaks=1:abort_on_error=0"
+export UBSAN_OPTIONS="log_path=$reports/ubsan:print_stacktrace=1:halt_on_error=1"
+status=0
+if [ $# -eq 0 ]; then set -- -E 'install\.downstream|repl\.'; fi
+ctest --test-dir "$dir" --output-on-failure -j"${JOBS:-$(nproc)}" -LE host_cpu "$@" || status=$?
+
+asan=$(cat "$reports"/asan.* 2>/dev/null | grep -c '^==[0-9]*==ERROR: ' || true)
+leaks=$(cat "$reports"/asan.* 2>/dev/null | grep -c '^==[0-9]*==ERROR: LeakSanitizer' || true)
+ubsan=$(cat "$reports"/ubsan.* 2>/dev/null | grep -c 'runtime error:' || true)
+echo "sanitizer reports: ASan $asan (of them LeakSanitizer $leaks), UBSan $ubsan (in $reports)"
+if [ "$asan" != 0 ] || [ "$ubsan" != 0 ]; then
+  cat "$reports"/* | grep -E 'ERROR: |runtime error:|^    #[0-9] ' | head -60
+  status=1
+fi
+exit $status

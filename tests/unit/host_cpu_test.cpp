@@ -66,6 +66,26 @@ TEST(HostCpu, KernelsForEachWidth) {
   }
 }
 
+// The vector math picks its table lookups by the target's features, not the host's: exp's
+// float32 table is read by vpermps pairs for AVX2 and one vpermps for AVX-512 (code for AVX2 with
+// AVX-512 instructions in it would not run on an AVX2 machine, and did not compile).
+TEST(HostCpu, VectorMathFollowsTheTargetCpu) {
+  arrayc::Array x = arrayc::arange(64, arrayc::DType::Float32);
+  for (const arrayc_test::CpuWidth& w : arrayc_test::x86_widths()) {
+    std::vector<arrayc::detail::HostStages> st = arrayc_test::stages_for_cpu({arrayc::exp(x)}, w.cpu);
+    ASSERT_EQ(st.size(), 1u);
+    bool avx512 = w.lanes == 16;
+    EXPECT_EQ(st[0].opt_ir.find("llvm.x86.avx512.permvar.sf.512") != std::string::npos, avx512) << w.cpu;
+    if (!avx512) EXPECT_NE(st[0].opt_ir.find("llvm.x86.avx2.permps"), std::string::npos) << w.cpu;
+    EXPECT_NE(st[0].assembly.find("vpermps"), std::string::npos) << w.cpu;
+    // pow's f64 table: AVX-512's vpermi2pd only where the target has it (LLVM aborted on it in
+    // code for x86-64-v3 when the emitter followed the host's features).
+    std::vector<arrayc::detail::HostStages> p = arrayc_test::stages_for_cpu({arrayc::pow(x, 2.5f)}, w.cpu);
+    ASSERT_EQ(p.size(), 1u);
+    EXPECT_EQ(p[0].opt_ir.find("llvm.x86.avx512.vpermi2var.pd.512") != std::string::npos, avx512) << w.cpu;
+  }
+}
+
 // The variable itself, read by the host JIT when it first compiles: in a fresh process (the JIT
 // lives for the process), a bad value gives the error from the first evaluation.
 TEST(HostCpu, TheVariableIsCheckedAtTheFirstCompile) {

@@ -25,20 +25,21 @@ cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DARRAYC_BUILD_BENCHMARKS
 # shellcheck disable=SC2086
 cmake --build "$dir" -j"${JOBS:-$(nproc)}" ${TARGETS:+--target $TARGETS}
 
-reports="$PWD/$dir/reports"
-rm -rf "$reports" && mkdir -p "$reports"
-export ASAN_OPTIONS="log_path=$reports/asan:detect_leaks=1:abort_on_error=0"
-export UBSAN_OPTIONS="log_path=$reports/ubsan:print_stacktrace=1:halt_on_error=1"
+# Every report stops its test (-fno-sanitize-recover, halt_on_error), and ctest prints the output
+# of failed tests: the log holds them all.
+log="$PWD/$dir/ctest.log"
+export ASAN_OPTIONS="detect_leaks=1"
+export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 status=0
 if [ $# -eq 0 ]; then set -- -E 'install\.downstream|repl\.'; fi
-ctest --test-dir "$dir" --output-on-failure -j"${JOBS:-$(nproc)}" -LE host_cpu "$@" || status=$?
+ctest --test-dir "$dir" --output-on-failure -j"${JOBS:-$(nproc)}" -LE host_cpu "$@" 2>&1 | tee "$log" || status=$?
 
-asan=$(cat "$reports"/asan.* 2>/dev/null | grep -c '^==[0-9]*==ERROR: ' || true)
-leaks=$(cat "$reports"/asan.* 2>/dev/null | grep -c '^==[0-9]*==ERROR: LeakSanitizer' || true)
-ubsan=$(cat "$reports"/ubsan.* 2>/dev/null | grep -c 'runtime error:' || true)
-echo "sanitizer reports: ASan $asan (of them LeakSanitizer $leaks), UBSan $ubsan (in $reports)"
-if [ "$asan" != 0 ] || [ "$ubsan" != 0 ]; then
-  cat "$reports"/* | grep -E 'ERROR: |runtime error:|^    #[0-9] ' | head -60
+asan=$(grep -c '^==[0-9]*==ERROR: AddressSanitizer' "$log" || true)
+leaks=$(grep -c '^==[0-9]*==ERROR: LeakSanitizer' "$log" || true)
+ubsan=$(grep -c 'runtime error:' "$log" || true)
+echo "sanitizer reports: AddressSanitizer $asan, LeakSanitizer $leaks, UBSan $ubsan (log: $log)"
+if [ "$asan" != 0 ] || [ "$leaks" != 0 ] || [ "$ubsan" != 0 ]; then
+  grep -E 'ERROR: (Address|Leak)Sanitizer|runtime error:' "$log" | head -40
   status=1
 fi
 exit $status

@@ -24,6 +24,9 @@ class Array {
   Array();  // a float32 scalar 0; exists so that Arrays can live in containers
   explicit Array(detail::NodeRef node);
 
+  // Copies of an Array share one value, and may be used from several threads at once: shape,
+  // dtype and device never change, and node() is a copy taken under the lock that evaluation
+  // publishes its result with. (Two threads that evaluate one Array at once still both compute it.)
   const Shape& shape() const;
   DType dtype() const;
   Device device() const;
@@ -34,7 +37,8 @@ class Array {
   const Array& eval() const;
   bool is_evaluated() const;
 
-  // Copies the values to the host, row-major, converting to T (T's dtype need not match).
+  // Copies the values to the host, row-major, converting to T (T's dtype need not match) as the
+  // cast op does: a float to an integer T truncates, saturates at T's range, NaN -> 0.
   template <typename T> std::vector<T> to_vector() const;
   // The single value of a size-1 array.
   template <typename T> T item() const;
@@ -45,7 +49,7 @@ class Array {
   // The graph behind this array, as text (see docs/architecture.md for the format).
   std::string graph_text() const;
 
-  const detail::NodeRef& node() const;  // for the library's internals and tools
+  detail::NodeRef node() const;  // for the library's internals and tools: a reference of its own
 
  private:
   friend void eval(const std::vector<Array>& arrays);

@@ -31,6 +31,7 @@ template <> constexpr DType dtype_of<double>() { return DType::Float64; }
 
 using Shape = std::vector<int64_t>;
 std::string shape_str(const Shape& s);  // "[2, 3]"
+// The element count; arrayc::Error when it does not fit in int64.
 int64_t shape_numel(const Shape& s);
 
 }  // namespace arrayc

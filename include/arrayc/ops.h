@@ -24,6 +24,18 @@ Array zeros(const Shape& shape, DType dtype = DType::Float32, Device device = de
 Array ones(const Shape& shape, DType dtype = DType::Float32, Device device = default_device());
 Array full(const Shape& shape, double value, DType dtype = DType::Float32,
            Device device = default_device());
+// An integer value is exact (all 64 bits, not through double); one outside an integer dtype's
+// range raises arrayc::Error (as numpy 2 does); to a float dtype it rounds once.
+namespace detail {
+Array full_integer(const Shape& shape, int64_t value, DType dtype, Device device);
+}
+template <typename I>
+  requires(std::is_integral_v<I> && !std::is_same_v<I, bool>)
+Array full(const Shape& shape, I value, DType dtype = DType::Float32, Device device = default_device()) {
+  if constexpr (std::is_unsigned_v<I> && sizeof(I) >= sizeof(int64_t))
+    if (value > static_cast<I>(INT64_MAX)) return full(shape, static_cast<double>(value), dtype, device);
+  return detail::full_integer(shape, static_cast<int64_t>(value), dtype, device);
+}
 // numpy's arange: [start, stop) in steps of step. arange(n) is int64 unless dtype is given.
 Array arange(int64_t stop, DType dtype = DType::Int64, Device device = default_device());
 Array arange(double start, double stop, double step = 1.0, DType dtype = DType::Float64,
@@ -37,6 +49,17 @@ Array normal(const Shape& shape, uint64_t seed, double mean = 0.0, double stddev
 
 // A scalar of the given value, typed the way numpy types a Python scalar next to `like`.
 Array scalar_like(double value, bool integral, const Array& like);
+// The same for an integer, exact in all 64 bits (numpy 2, NEP 50): beside an int32 array a value
+// outside int32 raises arrayc::Error naming `op`, where it used to saturate.
+Array scalar_like(int64_t value, const Array& like, const char* op);
+// A C++ scalar next to `like` in the op `op` (the scalar operators below).
+template <typename S> Array scalar_for(S s, const Array& like, const char* op) {
+  if constexpr (std::is_integral_v<S> && !std::is_same_v<S, bool> &&
+                !(std::is_unsigned_v<S> && sizeof(S) >= sizeof(int64_t)))
+    return scalar_like(static_cast<int64_t>(s), like, op);
+  else
+    return scalar_like(static_cast<double>(s), std::is_integral_v<S>, like);
+}
 
 // ---- Elementwise ----------------------------------------------------------------------------
 Array add(const Array& a, const Array& b);
@@ -110,10 +133,10 @@ inline Array operator-(const Array& a) { return negative(a); }
 
 #define ARRAYC_SCALAR_OPERATOR(op, fn)                                                         \
   template <Scalar S> Array op(const Array& a, S s) {                                           \
-    return fn(a, scalar_like(static_cast<double>(s), std::is_integral_v<S>, a));                \
+    return fn(a, scalar_for(s, a, #fn));                                                        \
   }                                                                                             \
   template <Scalar S> Array op(S s, const Array& a) {                                           \
-    return fn(scalar_like(static_cast<double>(s), std::is_integral_v<S>, a), a);                \
+    return fn(scalar_for(s, a, #fn), a);                                                        \
   }
 ARRAYC_SCALAR_OPERATOR(operator+, add)
 ARRAYC_SCALAR_OPERATOR(operator-, subtract)
@@ -131,10 +154,10 @@ ARRAYC_SCALAR_OPERATOR(minimum, minimum)
 #undef ARRAYC_SCALAR_OPERATOR
 
 template <Scalar S> Array where(const Array& c, const Array& a, S s) {
-  return where(c, a, scalar_like(static_cast<double>(s), std::is_integral_v<S>, a));
+  return where(c, a, scalar_for(s, a, "where"));
 }
 template <Scalar S> Array where(const Array& c, S s, const Array& b) {
-  return where(c, scalar_like(static_cast<double>(s), std::is_integral_v<S>, b), b);
+  return where(c, scalar_for(s, b, "where"), b);
 }
 
 }  // namespace arrayc

@@ -15,8 +15,12 @@ namespace detail {
 
 struct ArrayImpl {
   std::mutex mu;
-  NodeRef node;
-  explicit ArrayImpl(NodeRef n) : node(std::move(n)) {}
+  NodeRef node;  // guarded by mu: evaluation replaces it by its Buffer
+  // The node's, which evaluation keeps: readable without the lock, for as long as the Array.
+  const Shape shape;
+  const DType dtype;
+  const Device device;
+  explicit ArrayImpl(NodeRef n) : node(std::move(n)), shape(node->shape), dtype(node->dtype), device(node->device) {}
 };
 
 }  // namespace detail
@@ -26,12 +30,16 @@ using detail::NodeRef;
 Array::Array() : Array(detail::make_constant(detail::Scalar::of(DType::Float32, 0), {}, cpu())) {}
 Array::Array(NodeRef node) : impl_(std::make_shared<detail::ArrayImpl>(std::move(node))) {}
 
-const NodeRef& Array::node() const { return impl_->node; }
-const Shape& Array::shape() const { return impl_->node->shape; }
-DType Array::dtype() const { return impl_->node->dtype; }
-Device Array::device() const { return impl_->node->device; }
-int64_t Array::size() const { return impl_->node->numel(); }
-bool Array::is_evaluated() const { return impl_->node->op == detail::Op::Buffer; }
+// A copy taken under the lock: eval() may replace the node (and free the old one) at any time.
+NodeRef Array::node() const {
+  std::lock_guard<std::mutex> lock(impl_->mu);
+  return impl_->node;
+}
+const Shape& Array::shape() const { return impl_->shape; }
+DType Array::dtype() const { return impl_->dtype; }
+Device Array::device() const { return impl_->device; }
+int64_t Array::size() const { return shape_numel(impl_->shape); }
+bool Array::is_evaluated() const { return node()->op == detail::Op::Buffer; }
 
 const Array& Array::eval() const {
   if (!is_evaluated()) arrayc::eval({*this});
@@ -59,13 +67,20 @@ void eval(const std::vector<Array>& arrays) {
 
 namespace {
 
+// A float read as an integer follows the cast op's rule (detail::float_to_int: saturating,
+// NaN -> 0), where a plain C++ conversion of NaN, inf or an out-of-range value is undefined.
+template <typename T> T from_float(double x) {
+  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) return static_cast<T>(detail::float_to_int(dtype_of<T>(), x));
+  else return static_cast<T>(x);
+}
+
 template <typename T> T read_element(const char* p, DType t) {
   switch (t) {
     case DType::Bool: return static_cast<T>(*reinterpret_cast<const uint8_t*>(p) != 0);
     case DType::Int32: return static_cast<T>(*reinterpret_cast<const int32_t*>(p));
     case DType::Int64: return static_cast<T>(*reinterpret_cast<const int64_t*>(p));
-    case DType::Float32: return static_cast<T>(*reinterpret_cast<const float*>(p));
-    case DType::Float64: return static_cast<T>(*reinterpret_cast<const double*>(p));
+    case DType::Float32: return from_float<T>(*reinterpret_cast<const float*>(p));
+    case DType::Float64: return from_float<T>(*reinterpret_cast<const double*>(p));
   }
   return T{};
 }
@@ -75,7 +90,8 @@ template <typename T> T read_element(const char* p, DType t) {
 template <typename T> std::vector<T> Array::to_vector() const {
   if (device() != cpu()) return to(cpu()).to_vector<T>();
   eval();
-  const detail::Node& n = *node();
+  const NodeRef keep = node();  // the storage stays alive while it is read
+  const detail::Node& n = *keep;
   std::vector<T> out(static_cast<size_t>(n.numel()));
   if (out.empty()) return out;
   const char* base = static_cast<const char*>(n.storage->data);
@@ -103,6 +119,7 @@ template <typename T> T Array::item() const {
 }
 
 Array Array::to(Device d) const {
+  detail::check_device("to", d);
   if (d == device()) return *this;
   d = detail::checked(d);
   eval();
@@ -131,6 +148,7 @@ ARRAYC_INSTANTIATE(double)
 // ---- Creation -------------------------------------------------------------------------------
 
 template <typename T> Array array(const std::vector<T>& data, const Shape& shape, Device device) {
+  detail::check_device("array", device);
   for (int64_t d : shape)
     if (d < 0) throw Error("array: negative extent in shape " + shape_str(shape));
   if (static_cast<int64_t>(data.size()) != shape_numel(shape))
@@ -154,8 +172,26 @@ template Array array(const std::vector<float>&, const Shape&, Device);
 template Array array(const std::vector<double>&, const Shape&, Device);
 
 Array full(const Shape& shape, double value, DType dtype, Device device) {
+  detail::check_dtype("full", dtype);
   return Array(detail::make_constant(detail::Scalar::of(dtype, value), shape, device));
 }
+namespace {
+// An integer scalar of dtype t, exact; arrayc::Error when an integer dtype cannot hold it.
+detail::Scalar integer_scalar(const char* op, int64_t value, DType t) {
+  detail::check_dtype(op, t);
+  if (t == DType::Int32 && (value < INT32_MIN || value > INT32_MAX))
+    throw Error(std::string(op) + ": the integer " + std::to_string(value) +
+                " is out of bounds for int32 (numpy 2 raises too; use int64)");
+  return detail::Scalar::of_int(t, value);
+}
+}  // namespace
+
+namespace detail {
+Array full_integer(const Shape& shape, int64_t value, DType dtype, Device device) {
+  return Array(make_constant(integer_scalar("full", value, dtype), shape, device));
+}
+}  // namespace detail
+
 Array zeros(const Shape& shape, DType dtype, Device device) { return full(shape, 0, dtype, device); }
 Array ones(const Shape& shape, DType dtype, Device device) { return full(shape, 1, dtype, device); }
 
@@ -168,6 +204,9 @@ Array arange(double start, double stop, double step, DType dtype, Device device)
     throw Error("arange: start, stop and step must be finite and step non-zero (got " +
                 std::to_string(start) + ", " + std::to_string(stop) + ", " + std::to_string(step) + ")");
   double n = std::ceil((stop - start) / step);
+  if (n >= 0x1p63)  // not representable as an extent (the cast to int64 is undefined)
+    throw Error("arange: too many elements: (stop - start) / step = " + std::to_string(n) + " (start " +
+                std::to_string(start) + ", stop " + std::to_string(stop) + ", step " + std::to_string(step) + ")");
   Array i(detail::make_iota({static_cast<int64_t>(std::max(n, 0.0))}, dtype, device));
   if (step != 1) i = i * full({}, step, dtype, device);
   if (start != 0) i = i + full({}, start, dtype, device);
@@ -184,6 +223,12 @@ Array normal(const Shape& shape, uint64_t seed, double mean, double stddev, DTyp
   Array z(detail::make_random(detail::Op::RandNormal, shape, dtype, seed, device));
   if (mean == 0 && stddev == 1) return z;
   return z * full({}, stddev, dtype, device) + full({}, mean, dtype, device);
+}
+
+Array scalar_like(int64_t value, const Array& like, const char* op) {
+  DType t = like.dtype();
+  if (t == DType::Bool) t = DType::Int64;
+  return Array(detail::make_constant(integer_scalar(op, value, t), {}, like.device()));
 }
 
 Array scalar_like(double value, bool integral, const Array& like) {

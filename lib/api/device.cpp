@@ -5,6 +5,8 @@
 #include "arrayc/device.h"
 #include "arrayc/error.h"
 #include "backend/backend.h"
+#include "ir/build.h"
+#include "ir/interpreter.h"
 #include "backend/cuda/cuda_driver.h"
 #include "support/env.h"
 
@@ -19,6 +21,7 @@ std::optional<Device> default_dev;
 int gpu_count() { return detail::cuda::device_count(); }
 
 void synchronize(Device d) {
+  detail::check_device("synchronize", d);
   d = detail::checked(d);
   detail::backend_for(d).synchronize(d);
 }
@@ -42,6 +45,7 @@ Device default_device() {
 }
 
 void set_default_device(Device d) {
+  detail::check_device("set_default_device", d);
   d = detail::checked(d);
   std::lock_guard<std::mutex> lock(default_mu);
   default_dev = d;

@@ -18,6 +18,9 @@ struct EmitOptions {
   // streamed_outputs (codegen/cpu/host_policy.h) names, when the outputs are too large to stay
   // cached (see host_options in backend/host/host_backend.cpp).
   bool stream_stores = false;
+  // Host only: the CPU that the kernel's functions are compiled for, as LLVM's "target-cpu" and
+  // "target-features" (set by the host JIT; empty: the host's), which the vector math follows.
+  std::string cpu, cpu_features;
 };
 
 class BodyEmitter {

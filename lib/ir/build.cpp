@@ -27,7 +27,30 @@ void check_extents(const char* op, const Shape& shape) {
     if (d < 0) fail(std::string(op) + ": negative extent in shape " + shape_str(shape));
 }
 
+// Every array's element count and byte size fit in int64 (and so in size_t): a 2^62-element
+// float32 array took "0 bytes" (2^64 wrapped) and its kernel wrote past the end; ones({2^32,
+// 2^32}) was an "empty" array (2^64 elements wrapped to 0).
+int64_t checked_numel(const char* op, const Shape& shape) {
+  int64_t n = 1;
+  bool overflow = false;
+  for (int64_t d : shape) {
+    if (d == 0) return 0;
+    overflow |= __builtin_mul_overflow(n, d, &n);
+  }
+  if (overflow) fail(std::string(op) + ": shape " + shape_str(shape) + " has more than 2^63 - 1 elements");
+  return n;
+}
+void check_size(const char* op, const Shape& shape, DType dtype) {
+  int64_t n = checked_numel(op, shape), bytes = 0;
+  if (__builtin_mul_overflow(n, static_cast<int64_t>(dtype_size(dtype)), &bytes))
+    fail(std::string(op) + ": a " + dtype_name(dtype) + " array of shape " + shape_str(shape) + " (" +
+         std::to_string(n) + " elements) would take more than 2^63 - 1 bytes");
+}
+
 Node leaf(Op op, DType dtype, const Shape& shape, Device device) {
+  check_dtype(api_name(op), dtype);
+  check_device(api_name(op), device);
+  check_size(api_name(op), shape, dtype);
   Node n;
   n.op = op;
   n.dtype = dtype;
@@ -37,6 +60,8 @@ Node leaf(Op op, DType dtype, const Shape& shape, Device device) {
 }
 
 Node derived(Op op, DType dtype, Shape shape, std::vector<NodeRef> inputs) {
+  check_dtype(api_name(op), dtype);
+  check_size(api_name(op), shape, dtype);
   Node n;
   n.op = op;
   n.dtype = dtype;
@@ -64,6 +89,19 @@ void reject(const char* op, DType t, bool cond) {
 }
 
 }  // namespace
+
+void check_dtype(const char* op, DType t) {
+  for (DType d : kAllDTypes)
+    if (t == d) return;
+  fail(std::string(op) + ": dtype " + std::to_string(static_cast<int>(t)) +
+       " is not one of bool, int32, int64, float32, float64");
+}
+
+void check_device(const char* op, Device d) {
+  if (d.kind != Device::Kind::CPU && d.kind != Device::Kind::GPU)
+    fail(std::string(op) + ": device kind " + std::to_string(static_cast<int>(d.kind)) + " is not CPU or GPU");
+  if (d.index < 0) fail(std::string(op) + ": device index " + std::to_string(d.index) + " is negative");
+}
 
 NodeRef make_param(int64_t index, DType dtype, const Shape& shape, Device device) {
   Node n = leaf(Op::Param, dtype, shape, device);
@@ -96,6 +134,7 @@ NodeRef make_iota(const Shape& shape, DType dtype, Device device) {
 NodeRef make_random(Op op, const Shape& shape, DType dtype, uint64_t seed, Device device) {
   const char* name = api_name(op);
   check_extents(name, shape);
+  check_dtype(name, dtype);
   if (!is_float(dtype))
     fail(std::string(name) + ": dtype " + dtype_name(dtype) + " is not accepted (float32 or float64)");
   Node n = leaf(op, dtype, shape, device);
@@ -141,6 +180,7 @@ NodeRef make_elementwise(Op op, const std::vector<NodeRef>& inputs_in) {
       fail(std::string(name) + ": shapes " + shapes + " cannot be broadcast together");
     }
   }
+  checked_numel(name, shape);
   for (NodeRef& n : in) n = make_broadcast_to(n, shape);
 
   // Dtypes.
@@ -196,6 +236,12 @@ NodeRef make_elementwise(Op op, const std::vector<NodeRef>& inputs_in) {
         if (op == Op::Add || op == Op::Maximum) op = Op::Or;
         if (op == Op::Mul || op == Op::Minimum) op = Op::And;
       }
+      // numpy raises for a negative integer exponent it can see (a constant); an exponent
+      // array's negative elements give 1/x^|e| truncated: 1 for x = 1, +-1 for x = -1, else 0.
+      const NodeRef& e = inputs_in[1];
+      if (op == Op::Pow && is_int(result) && e->op == Op::Constant && is_int(e->dtype) && e->value.i < 0)
+        fail(std::string(name) + ": Integers to negative integer powers are not allowed (exponent " +
+             std::to_string(e->value.i) + ")");
       for (NodeRef& n : in) n = make_cast(n, result);
       break;
     }
@@ -211,8 +257,8 @@ NodeRef make_reshape(const NodeRef& x, Shape shape) {
       infer = static_cast<int64_t>(i);
     } else if (shape[i] < 0) {
       fail("reshape: negative extent in shape " + shape_str(shape));
-    } else {
-      known *= shape[i];
+    } else if (__builtin_mul_overflow(known, shape[i], &known)) {
+      fail("reshape: shape " + shape_str(shape) + " has more than 2^63 - 1 elements");
     }
   }
   if (infer >= 0) {
@@ -221,6 +267,7 @@ NodeRef make_reshape(const NodeRef& x, Shape shape) {
            shape_str(shape));
     shape[infer] = x->numel() / known;
   }
+  check_size("reshape", shape, x->dtype);
   if (shape_numel(shape) != x->numel())
     fail("reshape: cannot reshape an array of shape " + shape_str(x->shape) + " (" +
          std::to_string(x->numel()) + " elements) into " + shape_str(shape));

@@ -7,6 +7,13 @@
 
 namespace arrayc::detail {
 
+// Values of the public enums that come in through the API (a cast from an integer may hold
+// anything): arrayc::Error "<op>: dtype 17 is not one of bool, int32, int64, float32, float64",
+// "<op>: device kind 7 is not CPU or GPU" (or a GPU index below 0), before they reach the
+// emitter.
+void check_dtype(const char* op, DType t);
+void check_device(const char* op, Device d);
+
 NodeRef make_param(int64_t index, DType dtype, const Shape& shape, Device device);
 NodeRef make_buffer(StorageRef storage, DType dtype, const Shape& shape, int64_t offset,
                     const std::vector<int64_t>& strides);

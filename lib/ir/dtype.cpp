@@ -48,7 +48,12 @@ std::string shape_str(const Shape& s) {
 
 int64_t shape_numel(const Shape& s) {
   int64_t n = 1;
-  for (int64_t d : s) n *= d;
+  bool overflow = false;
+  for (int64_t d : s) {
+    if (d == 0) return 0;
+    overflow |= __builtin_mul_overflow(n, d, &n);
+  }
+  if (overflow) throw Error("shape " + shape_str(s) + " has more than 2^63 - 1 elements");
   return n;
 }
 

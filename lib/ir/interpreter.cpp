@@ -29,20 +29,6 @@ int64_t wrap(DType t, uint64_t v) {
   }
 }
 
-// A float value converted to an integer dtype: saturating, NaN -> 0; bool is x != 0.
-int64_t float_to_int(DType t, double x) {
-  if (t == DType::Bool) return x != 0;  // NaN != 0 is true
-  if (std::isnan(x)) return 0;
-  if (t == DType::Int32) {
-    if (x >= 2147483647.0) return std::numeric_limits<int32_t>::max();
-    if (x <= -2147483648.0) return std::numeric_limits<int32_t>::min();
-    return static_cast<int64_t>(x);
-  }
-  if (x >= 9223372036854775808.0) return std::numeric_limits<int64_t>::max();
-  if (x <= -9223372036854775808.0) return std::numeric_limits<int64_t>::min();
-  return static_cast<int64_t>(x);
-}
-
 // A value rounded to a float dtype.
 double round_to(DType t, double x) {
   return t == DType::Float32 ? static_cast<double>(static_cast<float>(x)) : x;

@@ -19,25 +19,39 @@ const OpInfo& op_info(Op op) {
   return table[static_cast<int>(op)];
 }
 
-namespace {
-// Cast's float -> int rule: truncate, saturate at the type's range, NaN -> 0.
-template <typename I> int64_t saturate(double v) {
-  if (std::isnan(v)) return 0;
-  if (v <= static_cast<double>(std::numeric_limits<I>::min())) return std::numeric_limits<I>::min();
-  if (v >= static_cast<double>(std::numeric_limits<I>::max())) return std::numeric_limits<I>::max();
-  return static_cast<I>(v);
+int64_t float_to_int(DType t, double x) {
+  if (t == DType::Bool) return x != 0;  // NaN != 0 is true
+  if (std::isnan(x)) return 0;
+  if (t == DType::Int32) {
+    if (x >= 2147483647.0) return std::numeric_limits<int32_t>::max();
+    if (x <= -2147483648.0) return std::numeric_limits<int32_t>::min();
+    return static_cast<int64_t>(x);
+  }
+  if (x >= 9223372036854775808.0) return std::numeric_limits<int64_t>::max();
+  if (x <= -9223372036854775808.0) return std::numeric_limits<int64_t>::min();
+  return static_cast<int64_t>(x);
 }
-}  // namespace
 
 Scalar Scalar::of(DType t, double v) {
   Scalar s;
   s.dtype = t;
   switch (t) {
-    case DType::Bool: s.i = v != 0; break;
-    case DType::Int32: s.i = saturate<int32_t>(v); break;
-    case DType::Int64: s.i = saturate<int64_t>(v); break;
+    case DType::Bool: case DType::Int32: case DType::Int64: s.i = float_to_int(t, v); break;
     case DType::Float32: s.f = static_cast<float>(v); break;
     case DType::Float64: s.f = v; break;
+  }
+  return s;
+}
+
+Scalar Scalar::of_int(DType t, int64_t v) {
+  Scalar s;
+  s.dtype = t;
+  switch (t) {
+    case DType::Bool: s.i = v != 0; break;
+    case DType::Int32: s.i = static_cast<int32_t>(static_cast<uint32_t>(v)); break;  // Cast wraps
+    case DType::Int64: s.i = v; break;
+    case DType::Float32: s.f = static_cast<float>(v); break;  // one rounding, not two via double
+    case DType::Float64: s.f = static_cast<double>(v); break;
   }
   return s;
 }

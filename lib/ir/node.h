@@ -58,11 +58,17 @@ using StorageRef = std::shared_ptr<Storage>;
 
 // A scalar: the value of a Constant node. Floats are held as double (exact for float32 too),
 // integers and bools as int64.
+// Cast's float -> integer rule, also that of reading values (Array::item, to_vector) and of
+// scalars: truncate toward zero, saturate at the dtype's range, NaN -> 0; bool is x != 0 (NaN is
+// true).
+int64_t float_to_int(DType t, double x);
+
 struct Scalar {
   DType dtype = DType::Float32;
   double f = 0;
   int64_t i = 0;
   static Scalar of(DType t, double v);  // v converted to t with Cast's rules (saturating, NaN -> 0)
+  static Scalar of_int(DType t, int64_t v);  // exact for int64; Cast's rules otherwise (int32 wraps)
   double as_double() const { return is_float(dtype) ? f : static_cast<double>(i); }
   bool operator==(const Scalar&) const = default;
   std::string str() const;

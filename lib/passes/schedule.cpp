@@ -227,9 +227,15 @@ class KernelBuilder {
     Shape ext;
     std::vector<int> region;  // 0 outer, 1 reduced
     std::vector<std::vector<int64_t>> strides(views_.size());
+    // A region (outer or reduced) with a zero extent has no element: it becomes that one dim of
+    // extent 0, so that no kernel decomposes an index by the extents beside it (an int32 [8, 0]
+    // summed whole was a row loop over rows of length 0, and divided by it: SIGFPE).
+    bool empty[2] = {false, false};
+    for (size_t d = 0; d < iter_.size(); ++d) empty[static_cast<int>(d) < outer_ ? 0 : 1] |= iter_[d] == 0;
     for (size_t d = 0; d < iter_.size(); ++d) {
       int reg = static_cast<int>(d) < outer_ ? 0 : 1;
-      if (iter_[d] == 1) continue;
+      if (iter_[d] == 1 || (empty[reg] && iter_[d] != 0)) continue;
+      if (empty[reg] && !region.empty() && region.back() == reg) continue;  // a second zero
       bool merge = !ext.empty() && region.back() == reg;
       for (size_t j = 0; j < views_.size() && merge; ++j)
         merge = strides[j].back() == views_[j].strides[d] * iter_[d];

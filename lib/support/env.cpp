@@ -61,7 +61,7 @@ const std::vector<EnvVar>& env_vars() {
   static const std::vector<EnvVar> vars = {
       {"ARRAYC_DEBUG", "library"},       {"ARRAYC_DUMP_DIR", "library"},   {"ARRAYC_FUSION", "library"},
       {"ARRAYC_FAST_MATH", "library"},   {"ARRAYC_NUM_THREADS", "library"}, {"ARRAYC_STREAM_BYTES", "library"},
-      {"ARRAYC_DEVICE", "library"},      {"ARRAYC_LIBDEVICE", "library"},  {"ARRAYC_GEMM_TILE", "library"},
+      {"ARRAYC_DEVICE", "library"},      {"ARRAYC_LIBDEVICE", "library"},  {"ARRAYC_GEMM_TILE", "library"},     {"ARRAYC_HOST_CPU", "library"},
       {"ARRAYC_CACHE", "library"},       {"ARRAYC_CACHE_DIR", "library"},  {"ARRAYC_CACHE_MAX_BYTES", "library"},
       {"ARRAYC_HISTORY", "tool"},        {"ARRAYC_BENCH_BREAK", "harness"}, {"ARRAYC_REQUIRE_GPU", "tests"},
   };
@@ -95,9 +95,11 @@ const std::string& dump_dir() {
 bool fusion_setting() { return flag("ARRAYC_FUSION", true); }
 bool fast_math_setting() { return flag("ARRAYC_FAST_MATH", false); }
 
-std::optional<int64_t> num_threads_setting(int64_t max_threads) {
-  return integer("ARRAYC_NUM_THREADS", 1, max_threads);
+std::optional<int64_t> num_threads_setting(int64_t max_threads, const std::string& why) {
+  return integer("ARRAYC_NUM_THREADS", 1, max_threads, why.c_str());
 }
+
+std::string host_cpu_setting() { return value("ARRAYC_HOST_CPU"); }
 
 std::optional<int64_t> stream_bytes_setting() { return integer("ARRAYC_STREAM_BYTES", 0, INT64_MAX, " (bytes)"); }
 

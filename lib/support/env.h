@@ -26,8 +26,12 @@ const std::string& dump_dir();
 // ARRAYC_FUSION and ARRAYC_FAST_MATH, 0 or 1: the starting values of set_fusion/set_fast_math.
 bool fusion_setting();
 bool fast_math_setting();
-// ARRAYC_NUM_THREADS, from 1 to max_threads; nullopt when unset.
-std::optional<int64_t> num_threads_setting(int64_t max_threads);
+// ARRAYC_NUM_THREADS, from 1 to max_threads (`why` says where the bound comes from, in the
+// error); nullopt when unset.
+std::optional<int64_t> num_threads_setting(int64_t max_threads, const std::string& why = "");
+// ARRAYC_HOST_CPU: "" when unset (this machine's CPU), else an LLVM CPU name (checked by the
+// host JIT).
+std::string host_cpu_setting();
 // ARRAYC_STREAM_BYTES, an integer >= 0; nullopt when unset.
 std::optional<int64_t> stream_bytes_setting();
 // ARRAYC_DEVICE: "cpu" when unset (parsed by default_device()).

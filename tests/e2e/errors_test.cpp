@@ -104,6 +104,81 @@ TEST_P(BadInput, CreationArguments) {
   still_works();
 }
 
+// Element counts and byte sizes past int64 (and size_t): every way of making such an array, with
+// the extents in every position, raises at build time naming the op and the shape; a zero extent
+// beside huge ones is an empty array.
+TEST_P(BadInput, SizesPastInt64) {
+  const int64_t big = int64_t{1} << 32, huge = int64_t{1} << 62;
+  const std::vector<Shape> too_many = {{big, big}, {huge, 4}, {4, huge}, {3, huge, huge}, {2, 2, huge, 2},
+                                       {INT64_MAX, 2}, {INT64_MAX, INT64_MAX}};
+  for (const Shape& s : too_many) {
+    SCOPED_TRACE(shape_str(s));
+    const std::string shape = "shape " + shape_str(s) + " has more than 2^63 - 1 elements";
+    for (DType t : kAllDTypes) {
+      EXPECT_ARRAYC_ERROR(zeros(s, t), "full: " + shape);
+      EXPECT_ARRAYC_ERROR(full(s, 2.0, t), "full: " + shape);
+    }
+    EXPECT_ARRAYC_ERROR(normal(s, 1), "normal: " + shape);
+    EXPECT_ARRAYC_ERROR(broadcast_to(zeros({1}), s), "broadcast_to: " + shape);
+    EXPECT_ARRAYC_ERROR(reshape(zeros({0}), s), "reshape: " + shape);
+    Shape empty = s;
+    empty.push_back(0);
+    EXPECT_EQ(zeros(empty).size(), 0);
+    EXPECT_EQ(shape_numel(empty), 0);
+    EXPECT_ARRAYC_ERROR(shape_numel(s), shape);
+  }
+  // Two broadcasts whose result is too large.
+  EXPECT_ARRAYC_ERROR(zeros({big, 1}) + zeros({1, big}), "add: shape [4294967296, 4294967296] has more than 2^63 - 1 elements");
+  // Counts that fit, bytes that do not: by dtype size.
+  for (DType t : {DType::Int32, DType::Float32, DType::Int64, DType::Float64}) {
+    SCOPED_TRACE(dtype_name(t));
+    int64_t n = (int64_t{1} << 62) / static_cast<int64_t>(dtype_size(t)) * 2;  // 2^63 bytes
+    EXPECT_ARRAYC_ERROR(zeros({n}, t), "full: a " + std::string(dtype_name(t)) + " array of shape [" + std::to_string(n) + "]",
+                        "would take more than 2^63 - 1 bytes");
+    EXPECT_ARRAYC_ERROR(ones({2, n / 2}, t), "full: a", "would take more than 2^63 - 1 bytes");
+    EXPECT_NO_THROW(zeros({n / 2}, t));  // 2^62 bytes: can be built (not evaluated here)
+  }
+  // A cast widens: bool [2^62] takes 2^62 bytes, float32 of it 2^64.
+  EXPECT_ARRAYC_ERROR(cast(zeros({huge}, DType::Bool), DType::Float32), "cast: a float32 array of shape [4611686018427387904]");
+  EXPECT_ARRAYC_ERROR(zeros({huge}, DType::Bool) + 1.5f, "would take more than 2^63 - 1 bytes");
+  // Sizes that fit but that no machine has (2^49 bytes): an error when allocated.
+  EXPECT_ARRAYC_ERROR((full({int64_t{1} << 47}, 1.0) + 1.0f).eval(), "out of memory allocating 562949953421312 bytes");
+  still_works();
+}
+
+// Enum values outside DType and Device::Kind (casts from integers) reached the emitter and
+// crashed in LLVM: every entry point that takes one raises, naming the op and the value.
+TEST_P(BadInput, EnumValuesOutsideTheEnums) {
+  Array x = random_array(DType::Float32, {2, 3}, 5);
+  for (int v : {5, 17, 200, 255}) {
+    SCOPED_TRACE(v);
+    DType t = static_cast<DType>(v);
+    std::string bad = "dtype " + std::to_string(v) + " is not one of bool, int32, int64, float32, float64";
+    EXPECT_ARRAYC_ERROR(zeros({2}, t), "full: " + bad);
+    EXPECT_ARRAYC_ERROR(ones({2}, t), "full: " + bad);
+    EXPECT_ARRAYC_ERROR(full({2, 2}, 3.0, t), "full: " + bad);
+    EXPECT_ARRAYC_ERROR(arange(5, t), "arange: " + bad);
+    EXPECT_ARRAYC_ERROR(arange(0.0, 5.0, 0.5, t), "arange: " + bad);
+    EXPECT_ARRAYC_ERROR(normal({2}, 1, 0.0, 1.0, t), "normal: " + bad);
+    EXPECT_ARRAYC_ERROR(uniform({2}, 1, 0.0, 1.0, t), "uniform: " + bad);
+    EXPECT_ARRAYC_ERROR(cast(x, t), "cast: " + bad);
+  }
+  for (int v : {2, 7, 255}) {
+    SCOPED_TRACE(v);
+    Device d{static_cast<Device::Kind>(v), 0};
+    std::string bad = "device kind " + std::to_string(v) + " is not CPU or GPU";
+    EXPECT_ARRAYC_ERROR(zeros({2}, DType::Float32, d), "full: " + bad);
+    EXPECT_ARRAYC_ERROR(arange(5, DType::Int64, d), "arange: " + bad);
+    EXPECT_ARRAYC_ERROR(normal({2}, 1, 0.0, 1.0, DType::Float32, d), "normal: " + bad);
+    EXPECT_ARRAYC_ERROR(array(std::vector<float>{1, 2}, {2}, d), "array: " + bad);
+    EXPECT_ARRAYC_ERROR(x.to(d), "to: " + bad);
+    EXPECT_ARRAYC_ERROR(set_default_device(d), "set_default_device: " + bad);
+    EXPECT_ARRAYC_ERROR(synchronize(d), "synchronize: " + bad);
+  }
+  EXPECT_ARRAYC_ERROR(zeros({2}, DType::Float32, Device{Device::Kind::CPU, -1}), "full: device index -1 is negative");
+  still_works();
+}
+
 TEST_P(BadInput, DevicesDoNotMix) {
   if (gpu_count() == 0) {
     EXPECT_ARRAYC_ERROR(gpu(0), "gpu");

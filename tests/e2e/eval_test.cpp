@@ -1,5 +1,8 @@
 // Evaluation semantics end to end: copies of an Array share one value, evaluated arrays feed
 // later expressions, eval() of several arrays, and conversions when reading values.
+#include <atomic>
+#include <thread>
+
 #include "support/data.h"
 #include "support/devices.h"
 #include "support/reference.h"
@@ -22,6 +25,37 @@ TEST_P(Evaluation, CopiesShareTheValue) {
   EXPECT_TRUE(y.is_evaluated());
   EXPECT_TRUE(z.is_evaluated());
   EXPECT_TRUE(matches_values(values_of(z), want));
+}
+
+// Copies of one unevaluated Array read from several threads at once while one of them (or
+// several) evaluates it: each read sees either the graph or the value, never a node freed under
+// it (to_vector held a plain reference to the node that eval replaced). Run under ASan/TSan
+// (scripts/sanitize.sh) for the strict check.
+TEST_P(Evaluation, CopiesReadFromSeveralThreadsWhileOneEvaluates) {
+  for (int round = 0; round < 20; ++round) {
+    Array x = random_array(DType::Float32, {1000}, 40 + round);
+    auto make = [&] { return arrayc::sin(x) * 2.0f + static_cast<float>(round); };
+    Array y = make();
+    std::vector<float> want = make().to_vector<float>();  // another Array: y stays unevaluated
+    ASSERT_FALSE(y.is_evaluated());
+    std::vector<std::thread> threads;
+    std::atomic<int> bad{0};
+    for (int t = 0; t < 6; ++t)
+      threads.emplace_back([y, t, &want, &bad] {  // each thread its own copy
+        for (int i = 0; i < 3; ++i) {
+          if (y.shape() != Shape{1000} || y.dtype() != DType::Float32 || y.size() != 1000) ++bad;
+          (void)y.is_evaluated();
+          (void)y.node();
+          if (t % 2 == 0) {
+            std::vector<float> got = y.to_vector<float>();
+            if (got != want) ++bad;
+          }
+        }
+      });
+    for (std::thread& th : threads) th.join();
+    EXPECT_EQ(bad.load(), 0);
+    EXPECT_TRUE(y.is_evaluated());
+  }
 }
 
 TEST_P(Evaluation, EvaluatedArraysFeedLaterExpressions) {

@@ -22,11 +22,16 @@
 #include <string>
 
 #include "arrayc/arrayc.h"
+#include "support/host_cpu.h"
+#include "support/reference.h"
 #include "support/ulp.h"
 
 namespace {
 
 using namespace arrayc;
+using arrayc_test::CpuWidth;
+using arrayc_test::stages_for_cpu;
+using arrayc_test::x86_widths;
 
 std::vector<float> trig_edge_inputs() {
   std::vector<float> v = {0.0f, -0.0f, 1e-45f, -1e-45f, 1e-38f, std::numeric_limits<float>::infinity(),
@@ -302,13 +307,19 @@ TEST(SinCos, PowWithAConstantExponentVectorizes) {
   // pow, and the call no longer matched its vector variants.
   if (default_device().kind != Device::Kind::CPU) GTEST_SKIP();
   Array x = array(std::vector<float>(64, 0.5f), {64});
-  Stages st = inspect({arrayc::pow(x, 2.5f)});  // 2.0 would become x*x (simplify)
-  ASSERT_EQ(st.kernels.size(), 1u);
-  std::string body = kernel_function(st.kernels[0].opt);
-  EXPECT_NE(body.find("<16 x float>"), std::string::npos) << body;
-  EXPECT_EQ(body.find("@arrayc_pow_f32_v16("), std::string::npos) << "inlined: " << body;
-  // Unused vector variants are not compiled.
-  EXPECT_EQ(st.kernels[0].opt.find("define internal <4 x float> @arrayc_pow_f32_v4"), std::string::npos);
+  Array y = arrayc::pow(x, 2.5f);  // 2.0 would become x*x (simplify)
+  for (const CpuWidth& w : x86_widths()) {
+    SCOPED_TRACE(w.cpu);
+    std::vector<detail::HostStages> st = stages_for_cpu({y}, w.cpu);
+    ASSERT_EQ(st.size(), 1u);
+    std::string body = kernel_function(st[0].opt_ir);
+    EXPECT_NE(body.find(w.floats), std::string::npos) << body;
+    std::string variant = "@arrayc_pow_f32_v" + std::to_string(w.lanes) + "(";
+    EXPECT_EQ(body.find(variant), std::string::npos) << "inlined: " << body;
+    // Unused vector variants are not compiled.
+    EXPECT_EQ(st[0].opt_ir.find("define internal <4 x float> @arrayc_pow_f32_v4"), std::string::npos);
+  }
+  EXPECT_MATCHES_REFERENCE(y);  // as compiled for this machine
 }
 
 }  // namespace

@@ -1,5 +1,7 @@
 #include "support/data.h"
 
+#include "ir/node.h"
+
 #include <cmath>
 #include <limits>
 
@@ -15,10 +17,15 @@ uint64_t splitmix64(uint64_t& state) {
   return z ^ (z >> 31);
 }
 
+// Values outside an integer type saturate as the cast op does (a plain conversion of them is
+// undefined: UBSan's float-cast-overflow found int32 values from random_values(-3e9, 3e9)).
 template <typename T> std::vector<T> convert(const std::vector<double>& v) {
   std::vector<T> out;
   out.reserve(v.size());
-  for (double x : v) out.push_back(static_cast<T>(x));
+  for (double x : v) {
+    if constexpr (std::is_integral_v<T>) out.push_back(static_cast<T>(arrayc::detail::float_to_int(arrayc::dtype_of<T>(), x)));
+    else out.push_back(static_cast<T>(x));
+  }
   return out;
 }
 }  // namespace

@@ -1,6 +1,11 @@
 #include "backend/host/thread_pool.h"
 
 #include <gtest/gtest.h>
+#include <sched.h>
+#include <sys/resource.h>
+#include <unistd.h>
+
+#include <climits>
 
 #include <atomic>
 #include <cstdio>
@@ -202,8 +207,27 @@ TEST_F(ThreadPool, ConcurrentCallersBothComplete) {
   other.join();
 }
 
-TEST_F(ThreadPool, RejectsZeroThreads) {
-  EXPECT_THROW(set_num_threads(0), Error);
+// The CPUs this process may run on, as the pool counts them.
+int cpus() {
+  cpu_set_t set;
+  return sched_getaffinity(0, sizeof(set), &set) == 0 ? CPU_COUNT(&set) : static_cast<int>(std::thread::hardware_concurrency());
+}
+
+TEST_F(ThreadPool, ThreadCountsFromOneTo16PerCpu) {
+  std::string range = "set_num_threads: need from 1 to " + std::to_string(16 * cpus()) + " threads (16 per CPU, " +
+                      std::to_string(cpus()) + " CPUs), got ";
+  for (int bad : {0, -1, INT_MIN, 16 * cpus() + 1, 100000, INT_MAX}) {
+    try {
+      set_num_threads(bad);
+      ADD_FAILURE() << bad << " accepted";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.what(), range + std::to_string(bad));
+    }
+  }
+  set_num_threads(16 * cpus());
+  std::atomic<int64_t> covered{0};
+  parallel_for(1 << 20, 1, [](void* c, int64_t b, int64_t e) { *static_cast<std::atomic<int64_t>*>(c) += e - b; }, &covered);
+  EXPECT_EQ(covered.load(), 1 << 20);
 }
 
 // ARRAYC_NUM_THREADS is read once, on first use; a bad value is an Error that names the variable
@@ -211,7 +235,8 @@ TEST_F(ThreadPool, RejectsZeroThreads) {
 // binary), since this one has resolved its thread count already.
 TEST(ThreadPoolEnv, BadArraycNumThreadsIsAnErrorNamingIt) {
   GTEST_FLAG_SET(death_test_style, "threadsafe");
-  for (const char* bad : {"abc", "0", "-2", "3x", "2147483648", "99999999999999999999"}) {
+  std::string too_many = std::to_string(16 * cpus() + 1);
+  for (const char* bad : {"abc", "0", "-2", "3x", too_many.c_str(), "100000", "2147483648", "99999999999999999999"}) {
     EXPECT_EXIT(
         {
           setenv("ARRAYC_NUM_THREADS", bad, 1);
@@ -224,9 +249,38 @@ TEST(ThreadPoolEnv, BadArraycNumThreadsIsAnErrorNamingIt) {
           std::_Exit(0);
         },
         ::testing::ExitedWithCode(3),
-        std::string("ARRAYC_NUM_THREADS must be an integer from 1 to 2147483647, got '") + bad + "'" +
+        "ARRAYC_NUM_THREADS must be an integer from 1 to " + std::to_string(16 * cpus()) + " \\(16 per CPU, " +
+            std::to_string(cpus()) + " CPUs\\), got '" + bad + "'" +
             (std::string(bad).size() > 12 ? " \\(out of range\\)" : ""));
   }
+}
+
+// When the system refuses a worker thread (here a process limit, ulimit -u, as an unprivileged
+// user), the parallel call raises arrayc::Error, the library goes on inline, and the process
+// exits normally: a std::system_error escaped before, and OpenBLAS, set to as many threads,
+// crashed or hung in its shutdown at exit.
+TEST(ThreadPoolEnv, ThreadsTheSystemRefusesAreAnErrorAndExitIsClean) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        if (geteuid() == 0 && (setgid(65534) != 0 || setuid(65534) != 0)) std::_Exit(4);  // the limit binds no root
+        rlimit r;
+        r.rlim_cur = r.rlim_max = 6;
+        if (setrlimit(RLIMIT_NPROC, &r) != 0) std::_Exit(5);
+        set_num_threads(16 * cpus());
+        std::atomic<int64_t> covered{0};
+        auto count = [](void* c, int64_t b, int64_t e) { *static_cast<std::atomic<int64_t>*>(c) += e - b; };
+        try {
+          parallel_for(1 << 20, 1, count, &covered);
+          std::_Exit(6);
+        } catch (const Error& e) {
+          std::fputs(e.what(), stderr);
+        }
+        set_num_threads(1);
+        parallel_for(1 << 20, 1, count, &covered);
+        std::exit(covered.load() == (1 << 20) ? 0 : 7);  // exit() runs OpenBLAS's shutdown
+      },
+      ::testing::ExitedWithCode(0), "thread pool: cannot start worker thread [0-9]+ of [0-9]+ \\(.*\\); use fewer threads");
 }
 
 }  // namespace

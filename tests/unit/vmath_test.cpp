@@ -3,6 +3,7 @@
 // variants (and the scalar remainder) are what is measured; references are the long double libm
 // functions for f64 and the double ones for f32.
 #include "codegen/cpu/vmath/vmath.h"
+#include "backend/host/host_jit.h"
 
 #include <gtest/gtest.h>
 #include <llvm/ExecutionEngine/Orc/ExecutionUtils.h>
@@ -46,26 +47,14 @@ struct Kernel {
   bool avx512 = false;
 };
 
-// The host's target features with AVX-512 turned off: code for an AVX2 CPU that runs here.
-std::string without_avx512(llvm::StringRef features) {
-  llvm::SmallVector<llvm::StringRef, 64> parts;
-  features.split(parts, ',');
-  std::string out;
-  for (llvm::StringRef p : parts) {
-    std::string f = p.str();
-    if (p.starts_with("+avx512") || p.starts_with("+evex512") || p.starts_with("+avx10")) f[0] = '-';
-    out += (out.empty() ? "" : ",") + f;
-  }
-  return out;
-}
-
 // Builds, optimizes (-O3, host CPU) and JIT-compiles
 //   void kernel(const T* a, const T* b, T* out, i64 n) { for i < n: out[i] = fn(a[i], b[i]) }
 // width 0: the loop of emit_math_call's scalar call, vectorized by LLVM; width 1, 4, 8, 16: a
 // loop over whole vectors of that width (n a multiple of it) calling that variant itself.
-// avx2_only: compiled for the host's features without AVX-512.
+// cpu: an LLVM CPU name to compile for instead of the host (x86-64-v3: AVX2); such code runs only
+// where the host has its features.
 std::unique_ptr<Kernel> build_kernel(MathFn fn, bool f64, bool fast, unsigned width = 0,
-                                     bool avx2_only = false) {
+                                     const std::string& cpu = "") {
   static bool initialized = [] {
     llvm::InitializeNativeTarget();
     llvm::InitializeNativeTargetAsmPrinter();
@@ -73,6 +62,10 @@ std::unique_ptr<Kernel> build_kernel(MathFn fn, bool f64, bool fast, unsigned wi
   }();
   (void)initialized;
   auto jtmb = llvm::cantFail(llvm::orc::JITTargetMachineBuilder::detectHost());
+  if (!cpu.empty()) {
+    jtmb = llvm::orc::JITTargetMachineBuilder(jtmb.getTargetTriple());
+    jtmb.setCPU(cpu).addFeatures(arrayc::detail::cpu_features(cpu));
+  }
   jtmb.setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
   auto tm = llvm::cantFail(jtmb.createTargetMachine());
 
@@ -87,7 +80,6 @@ std::unique_ptr<Kernel> build_kernel(MathFn fn, bool f64, bool fast, unsigned wi
   auto* f = llvm::Function::Create(fty, llvm::Function::ExternalLinkage, "kernel", *mod);
   auto k = std::make_unique<Kernel>();
   std::string features = tm->getTargetFeatureString().str();
-  if (avx2_only) features = without_avx512(features);
   k->avx512 = features.find("+avx512f") != std::string::npos;
   f->addFnAttr("target-cpu", tm->getTargetCPU());
   f->addFnAttr("target-features", features);
@@ -153,18 +145,18 @@ std::unique_ptr<Kernel> build_kernel(MathFn fn, bool f64, bool fast, unsigned wi
 }
 
 const Kernel& kernel(MathFn fn, bool f64, bool fast = false, unsigned width = 0,
-                     bool avx2_only = false) {
-  static std::map<std::tuple<MathFn, bool, bool, unsigned, bool>, std::unique_ptr<Kernel>> cache;
-  auto& slot = cache[{fn, f64, fast, width, avx2_only}];
-  if (!slot) slot = build_kernel(fn, f64, fast, width, avx2_only);
+                     const std::string& cpu = "") {
+  static std::map<std::tuple<MathFn, bool, bool, unsigned, std::string>, std::unique_ptr<Kernel>> cache;
+  auto& slot = cache[{fn, f64, fast, width, cpu}];
+  if (!slot) slot = build_kernel(fn, f64, fast, width, cpu);
   return *slot;
 }
 
 template <class T>
 std::vector<T> run(MathFn fn, const std::vector<T>& a, const std::vector<T>& b = {},
-                   bool fast = false, unsigned width = 0, bool avx2_only = false) {
+                   bool fast = false, unsigned width = 0, const std::string& cpu = "") {
   std::vector<T> out(a.size());
-  kernel(fn, std::is_same_v<T, double>, fast, width, avx2_only)
+  kernel(fn, std::is_same_v<T, double>, fast, width, cpu)
       .fn(a.data(), b.empty() ? a.data() : b.data(), out.data(), static_cast<int64_t>(a.size()));
   return out;
 }
@@ -636,11 +628,11 @@ TEST(VMath, ExpLogF32Avx2LookupsSameBits) {
       for (size_t i = 0; i < x.size(); i += 2) x[i] = std::exp2(x[i]);  // positive, all binades
     std::vector<float> want = run<float>(fn, x, {}, false, 1);
     for (unsigned width : {8u, 16u}) {
-      const Kernel& k = kernel(fn, false, false, width, true);
+      const Kernel& k = kernel(fn, false, false, width, "x86-64-v3");
       EXPECT_FALSE(k.avx512);
       EXPECT_NE(k.ir.find("llvm.x86.avx2.permps"), std::string::npos) << name(fn) << " width " << width;
       EXPECT_EQ(k.ir.find("masked.gather"), std::string::npos) << name(fn) << " width " << width;
-      std::vector<float> got = run<float>(fn, x, {}, false, width, true);
+      std::vector<float> got = run<float>(fn, x, {}, false, width, "x86-64-v3");
       int bad = 0;
       for (size_t i = 0; i < x.size() && bad < 5; ++i)
         if (std::memcmp(&got[i], &want[i], 4) != 0)
@@ -769,18 +761,22 @@ void check_pow_special_cases() {
 TEST(VMath, PowSpecialCasesF32) { check_pow_special_cases<float>(); }
 TEST(VMath, PowSpecialCasesF64) { check_pow_special_cases<double>(); }
 
-// The point of the library: the loops vectorize at full AVX-512 width.
+// The point of the library: the loops vectorize at the CPU's full width, AVX2's and AVX-512's
+// (compiled for each whatever this machine is; not run).
 TEST(VMath, LoopsVectorize) {
-  for (MathFn fn : {MathFn::Exp, MathFn::Log, MathFn::Sin, MathFn::Cos, MathFn::Tanh, MathFn::Pow,
-                    MathFn::Sqrt}) {
-    for (bool f64 : {false, true}) {
-      for (bool fast : {false, true}) {
-        const Kernel& k = kernel(fn, f64, fast);
-        if (!k.avx512) GTEST_SKIP() << "host has no AVX-512";
-        const char* want = f64 ? "<8 x double>" : "<16 x float>";
-        EXPECT_NE(k.ir.find(want), std::string::npos)
-            << name(fn) << (f64 ? " f64" : " f32") << (fast ? " fast" : "") << "\n"
-            << k.ir;
+  for (const char* cpu : {"x86-64-v3", "x86-64-v4"}) {
+    bool avx512 = std::string(cpu) == "x86-64-v4";
+    for (MathFn fn : {MathFn::Exp, MathFn::Log, MathFn::Sin, MathFn::Cos, MathFn::Tanh, MathFn::Pow,
+                      MathFn::Sqrt}) {
+      for (bool f64 : {false, true}) {
+        for (bool fast : {false, true}) {
+          const Kernel& k = kernel(fn, f64, fast, 0, cpu);
+          EXPECT_EQ(k.avx512, avx512);
+          const char* want = f64 ? (avx512 ? "<8 x double>" : "<4 x double>") : (avx512 ? "<16 x float>" : "<8 x float>");
+          EXPECT_NE(k.ir.find(want), std::string::npos)
+              << cpu << " " << name(fn) << (f64 ? " f64" : " f32") << (fast ? " fast" : "") << "\n"
+              << k.ir;
+        }
       }
     }
   }

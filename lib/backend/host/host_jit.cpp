@@ -6,6 +6,7 @@
 #include "codegen/cpu/host_policy.h"
 #include "codegen/cpu/tile_copy.h"
 #include "codegen/llvm_util.h"
+#include "support/env.h"
 
 #include <llvm/ExecutionEngine/Orc/JITTargetMachineBuilder.h>
 #include <llvm/ExecutionEngine/Orc/LLJIT.h>
@@ -21,9 +22,12 @@
 #include <llvm/Config/llvm-config.h>
 #include <llvm/Support/MemoryBuffer.h>
 
+#include <llvm/MC/MCSubtargetInfo.h>
+
 #include <atomic>
 #include <chrono>
 #include <mutex>
+#include <optional>
 #include <set>
 
 namespace arrayc::detail {
@@ -46,6 +50,92 @@ void no_epilogue_vectorization() {
                         "LLVM has no option enable-epilogue-vectorization");
 }
 
+// The features LLVM gives `cpu` ("+avx2", ...); `what` starts the error for a CPU it does not know.
+std::vector<std::string> features_of(const std::string& cpu, const std::string& what) {
+  llvm::InitializeNativeTarget();
+  llvm::Triple triple(llvm::sys::getProcessTriple());
+  std::string err;
+  const llvm::Target* target = llvm::TargetRegistry::lookupTarget(triple.str(), err);
+  ARRAYC_INTERNAL_CHECK(target, "no LLVM target for the host: " + err);
+  // Asked of a generic subtarget first: LLVM prints a warning when made for an unknown CPU.
+  std::unique_ptr<llvm::MCSubtargetInfo> generic(target->createMCSubtargetInfo(triple.str(), "", ""));
+  std::unique_ptr<llvm::MCSubtargetInfo> sti;
+  if (!cpu.empty() && generic && generic->isCPUStringValid(cpu))
+    sti.reset(target->createMCSubtargetInfo(triple.str(), cpu, ""));
+  if (!sti)
+    throw Error(what + "LLVM knows no CPU '" + cpu + "' for " + triple.str() +
+                " (examples: x86-64-v2, x86-64-v3 for AVX2, x86-64-v4 for AVX-512, skylake-avx512, znver4)");
+  std::vector<std::string> features;
+  for (const llvm::SubtargetFeatureKV& f : sti->getAllProcessorFeatures())
+    if (sti->getFeatureBits().test(f.Value)) features.push_back(std::string("+") + f.Key);
+  return features;
+}
+
+// The target for kernels: the host CPU as LLVM detects it (name and features) or, for a CPU
+// named by `cpu` (ARRAYC_HOST_CPU, host_stages_for_cpu), that CPU with the features LLVM gives
+// it. With must_run_here, a CPU that has a feature this host lacks is an error: its code could
+// execute an instruction this machine does not have (SIGILL, or worse).
+llvm::orc::JITTargetMachineBuilder target_builder(const std::string& cpu, bool must_run_here) {
+  llvm::InitializeNativeTarget();
+  llvm::InitializeNativeTargetAsmPrinter();
+  std::optional<llvm::orc::JITTargetMachineBuilder> jtmb;
+  if (cpu.empty()) {
+    auto host = llvm::orc::JITTargetMachineBuilder::detectHost();
+    ARRAYC_INTERNAL_CHECK(static_cast<bool>(host), "cannot detect the host target");
+    jtmb = std::move(*host);
+  } else {
+    const std::string what = must_run_here ? "ARRAYC_HOST_CPU=" + cpu + ": " : "";
+    std::vector<std::string> features = features_of(cpu, what);
+    if (must_run_here) {
+      // Only the features the host reports on count: the others tune, they add no instruction.
+      llvm::StringMap<bool> host = llvm::sys::getHostCPUFeatures();
+      std::string missing;
+      for (const std::string& f : features) {
+        auto it = host.find(f.substr(1));
+        if (it != host.end() && !it->second) missing += (missing.empty() ? "" : ", ") + f.substr(1);
+      }
+      if (!missing.empty())
+        throw Error(what + "this machine's CPU (" + llvm::sys::getHostCPUName().str() + ") lacks " + missing +
+                    ", so code compiled for " + cpu + " cannot run here");
+    }
+    jtmb.emplace(llvm::Triple(llvm::sys::getProcessTriple()));
+    jtmb->setCPU(cpu).addFeatures(features);
+  }
+  jtmb->setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
+  return std::move(*jtmb);
+}
+
+std::unique_ptr<llvm::TargetMachine> target_machine(llvm::orc::JITTargetMachineBuilder jtmb) {
+  auto tm = jtmb.createTargetMachine();
+  if (!tm) ARRAYC_INTERNAL_CHECK(false, "cannot create the target machine: " + to_error(tm.takeError()));
+  return std::move(*tm);
+}
+
+// The attributes that decide each function's code: the target's CPU and features, full-width
+// vectors where the CPU has them (LLVM may default to 256 bits), and a 64-byte aligned frame (the
+// vector loops spill zmm constants and reload them every iteration; with the ABI's 16-byte
+// alignment those reloads straddle cache lines in three processes of four, whichever the
+// caller's stack offset, and W8 then ran 1.27x slower).
+void prepare(llvm::Module& m, const llvm::TargetMachine& tm) {
+  m.setDataLayout(tm.createDataLayout());
+  m.setTargetTriple(tm.getTargetTriple().str());
+  for (llvm::Function& f : m) {
+    if (f.isDeclaration()) continue;
+    f.addFnAttr("target-cpu", tm.getTargetCPU());
+    f.addFnAttr("target-features", tm.getTargetFeatureString());
+    f.addFnAttr("prefer-vector-width", "512");
+    f.addFnAttr(llvm::Attribute::getWithStackAlignment(f.getContext(), llvm::Align(64)));
+  }
+}
+
+// A kernel's module for `tm`: the emitter's vector math follows the target's CPU.
+std::unique_ptr<llvm::Module> emit_for(const Kernel& k, const std::string& symbol, llvm::LLVMContext& ctx,
+                                       EmitOptions opts, const llvm::TargetMachine& tm) {
+  opts.cpu = tm.getTargetCPU().str();
+  opts.cpu_features = tm.getTargetFeatureString().str();
+  return emit_cpu_kernel(k, symbol, ctx, opts);
+}
+
 struct HostJit {
   std::unique_ptr<llvm::orc::LLJIT> jit;
   std::unique_ptr<llvm::TargetMachine> tm;
@@ -53,16 +143,10 @@ struct HostJit {
   std::atomic<int64_t> next_id{0};
 
   HostJit() {
-    llvm::InitializeNativeTarget();
-    llvm::InitializeNativeTargetAsmPrinter();
+    llvm::orc::JITTargetMachineBuilder jtmb = target_builder(host_cpu_setting(), true);
+    tm = target_machine(jtmb);
     no_epilogue_vectorization();
-    auto jtmb = llvm::orc::JITTargetMachineBuilder::detectHost();
-    ARRAYC_INTERNAL_CHECK(static_cast<bool>(jtmb), "cannot detect the host target");
-    jtmb->setCodeGenOptLevel(llvm::CodeGenOptLevel::Aggressive);
-    auto tmx = jtmb->createTargetMachine();
-    ARRAYC_INTERNAL_CHECK(static_cast<bool>(tmx), "cannot create the host target machine");
-    tm = std::move(*tmx);
-    auto j = llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(*jtmb).create();
+    auto j = llvm::orc::LLJITBuilder().setJITTargetMachineBuilder(jtmb).create();
     if (!j) ARRAYC_INTERNAL_CHECK(false, "cannot create LLJIT: " + to_error(j.takeError()));
     jit = std::move(*j);
     // Kernels may call into the process (libm for the rare slow paths).
@@ -93,26 +177,10 @@ struct HostJit {
       if (!tile_copies.insert(bytes).second) continue;
       auto ctx = std::make_unique<llvm::LLVMContext>();
       std::unique_ptr<llvm::Module> m = emit_tile_copy(bytes, *ctx);
-      prepare(*m);
+      prepare(*m, *tm);
       optimize_host_module(*m, *tm, /*stream_stores=*/false);
       if (auto e = jit->addIRModule(llvm::orc::ThreadSafeModule(std::move(m), std::move(ctx))))
         ARRAYC_INTERNAL_CHECK(false, "cannot add the tile copy to the JIT: " + to_error(std::move(e)));
-    }
-  }
-
-  void prepare(llvm::Module& m) {
-    m.setDataLayout(tm->createDataLayout());
-    m.setTargetTriple(tm->getTargetTriple().str());
-    for (llvm::Function& f : m) {
-      if (f.isDeclaration()) continue;
-      f.addFnAttr("target-cpu", tm->getTargetCPU());
-      f.addFnAttr("target-features", tm->getTargetFeatureString());
-      // Use full-width vectors where the CPU has them (LLVM may default to 256 bits).
-      f.addFnAttr("prefer-vector-width", "512");
-      // A 64-byte aligned frame: the vector loops spill zmm constants and reload them every
-      // iteration; with the ABI's 16-byte alignment those reloads straddle cache lines in three
-      // processes of four (whichever the caller's stack offset), W8 then ran 1.27x slower.
-      f.addFnAttr(llvm::Attribute::getWithStackAlignment(f.getContext(), llvm::Align(64)));
     }
   }
 };
@@ -135,13 +203,13 @@ std::unique_ptr<HostBinary> compile_host_kernel(const Kernel& k, const EmitOptio
                                                           : symbol;
   }
   auto ctx = std::make_unique<llvm::LLVMContext>();
-  std::unique_ptr<llvm::Module> m = emit_cpu_kernel(k, out->name, *ctx, opts);
+  std::unique_ptr<llvm::Module> m = emit_for(k, out->name, *ctx, opts, *h.tm);
   m->setModuleIdentifier(out->name);
   verify_module(*m);
   {
     std::lock_guard<std::mutex> lock(h.mu);
     h.add_tile_copies(k);
-    h.prepare(*m);
+    prepare(*m, *h.tm);
     optimize_host_module(*m, *h.tm, opts.stream_stores);
     if (auto e = h.jit->addIRModule(llvm::orc::ThreadSafeModule(std::move(m), std::move(ctx))))
       ARRAYC_INTERNAL_CHECK(false, "cannot add a kernel to the JIT: " + to_error(std::move(e)));
@@ -183,20 +251,20 @@ std::string host_target_key() {
          h.tm->getTargetFeatureString().str() + " LLVM " LLVM_VERSION_STRING;
 }
 
-HostStages host_stages(const Kernel& k, const EmitOptions& opts, const std::string& symbol) {
-  HostJit& h = host();
+namespace {
+
+HostStages stages(const Kernel& k, const EmitOptions& opts, const std::string& symbol, llvm::TargetMachine& tm) {
   HostStages st;
   llvm::LLVMContext ctx;
-  std::unique_ptr<llvm::Module> m = emit_cpu_kernel(k, symbol, ctx, opts);
-  std::lock_guard<std::mutex> lock(h.mu);
-  h.prepare(*m);
+  std::unique_ptr<llvm::Module> m = emit_for(k, symbol, ctx, opts, tm);
+  prepare(*m, tm);
   st.ir = module_text(*m);
-  optimize_host_module(*m, *h.tm, opts.stream_stores);
+  optimize_host_module(*m, tm, opts.stream_stores);
   st.opt_ir = module_text(*m);
   llvm::SmallString<0> buf;
   llvm::raw_svector_ostream os(buf);
   llvm::legacy::PassManager pm;
-  if (h.tm->addPassesToEmitFile(pm, os, nullptr, llvm::CodeGenFileType::AssemblyFile)) {
+  if (tm.addPassesToEmitFile(pm, os, nullptr, llvm::CodeGenFileType::AssemblyFile)) {
     st.assembly = "; the host target cannot emit assembly\n";
   } else {
     pm.run(*m);
@@ -204,6 +272,24 @@ HostStages host_stages(const Kernel& k, const EmitOptions& opts, const std::stri
   }
   return st;
 }
+
+}  // namespace
+
+HostStages host_stages(const Kernel& k, const EmitOptions& opts, const std::string& symbol) {
+  HostJit& h = host();
+  std::lock_guard<std::mutex> lock(h.mu);
+  return stages(k, opts, symbol, *h.tm);
+}
+
+HostStages host_stages_for_cpu(const Kernel& k, const EmitOptions& opts, const std::string& symbol,
+                               const std::string& cpu) {
+  std::unique_ptr<llvm::TargetMachine> tm = target_machine(target_builder(cpu, false));
+  return stages(k, opts, symbol, *tm);
+}
+
+std::vector<std::string> cpu_features(const std::string& cpu) { return features_of(cpu, ""); }
+
+void check_host_cpu(const std::string& cpu) { target_builder(cpu, true); }
 
 std::string host_target_description() {
   HostJit& h = host();

@@ -1,9 +1,13 @@
 // The host JIT: optimizes a kernel's module at -O3 for this machine's CPU (its name and
-// features, so AVX-512 is used where present) and links it through ORC LLJIT.
+// features, so AVX-512 is used where present) and links it through ORC LLJIT. ARRAYC_HOST_CPU
+// names another CPU (an LLVM CPU name: x86-64-v3 for AVX2, x86-64-v4 for AVX-512, ...) to compile
+// for instead; arrayc::Error at the first compile when LLVM does not know it, or when it has a
+// feature that this machine lacks.
 #pragma once
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "backend/backend.h"
 #include "codegen/body_emitter.h"
@@ -41,6 +45,21 @@ struct HostStages {
   std::string assembly;
 };
 HostStages host_stages(const Kernel& k, const EmitOptions& opts, const std::string& symbol);
+
+// The same for the CPU `cpu` (an LLVM CPU name), whichever the host: text only, nothing runs, so
+// tests can check the code of every vector width on one machine. arrayc::Error for a CPU LLVM
+// does not know.
+HostStages host_stages_for_cpu(const Kernel& k, const EmitOptions& opts, const std::string& symbol,
+                               const std::string& cpu);
+
+// The features LLVM gives the CPU `cpu` ("+avx2", "+fma", ...); arrayc::Error for a CPU it does
+// not know.
+std::vector<std::string> cpu_features(const std::string& cpu);
+
+// What ARRAYC_HOST_CPU's value `cpu` is checked with: arrayc::Error "ARRAYC_HOST_CPU=<cpu>: ..."
+// when LLVM does not know the CPU, or when it has a feature that this machine lacks (code
+// compiled for it could execute an instruction this machine does not have).
+void check_host_cpu(const std::string& cpu);
 
 // "x86_64-pc-linux-gnu znver5 +avx512f,..." : what kernels are compiled for.
 std::string host_target_description();

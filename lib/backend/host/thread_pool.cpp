@@ -20,6 +20,7 @@
 #include <exception>
 #include <mutex>
 #include <string>
+#include <system_error>
 #include <thread>
 #include <utility>
 #include <vector>
@@ -55,12 +56,31 @@ void futex_wake(std::atomic<uint32_t>* word, int count) {
           nullptr, 0);
 }
 
-int default_num_threads() {
-  if (std::optional<int64_t> n = num_threads_setting(INT_MAX)) return static_cast<int>(*n);
+// The CPUs this process may run on.
+int num_cpus() {
   cpu_set_t set;
   if (sched_getaffinity(0, sizeof(set), &set) == 0 && CPU_COUNT(&set) > 0) return CPU_COUNT(&set);
-  return std::max(1u, std::thread::hardware_concurrency());
+  return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
 }
+
+// At most this many threads per CPU: past it, threads only cost memory and start-up time
+// (ARRAYC_NUM_THREADS=100000 once started 99,999 threads: 6-10 s and 2.2 GB, then failed).
+constexpr int kMaxThreadsPerCpu = 16;
+int max_threads() { return kMaxThreadsPerCpu * num_cpus(); }
+std::string max_threads_why() {
+  return " (" + std::to_string(kMaxThreadsPerCpu) + " per CPU, " + std::to_string(num_cpus()) + " CPUs)";
+}
+
+int default_num_threads() {
+  if (std::optional<int64_t> n = num_threads_setting(max_threads(), max_threads_why()))
+    return static_cast<int>(*n);
+  return num_cpus();
+}
+
+// OpenBLAS runs its own threads; sized like ours (but never more than the CPUs), the two never
+// oversubscribe the CPUs. OpenBLAS starts them here; one it cannot start made its shutdown at
+// exit crash or hang.
+void set_blas_threads(int n) { openblas_set_num_threads(std::min(n, num_cpus())); }
 
 // 0 until first resolved; then the thread count every chunk layout is computed from.
 std::atomic<int> g_num_threads{0};
@@ -130,9 +150,20 @@ class Pool {
  private:
   static constexpr uint64_t kGateOpen = uint64_t{1} << 63;  // low bits: workers inside the job
 
+  // Starts `count` workers; when the system refuses one (a process or thread limit: ulimit -u),
+  // stops those started and raises arrayc::Error.
   void start(int count) {
     uint32_t epoch = epoch_.load(std::memory_order_relaxed);
-    for (int i = 0; i < count; ++i) workers_.emplace_back([this, epoch] { worker_main(epoch); });
+    for (int i = 0; i < count; ++i) {
+      try {
+        workers_.emplace_back([this, epoch] { worker_main(epoch); });
+      } catch (const std::system_error& e) {
+        stop();
+        throw Error("thread pool: cannot start worker thread " + std::to_string(i + 1) + " of " +
+                    std::to_string(count) + " (" + e.what() + "); use fewer threads (ARRAYC_NUM_THREADS or set_num_threads, now " +
+                    std::to_string(count + 1) + ")");
+      }
+    }
   }
 
   void worker_main(uint32_t seen) {
@@ -222,21 +253,22 @@ int num_threads() {
   std::lock_guard<std::mutex> lock(g_num_threads_mutex);
   if (g_num_threads.load(std::memory_order_relaxed) == 0) {
     n = default_num_threads();
-    // OpenBLAS runs its own threads; sized like ours, the two never oversubscribe the CPUs.
-    openblas_set_num_threads(n);
+    set_blas_threads(n);
     g_num_threads.store(n, std::memory_order_relaxed);
   }
   return g_num_threads.load(std::memory_order_relaxed);
 }
 
 void set_num_threads(int n) {
-  if (n < 1) throw Error("set_num_threads: need at least 1 thread, got " + std::to_string(n));
+  if (n < 1 || n > max_threads())
+    throw Error("set_num_threads: need from 1 to " + std::to_string(max_threads()) + " threads" + max_threads_why() +
+                ", got " + std::to_string(n));
   ARRAYC_INTERNAL_CHECK(!t_in_job, "set_num_threads called from inside a parallel job");
   std::lock_guard<std::mutex> lock(g_num_threads_mutex);
   std::lock_guard<std::mutex> dispatch(pool().dispatch_mutex);
   if (g_num_threads.load(std::memory_order_relaxed) == n) return;
   pool().stop();
-  openblas_set_num_threads(n);
+  set_blas_threads(n);
   g_num_threads.store(n, std::memory_order_relaxed);
 }
 

@@ -10,9 +10,12 @@
 
 namespace arrayc::detail {
 
-// ARRAYC_NUM_THREADS if set (an integer >= 1), else the CPUs this process may run on.
+// ARRAYC_NUM_THREADS if set (an integer from 1 to 16 times the CPUs this process may run on;
+// arrayc::Error otherwise), else those CPUs. When the system refuses a worker thread, the
+// parallel call that starts the pool raises arrayc::Error.
 int num_threads();
-// Overrides num_threads() (tests and benchmarks); restarts the workers at the next parallel call.
+// Overrides num_threads() (tests and benchmarks; the same bounds); restarts the workers at the
+// next parallel call.
 // Not meant to race with parallel calls that size buffers through num_chunks().
 void set_num_threads(int n);
 

@@ -375,6 +375,10 @@ std::unique_ptr<llvm::Module> emit_cpu_kernel(const Kernel& k, const std::string
   body->addFnAttr(llvm::Attribute::AlwaysInline);
   body->addFnAttr(llvm::Attribute::NoUnwind);
   for (int i = 0; i < k.num_ptrs; ++i) body->addParamAttr(i, llvm::Attribute::NoAlias);
+  if (!opts.cpu.empty()) {
+    body->addFnAttr("target-cpu", opts.cpu);
+    body->addFnAttr("target-features", opts.cpu_features);
+  }
   CpuLoopEmitter(k, body, opts).emit();
 
   auto* entry = llvm::Function::Create(llvm::FunctionType::get(void_ty, {ptr, ptr, i64, i64}, false),

@@ -1,0 +1,45 @@
+#!/usr/bin/env bash
+# Builds arrayc and its test suite with AddressSanitizer and UndefinedBehaviorSanitizer (plus
+# float-cast-overflow, which -fsanitize=undefined leaves out) in build-sanitize/, runs the suite
+# with ctest and prints how many sanitizer reports it found. Exits non-zero when a test fails or
+# a sanitizer reported anything.
+#
+#   scripts/sanitize.sh                       # the whole suite (long: about 10x the plain one)
+#   scripts/sanitize.sh -R 'Reductions|Eval'  # extra arguments go to ctest: a subset
+#   JOBS=1 TARGETS=arrayc_tests scripts/sanitize.sh -R BadInput
+#
+# JOBS: build parallelism (default nproc). TARGETS: what to build (default everything).
+# Left out by default: the second run of the suite for another CPU (label host_cpu), the
+# downstream install test (it links a plain project against the instrumented library) and the
+# REPL's fuzzer (libFuzzer needs clang). JIT-compiled kernels are not instrumented; the code
+# around them (graph building, scheduling, the executor, the thread pool) is.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+scripts/install-deps.sh
+dir=build-sanitize
+flags="-fsanitize=address,undefined,float-cast-overflow -fno-omit-frame-pointer -fno-sanitize-recover=all"
+cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DARRAYC_BUILD_BENCHMARKS=OFF \
+  -DCMAKE_CXX_FLAGS="$flags" -DCMAKE_C_FLAGS="$flags" \
+  -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined" -DCMAKE_SHARED_LINKER_FLAGS="-fsanitize=address,undefined"
+# shellcheck disable=SC2086
+cmake --build "$dir" -j"${JOBS:-$(nproc)}" ${TARGETS:+--target $TARGETS}
+
+# Every report stops its test (-fno-sanitize-recover, halt_on_error), and ctest prints the output
+# of failed tests: the log holds them all.
+log="$PWD/$dir/ctest.log"
+export ASAN_OPTIONS="detect_leaks=1"
+export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
+status=0
+if [ $# -eq 0 ]; then set -- -E 'install\.downstream|repl\.'; fi
+ctest --test-dir "$dir" --output-on-failure -j"${JOBS:-$(nproc)}" -LE host_cpu "$@" 2>&1 | tee "$log" || status=$?
+
+asan=$(grep -c '^==[0-9]*==ERROR: AddressSanitizer' "$log" || true)
+leaks=$(grep -c '^==[0-9]*==ERROR: LeakSanitizer' "$log" || true)
+ubsan=$(grep -c 'runtime error:' "$log" || true)
+echo "sanitizer reports: AddressSanitizer $asan, LeakSanitizer $leaks, UBSan $ubsan (log: $log)"
+if [ "$asan" != 0 ] || [ "$leaks" != 0 ] || [ "$ubsan" != 0 ]; then
+  grep -E 'ERROR: (Address|Leak)Sanitizer|runtime error:' "$log" | head -40
+  status=1
+fi
+exit $status

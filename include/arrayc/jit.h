@@ -8,6 +8,7 @@
 // contiguously before the call.
 #pragma once
 #include <array>
+#include <atomic>
 #include <cstring>
 #include <functional>
 #include <map>
@@ -164,7 +165,7 @@ template <typename F> class Jitted {
                   "value traces again)");
     using R = std::decay_t<std::invoke_result_t<F&, const A&...>>;
     if (detail::trace_depth > 0) return R(f_(args...));  // inside another trace: inline
-    return detail::from_array_list<R>(core<A...>(args...)->call(arrays_of(args...)));
+    return detail::from_array_list<R>(core<A...>(args...).call(arrays_of(args...)));
   }
 
   // Traces of every static-argument value together.
@@ -177,7 +178,7 @@ template <typename F> class Jitted {
 
   // Every compiler stage of this function for arguments like these (see inspect.h).
   template <typename... A> Stages inspect(const A&... args) {
-    return core<A...>(args...)->inspect(arrays_of(args...), fusion_enabled());
+    return core<A...>(args...).inspect(arrays_of(args...), fusion_enabled());
   }
 
  private:
@@ -192,10 +193,14 @@ template <typename F> class Jitted {
 
   // The traced function for these static values (one per distinct tuple of numbers).
   // The traced function for these arguments' static values (one for all calls when there are
-  // none). Thread-safe: copies of a Jitted share their cores.
-  template <typename... A> std::shared_ptr<detail::JitFunction> core(const A&... args) {
+  // none: found without a lock once made). Thread-safe: copies of a Jitted share their cores,
+  // which live as long as the last copy.
+  template <typename... A> detail::JitFunction& core(const A&... args) {
+    constexpr bool has_static = (detail::is_static_arg_v<A> || ...);
+    if constexpr (!has_static)
+      if (detail::JitFunction* p = cores_->plain.load(std::memory_order_acquire)) return *p;
     std::vector<int64_t> key;
-    if constexpr ((detail::is_static_arg_v<A> || ...)) {
+    if constexpr (has_static) {
       [[maybe_unused]] auto add = [&](const auto& a) {
         using T = std::decay_t<decltype(a)>;
         if constexpr (detail::is_array_arg_v<T>) {
@@ -217,7 +222,8 @@ template <typename F> class Jitted {
         return detail::traced([&] { return call_with<A...>(f, in, statics, std::index_sequence_for<A...>{}); });
       });
     }
-    return c;
+    if constexpr (!has_static) cores_->plain.store(c.get(), std::memory_order_release);
+    return *c;
   }
 
   template <typename T> static auto static_number(const T& a) {
@@ -248,6 +254,7 @@ template <typename F> class Jitted {
     std::mutex mu;
     // By the static arguments' types and values (an empty key when there are none).
     std::map<std::vector<int64_t>, std::shared_ptr<detail::JitFunction>> by_key;
+    std::atomic<detail::JitFunction*> plain{nullptr};  // by_key's entry for no static arguments
   };
   std::shared_ptr<Cores> cores_ = std::make_shared<Cores>();
 };

@@ -1,5 +1,7 @@
 #include "backend/backend.h"
 
+#include "arrayc/error.h"
+
 #include "backend/cuda/cuda_backend.h"
 #include "backend/host/host_backend.h"
 
@@ -29,10 +31,8 @@ void copy_bytes(Device to, void* dst, Device from, const void* src, size_t bytes
   Backend& bf = backend_for(from);
   if (&bf == &host_backend()) return bt.upload(to, dst, src, bytes);
   if (&bt == &host_backend()) return bf.read(from, dst, src, bytes);
-  if (&bt == &bf) return bt.copy(to, dst, from, src, bytes);
-  std::vector<char> staging(bytes);  // two device kinds: through the host
-  bf.read(from, staging.data(), src, bytes);
-  bt.upload(to, dst, staging.data(), bytes);
+  ARRAYC_INTERNAL_CHECK(&bt == &bf, "copy_bytes: no path from " + from.str() + " to " + to.str());
+  bt.copy(to, dst, from, src, bytes);
 }
 
 }  // namespace arrayc::detail

@@ -11,6 +11,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "codegen/body_emitter.h"
@@ -51,7 +52,7 @@ struct CompileUnit {
   // For the disk cache: what else identifies the code across processes (the host's CPU and
   // features, the LLVM version, ...; empty: the unit is never stored), and how to load a stored
   // artifact (throws when it cannot).
-  std::string disk_target;
+  std::string_view disk_target;  // a string that outlives the unit (a backend's constant)
   std::function<std::unique_ptr<Binary>(const std::string& artifact)> load;
 };
 
@@ -111,7 +112,8 @@ Device checked(Device d);
 // New memory on d, freed when the last reference goes.
 StorageRef allocate(Device d, size_t bytes);
 
-// Copies `bytes` from src on `from` to dst on `to`, whatever their kinds.
+// Copies `bytes` from src on `from` to dst on `to`: host to device, device to host, or between
+// devices of one backend (the only kinds there are).
 void copy_bytes(Device to, void* dst, Device from, const void* src, size_t bytes);
 
 }  // namespace arrayc::detail

@@ -106,7 +106,7 @@ class KernelCache final : public Compiler {
 std::string cache_key(const CompileUnit& u) { return u.target + " " + u.options + "\n" + u.text; }
 
 std::string cache_key_across_processes(const CompileUnit& u) {
-  return "arrayc " ARRAYC_BUILD_ID "\n" + u.disk_target + "\n" + cache_key(u);
+  return "arrayc " ARRAYC_BUILD_ID "\n" + std::string(u.disk_target) + "\n" + cache_key(u);
 }
 
 Compiler& kernel_cache() {

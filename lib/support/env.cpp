@@ -14,6 +14,12 @@ extern char** environ;
 namespace arrayc::detail {
 namespace {
 
+// The value of a variable, "" when unset.
+std::string env_string(const char* name) {
+  const char* v = std::getenv(name);
+  return v ? std::string(v) : std::string();
+}
+
 // Warns once about ARRAYC_ variables that nothing reads.
 void warn_unknown_once() {
   static std::once_flag once;
@@ -68,10 +74,6 @@ const std::vector<EnvVar>& env_vars() {
   return vars;
 }
 
-std::string env_string(const char* name) {
-  const char* v = std::getenv(name);
-  return v ? std::string(v) : std::string();
-}
 
 int debug_level() {
   static int level = static_cast<int>(integer("ARRAYC_DEBUG", 0, 4).value_or(0));

@@ -49,8 +49,4 @@ int64_t cache_max_bytes_setting();
 // ARRAYC_GEMM_TILE: "" when unset (parsed by choose_gemm).
 std::string gemm_tile_setting();
 
-// The value of a variable, "" when unset or empty (for the tool, harness and tests, which read
-// their own variables: they are in env_vars() too).
-std::string env_string(const char* name);
-
 }  // namespace arrayc::detail

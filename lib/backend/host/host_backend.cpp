@@ -171,22 +171,26 @@ std::string options_text(const EmitOptions& o) {
   return "fast=" + std::to_string(o.fast_math) + " stream=" + std::to_string(o.stream_stores);
 }
 
-// The unit that compiles k on the host; k must outlive it. Its symbol is named after its key,
-// so that an object stored by one process links under the same name in another.
+// The symbol of k compiled with o: named after its key, so that an object stored by one
+// process links under the same name in another. Made only on a miss (compile or load).
+std::string host_symbol(const Kernel& k, const EmitOptions& o) {
+  std::string key = options_text(o) + "\n" + k.str();
+  char hash[24];
+  std::snprintf(hash, sizeof hash, "_%016llx", static_cast<unsigned long long>(fnv1a(key.data(), key.size())));
+  return "arrayc_" + k.name + hash;
+}
+
+// The unit that compiles k on the host; k must outlive it.
 CompileUnit host_unit(const Kernel& k, const EmitOptions& o, std::string notes) {
   static const std::string disk_target = host_target_key();
   CompileUnit u;
   u.target = "cpu";
   u.options = options_text(o);
   u.text = k.str();
-  char hash[24];
-  std::string key = u.options + "\n" + u.text;
-  std::snprintf(hash, sizeof hash, "_%016llx", static_cast<unsigned long long>(fnv1a(key.data(), key.size())));
-  std::string symbol = "arrayc_" + k.name + hash;
-  u.compile = [&k, o, symbol] { return std::unique_ptr<Binary>(compile_host_kernel(k, o, symbol, true)); };
+  u.compile = [&k, o] { return std::unique_ptr<Binary>(compile_host_kernel(k, o, host_symbol(k, o), true)); };
   u.disk_target = disk_target;
-  u.load = [&k, symbol](const std::string& object) {
-    return std::unique_ptr<Binary>(load_host_kernel(k, symbol, object));
+  u.load = [&k, o](const std::string& object) {
+    return std::unique_ptr<Binary>(load_host_kernel(k, host_symbol(k, o), object));
   };
   u.stages = [&k, o, notes = std::move(notes)](const Binary& b) {
     HostStages h = host_stages(k, o, b.name);

@@ -124,7 +124,7 @@ Array Array::to(Device d) const {
   d = detail::checked(d);
   eval();
   NodeRef n = node();
-  if (n->buffer_strides() != detail::contiguous_strides(n->shape) && n->numel() > 1) {
+  if (n->numel() > 1 && !detail::is_contiguous_view(*n)) {
     Array packed(detail::make_copy(n));  // contiguous on the source device first
     n = packed.eval().node();
   }

@@ -51,23 +51,13 @@ std::vector<int64_t> exact_key(const std::vector<Array>& in, const std::vector<P
 }
 
 // A contiguous buffer holding the input's values.
-// Whether a Buffer node views its storage contiguously (row-major, offset anywhere).
-bool contiguous_view(const Node& n) {
-  int64_t expected = 1;
-  for (size_t d = n.shape.size(); d-- > 0;) {
-    if (n.shape[d] != 1 && n.ints[1 + d] != expected) return false;
-    expected *= n.shape[d];
-  }
-  return true;
-}
-
 ParamBinding bind(const Array& a) {
   NodeRef n = a.node();
   if (n->op != Op::Buffer) {
     a.eval();
     n = a.node();
   }
-  if (n->numel() > 1 && !contiguous_view(*n)) {
+  if (n->numel() > 1 && !is_contiguous_view(*n)) {
     Array copy(make_copy(n));
     copy.eval();
     n = copy.node();

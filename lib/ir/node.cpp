@@ -174,4 +174,13 @@ size_t intern_table_size() {
   return t.nodes.size();
 }
 
+bool is_contiguous_view(const Node& buffer) {
+  int64_t expected = 1;
+  for (size_t d = buffer.shape.size(); d-- > 0;) {
+    if (buffer.shape[d] != 1 && buffer.ints[1 + d] != expected) return false;
+    expected *= buffer.shape[d];
+  }
+  return true;
+}
+
 }  // namespace arrayc::detail

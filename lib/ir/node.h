@@ -114,5 +114,8 @@ size_t intern_table_size();
 
 // Row-major strides of a contiguous array of this shape.
 std::vector<int64_t> contiguous_strides(const Shape& shape);
+// Whether a Buffer node views its storage as a contiguous row-major array (from its offset; the
+// strides of extent-1 dims do not matter).
+bool is_contiguous_view(const Node& buffer);
 
 }  // namespace arrayc::detail

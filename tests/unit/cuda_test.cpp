@@ -141,6 +141,16 @@ TEST(CudaTest, SeluKernelMatchesHost) {
   EXPECT_EQ(&cuda::load(0, ptx.ptx, ptx.entry), &f);  // cached
   EXPECT_GT(f.registers, 0);
   EXPECT_EQ(f.local_bytes, 0) << f.jit_log;  // no spills
+  // The same PTX linked to a cubin (what the disk cache stores) loads as another module of the
+  // same kernel, with the linker's log in place of the loader's.
+  std::string log;
+  std::string cubin = cuda::link_cubin(0, ptx.ptx, ptx.entry, log);
+  ASSERT_GT(cubin.size(), 4u);
+  EXPECT_EQ(cubin.substr(0, 4), "\x7f" "ELF");
+  const cuda::Function& fc = cuda::load(0, cubin, ptx.entry);
+  EXPECT_NE(&fc, &f);
+  EXPECT_EQ(fc.registers, f.registers);
+  EXPECT_EQ(fc.jit_log, "");
 
   const size_t bytes = n * sizeof(float);
   Buffer in(0, bytes), out(0, bytes);
@@ -209,6 +219,17 @@ const char* kFaultPtx = R"(
   ret;
 }
 )";
+
+TEST(CudaTest, TheLinkerRejectsBadPtxWithTheDriversLog) {
+  ARRAYC_REQUIRE_CUDA();
+  std::string log;
+  try {
+    cuda::link_cubin(0, ".version 8.0\n.target sm_90\n.address_size 64\n.visible .entry k() { bogus; }\n", "k", log);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("gpu:0: the driver rejected the PTX of k: "), std::string::npos) << e.what();
+  }
+}
 
 TEST(CudaDeathTest, KernelFaultSurfacesAtSynchronize) {
   ARRAYC_REQUIRE_CUDA();

@@ -12,7 +12,11 @@
 #include <cmath>
 #include <thread>
 
+#include <llvm/Config/llvm-config.h>
+
 #include "arrayc/arrayc.h"
+#include "backend/cuda/cuda_backend.h"
+#include "support/devices.h"
 #include "engine/disk_cache.h"
 #include "engine/kernel_cache.h"
 #include "support/stats.h"
@@ -22,6 +26,13 @@ namespace {
 
 namespace fs = std::filesystem;
 
+// The only entry's file in a cache directory.
+std::string only_entry(const std::string& dir) {
+  for (const auto& e : fs::directory_iterator(dir))
+    if (e.path().extension() == ".ack") return e.path();
+  return "";
+}
+
 class DiskCacheTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -30,12 +41,7 @@ class DiskCacheTest : public ::testing::Test {
     fs::remove_all(dir_);
   }
   void TearDown() override { fs::remove_all(dir_); }
-  // The only entry's file.
-  std::string entry_file() const {
-    for (const auto& e : fs::directory_iterator(dir_))
-      if (e.path().extension() == ".ack") return e.path();
-    return "";
-  }
+  std::string entry_file() const { return only_entry(dir_); }
   std::string dir_;
 };
 
@@ -195,14 +201,28 @@ TEST(DiskCacheKey, EveryComponentChangesTheKey) {
   EXPECT_NE(cache_key_across_processes(v), base);
 }
 
+// A GPU cubin's key names the driver that compiled it and everything that made its PTX; a
+// change of any of them is a miss.
+TEST(DiskCacheKey, TheGpuTargetNamesTheDriverArchitecturePtxIsaLlvmAndLibdevice) {
+  std::string t = gpu_disk_target(13000, 90);
+  EXPECT_EQ(t.rfind("cuda driver 13000 nvptx64-nvidia-cuda sm_90 +ptx80 LLVM " LLVM_VERSION_STRING " libdevice ", 0), 0u)
+      << t;
+  EXPECT_NE(gpu_disk_target(13010, 90), t);
+  EXPECT_NE(gpu_disk_target(13000, 89), t);
+  EXPECT_NE(gpu_disk_target(13000, 80).find("sm_80 +ptx75"), std::string::npos);
+}
+
 // The child of the test below: in a new process (a fresh kernel cache) with the disk cache on in
-// $DISK_CACHE_CHILD_DIR, computes a kernel no other test makes and exits with 10 * disk hits +
-// compiles, or 99 when the result is wrong. Skipped unless that variable is set.
+// $DISK_CACHE_CHILD_DIR, computes a kernel no other test makes on $DISK_CACHE_CHILD_DEVICE ("cpu"
+// or "gpu") and exits with 10 * disk hits + compiles, or 99 when the result is wrong. Skipped
+// unless that variable is set.
 TEST(DiskCacheChild, ComputeAndExit) {
   const char* dir = std::getenv("DISK_CACHE_CHILD_DIR");
-  if (!dir) GTEST_SKIP() << "runs only as the child of DiskCacheTest.ANewProcessLoadsWhatAnEarlierOneCompiled";
+  if (!dir) GTEST_SKIP() << "runs only as the child of DiskCacheProcesses.ANewProcessLoadsWhatAnEarlierOneCompiled";
   setenv("ARRAYC_CACHE", "1", 1);
   setenv("ARRAYC_CACHE_DIR", dir, 1);
+  const char* dev = std::getenv("DISK_CACHE_CHILD_DEVICE");
+  set_default_device(dev && std::string(dev) == "gpu" ? gpu(0) : cpu());
   reset_stats();
   Array x = arange(1000, DType::Float32);
   std::vector<float> y = (exp(x * 0.00123f) - 0.5f).to_vector<float>();
@@ -211,11 +231,27 @@ TEST(DiskCacheChild, ComputeAndExit) {
   std::_Exit(ok ? static_cast<int>(10 * s.disk_hits + s.compiles) : 99);
 }
 
-TEST_F(DiskCacheTest, ANewProcessLoadsWhatAnEarlierOneCompiled) {
+// On each device: the CPU stores relocatable objects, a GPU cubins.
+class DiskCacheProcesses : public arrayc_test::DeviceTest {
+ protected:
+  void SetUp() override {
+    DeviceTest::SetUp();
+    dir_ = ::testing::TempDir() + "arrayc-disk-cache-" + std::to_string(::getpid()) + "-" + device().str();
+    fs::remove_all(dir_);
+  }
+  void TearDown() override {
+    fs::remove_all(dir_);
+    DeviceTest::TearDown();
+  }
+  std::string entry_file() const { return only_entry(dir_); }
+  std::string dir_;
+};
+
+TEST_P(DiskCacheProcesses, ANewProcessLoadsWhatAnEarlierOneCompiled) {
   std::string log = dir_ + ".log";
   auto child = [&] {
-    std::string cmd = "DISK_CACHE_CHILD_DIR='" + dir_ +
-                      "' /proc/" + std::to_string(::getpid()) + "/exe --gtest_filter=DiskCacheChild.ComputeAndExit >'" +
+    std::string cmd = std::string("DISK_CACHE_CHILD_DEVICE=") + (on_gpu() ? "gpu" : "cpu") + " DISK_CACHE_CHILD_DIR='" +
+                      dir_ + "' /proc/" + std::to_string(::getpid()) + "/exe --gtest_filter=DiskCacheChild.ComputeAndExit >'" +
                       log + "' 2>&1";
     int status = std::system(cmd.c_str());
     return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
@@ -240,6 +276,8 @@ TEST_F(DiskCacheTest, ANewProcessLoadsWhatAnEarlierOneCompiled) {
   EXPECT_EQ(child(), 10) << log_text();
   fs::remove(log);
 }
+
+ARRAYC_DEVICE_SUITE(DiskCacheProcesses);
 
 }  // namespace
 }  // namespace arrayc::detail

@@ -2,6 +2,10 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
+#include <map>
+#include <mutex>
+#include <string_view>
 
 #include "arrayc/error.h"
 #include "backend/cuda/cuda_driver.h"
@@ -16,46 +20,92 @@ namespace {
 // PTX made without a GPU picks product tiles as for an H100/H200 (132 SMs).
 constexpr int kAssumedSMs = 132;
 
-// A PTX module loaded on one device, and its kernel.
+// A kernel loaded on one device from its cubin. `ptx` always has the entry, the architecture and
+// the launch facts; its texts (IR, PTX) only when the kernel was compiled in this process, not
+// loaded from the disk cache.
 struct GpuBinary : Binary {
   PtxKernel ptx;
   const cuda::Function* fn = nullptr;
+  std::string link_log;  // the driver linker's info log (registers, spills); "" when loaded from disk
 };
 
 const GpuBinary& gpu_binary(const Binary& b) { return static_cast<const GpuBinary&>(b); }
 
 std::string target_of(Device d) { return d.str() + " sm_" + std::to_string(cuda::device_info(d.index).sm()); }
 
-// A unit compiled to PTX by `emit` (for the device's architecture) and loaded on d; `text` is
-// its cache key's core and what the stages show as its kernel.
+// The disk cache's artifact of a GPU kernel: a header line, the launch facts, then the cubin.
+constexpr std::string_view kArtifactMagic = "arrayc-cubin 1\n";
+
+std::string artifact_of(const PtxKernel& p, const std::string& cubin) {
+  return std::string(kArtifactMagic) + p.entry + "\n" + std::to_string(p.sm) + " " +
+         std::to_string(p.elements_per_thread) + "\n" + cubin;
+}
+
+// The GPU binary in an artifact, loaded on d; throws (a bad entry, recompiled by the cache).
+std::unique_ptr<Binary> load_artifact(Device d, const std::string& a) {
+  auto bad = [](const char* why) { return Error(std::string("a stored GPU kernel is malformed: ") + why); };
+  if (a.compare(0, kArtifactMagic.size(), kArtifactMagic) != 0) throw bad("no header");
+  size_t e = a.find('\n', kArtifactMagic.size());
+  size_t f = e == std::string::npos ? e : a.find('\n', e + 1);
+  if (f == std::string::npos) throw bad("truncated header");
+  auto g = std::make_unique<GpuBinary>();
+  g->ptx.entry = a.substr(kArtifactMagic.size(), e - kArtifactMagic.size());
+  if (std::sscanf(a.c_str() + e + 1, "%d %d", &g->ptx.sm, &g->ptx.elements_per_thread) != 2 ||
+      g->ptx.elements_per_thread < 1 || g->ptx.sm != cuda::device_info(d.index).sm())
+    throw bad("bad launch facts");
+  g->fn = &cuda::load(d.index, a.substr(f + 1), g->ptx.entry);
+  g->name = g->ptx.entry;
+  return g;
+}
+
+// What the disk cache keys a GPU unit on beside its text: the driver (which compiles PTX to the
+// cubin) and everything that decides the PTX. One string per device, for the process.
+std::string_view disk_target_of(Device d) {
+  static std::mutex mu;
+  static std::map<int, std::string> targets;
+  std::lock_guard<std::mutex> lock(mu);
+  std::string& t = targets[d.index];
+  if (t.empty()) t = gpu_disk_target(cuda::driver_version(), cuda::device_info(d.index).sm());
+  return t;
+}
+
+// A unit compiled to PTX by `emit` (for the device's architecture), linked to a cubin by the
+// driver and loaded on d; `text` is its cache key's core and what the stages show as its kernel.
 CompileUnit gpu_unit(Device d, std::string options, std::string name, std::string text,
                      std::function<PtxKernel(int sm)> emit) {
   CompileUnit u;
   u.target = target_of(d);
   u.options = std::move(options);
   u.text = std::move(text);
-  u.compile = [d, emit = std::move(emit)] {
+  u.compile = [d, emit] {
     auto g = std::make_unique<GpuBinary>();
     auto start = std::chrono::steady_clock::now();
     g->ptx = emit(cuda::device_info(d.index).sm());
-    g->fn = &cuda::load(d.index, g->ptx.ptx, g->ptx.entry);
+    std::string cubin = cuda::link_cubin(d.index, g->ptx.ptx, g->ptx.entry, g->link_log);
+    g->fn = &cuda::load(d.index, cubin, g->ptx.entry);
     g->name = g->ptx.entry;
+    g->artifact = artifact_of(g->ptx, cubin);
     g->compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     return std::unique_ptr<Binary>(std::move(g));
   };
-  u.stages = [d, name = std::move(name), text = u.text](const Binary& b) {
+  u.disk_target = disk_target_of(d);
+  u.load = [d](const std::string& artifact) { return load_artifact(d, artifact); };
+  u.stages = [d, name = std::move(name), text = u.text, emit](const Binary& b) {
     const GpuBinary& g = gpu_binary(b);
     const cuda::Function& f = *g.fn;
+    // A kernel loaded from the disk cache kept no texts: emit them again (no driver compile).
+    PtxKernel p = g.ptx.ptx.empty() ? emit(g.ptx.sm) : g.ptx;
     StageTexts st;
     st.name = name;
     st.kernel = text;
-    st.ir = g.ptx.ir;
-    st.opt_ir = g.ptx.opt_ir;
-    st.code = g.ptx.ptx;
+    st.ir = std::move(p.ir);
+    st.opt_ir = std::move(p.opt_ir);
+    st.code = std::move(p.ptx);
     st.code_ext = ".ptx";
     st.binary = "registers " + std::to_string(f.registers) + ", local (spill) bytes " + std::to_string(f.local_bytes) +
                 ", shared bytes " + std::to_string(f.shared_bytes) + ", max threads per block " +
-                std::to_string(f.max_threads) + "\n" + f.jit_log;
+                std::to_string(f.max_threads) + "\n" +
+                (g.link_log.empty() ? std::string("(cubin loaded from the disk cache)\n") : g.link_log);
     st.target = "nvptx64-nvidia-cuda sm_" + std::to_string(g.ptx.sm) + " (" + d.str() + ")";
     return st;
   };
@@ -244,6 +294,10 @@ class CudaBackend final : public Backend {
 };
 
 }  // namespace
+
+std::string gpu_disk_target(int driver_version, int sm) {
+  return "cuda driver " + std::to_string(driver_version) + " " + ptx_target_key(sm);
+}
 
 Backend& cuda_backend() {
   static CudaBackend* b = new CudaBackend;  // lives for the process, like the memory it owns

@@ -53,6 +53,8 @@ typedef enum CUjit_option_enum {
   CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES = 6,
   CU_JIT_LOG_VERBOSE = 12,
 } CUjit_option;
+typedef enum CUjitInputType_enum { CU_JIT_INPUT_PTX = 1 } CUjitInputType;
+typedef struct CUlinkState_st* CUlinkState;
 #define CU_STREAM_NON_BLOCKING 0x1
 
 // Prototypes only for decltype below; they are never called by name.
@@ -79,6 +81,13 @@ CUresult cuMemcpyPeerAsync(CUdeviceptr dst, CUcontext dst_ctx, CUdeviceptr src, 
 CUresult cuModuleLoadDataEx(CUmodule* module, const void* image, unsigned int num_options,
                             CUjit_option* options, void** option_values);
 CUresult cuModuleGetFunction(CUfunction* fn, CUmodule module, const char* name);
+CUresult cuDriverGetVersion(int* version);
+CUresult cuLinkCreate_v2(unsigned int num_options, CUjit_option* options, void** option_values,
+                         CUlinkState* state);
+CUresult cuLinkAddData_v2(CUlinkState state, CUjitInputType type, void* data, size_t size, const char* name,
+                          unsigned int num_options, CUjit_option* options, void** option_values);
+CUresult cuLinkComplete(CUlinkState state, void** cubin, size_t* size);
+CUresult cuLinkDestroy(CUlinkState state);
 CUresult cuFuncGetAttribute(int* pi, CUfunction_attribute attrib, CUfunction fn);
 CUresult cuLaunchKernel(CUfunction f, unsigned int grid_x, unsigned int grid_y, unsigned int grid_z,
                         unsigned int block_x, unsigned int block_y, unsigned int block_z,
@@ -96,7 +105,8 @@ namespace {
   X(cuDevicePrimaryCtxRetain) X(cuCtxSetCurrent) X(cuStreamCreate) X(cuStreamSynchronize) \
   X(cuMemAlloc_v2) X(cuMemFree_v2) X(cuMemGetInfo_v2) X(cuMemcpyHtoDAsync_v2)              \
   X(cuMemcpyDtoHAsync_v2) X(cuMemcpyDtoDAsync_v2) X(cuMemcpyPeerAsync)                     \
-  X(cuModuleLoadDataEx) X(cuModuleGetFunction) X(cuFuncGetAttribute) X(cuLaunchKernel)
+  X(cuModuleLoadDataEx) X(cuModuleGetFunction) X(cuFuncGetAttribute) X(cuLaunchKernel)     \
+  X(cuDriverGetVersion) X(cuLinkCreate_v2) X(cuLinkAddData_v2) X(cuLinkComplete) X(cuLinkDestroy)
 
 // Per device: the primary context and its stream (made on first use), the allocator's cache,
 // and the last kernel launched (named when a fault surfaces).
@@ -381,29 +391,67 @@ void copy_peer(int dst_dev, void* dst, int src_dev, const void* src, size_t byte
   sync_stream(dst_dev, d, "copying from another device");
 }
 
-const Function& load(int dev, const std::string& ptx, const std::string& entry) {
+namespace {
+
+// The driver's JIT options that return its info and error logs, in two buffers.
+struct JitLogs {
+  std::vector<char> info = std::vector<char>(1 << 16, 0), error = std::vector<char>(1 << 16, 0);
+  CUjit_option opts[5] = {CU_JIT_INFO_LOG_BUFFER, CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES, CU_JIT_ERROR_LOG_BUFFER,
+                          CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES, CU_JIT_LOG_VERBOSE};
+  void* values[5] = {info.data(), reinterpret_cast<void*>(static_cast<uintptr_t>(info.size() - 1)), error.data(),
+                     reinterpret_cast<void*>(static_cast<uintptr_t>(error.size() - 1)),
+                     reinterpret_cast<void*>(static_cast<uintptr_t>(1))};
+  std::string error_suffix() const { return error[0] ? "\n" + std::string(error.data()) : std::string(); }
+};
+
+}  // namespace
+
+int driver_version() {
+  Driver& drv = driver();
+  if (!drv.reason.empty()) return 0;
+  int v = 0;
+  return drv.cuDriverGetVersion(&v) == CUDA_SUCCESS ? v : 0;
+}
+
+std::string link_cubin(int dev, const std::string& ptx, const std::string& entry, std::string& info_log) {
+  device(dev);  // the linker compiles for the current context's device
+  Driver& drv = driver();
+  JitLogs logs;
+  CUlinkState state = nullptr;
+  drv.check(drv.cuLinkCreate_v2(5, logs.opts, logs.values, &state), dev, "creating a linker for " + entry);
+  std::string cubin;
+  CUresult r = drv.cuLinkAddData_v2(state, CU_JIT_INPUT_PTX, const_cast<char*>(ptx.c_str()), ptx.size() + 1,
+                                    entry.c_str(), 0, nullptr, nullptr);
+  void* image = nullptr;
+  size_t size = 0;
+  if (r == CUDA_SUCCESS) r = drv.cuLinkComplete(state, &image, &size);
+  if (r == CUDA_SUCCESS) cubin.assign(static_cast<const char*>(image), size);  // owned by the state
+  drv.cuLinkDestroy(state);
+  if (r != CUDA_SUCCESS)
+    throw Error(gpu(dev) + ": the driver rejected the PTX of " + entry + ": " + drv.error_text(r) +
+                logs.error_suffix());
+  info_log = logs.info.data();
+  return cubin;
+}
+
+const Function& load(int dev, const std::string& image, const std::string& entry) {
   device(dev);
   Driver& drv = driver();
   ModuleCache& mc = modules();
   std::lock_guard<std::mutex> lock(mc.mu);
-  auto fkey = std::make_tuple(dev, ptx, entry);
+  auto fkey = std::make_tuple(dev, image, entry);
   if (auto it = mc.functions.find(fkey); it != mc.functions.end()) return *it->second;
 
-  auto mkey = std::make_pair(dev, ptx);
+  auto mkey = std::make_pair(dev, image);
   auto mit = mc.modules.find(mkey);
   if (mit == mc.modules.end()) {
-    std::vector<char> info(1 << 16, 0), error(1 << 16, 0);
-    CUjit_option opts[] = {CU_JIT_INFO_LOG_BUFFER, CU_JIT_INFO_LOG_BUFFER_SIZE_BYTES, CU_JIT_ERROR_LOG_BUFFER,
-                           CU_JIT_ERROR_LOG_BUFFER_SIZE_BYTES, CU_JIT_LOG_VERBOSE};
-    void* values[] = {info.data(), reinterpret_cast<void*>(static_cast<uintptr_t>(info.size() - 1)), error.data(),
-                      reinterpret_cast<void*>(static_cast<uintptr_t>(error.size() - 1)),
-                      reinterpret_cast<void*>(static_cast<uintptr_t>(1))};
+    JitLogs logs;
     CUmodule module = nullptr;
-    CUresult r = drv.cuModuleLoadDataEx(&module, ptx.c_str(), 5, opts, values);
+    CUresult r = drv.cuModuleLoadDataEx(&module, image.c_str(), 5, logs.opts, logs.values);
     if (r != CUDA_SUCCESS)
-      throw Error(gpu(dev) + ": the driver rejected the PTX of " + entry + ": " + drv.error_text(r) +
-                  (error[0] ? "\n" + std::string(error.data()) : std::string()));
-    mit = mc.modules.emplace(mkey, std::make_pair(module, std::string(info.data()))).first;
+      throw Error(gpu(dev) + ": the driver rejected the module of " + entry + ": " + drv.error_text(r) +
+                  logs.error_suffix());
+    mit = mc.modules.emplace(mkey, std::make_pair(module, std::string(logs.info.data()))).first;
   }
 
   auto f = std::make_unique<Function>();

@@ -54,16 +54,23 @@ void copy_to_host(int dev, void* dst, const void* src, size_t bytes);
 void copy_device(int dev, void* dst, const void* src, size_t bytes);
 void copy_peer(int dst_dev, void* dst, int src_dev, const void* src, size_t bytes);
 
-// A loaded kernel: PTX JIT-compiled to a cubin once by the driver and kept for the process.
+// A loaded kernel, from a module that is either PTX text (JIT-compiled by the driver) or a
+// cubin (link_cubin's output, loaded as it is).
 struct Function {
   void* fn = nullptr;  // CUfunction
   std::string name;
   int registers = 0, local_bytes = 0, shared_bytes = 0, max_threads = 0;
-  std::string jit_log;  // the driver's info log (registers, spills) for this module
+  std::string jit_log;  // the driver's info log when it compiled PTX to load it; "" for a cubin
 };
-// Cached by (dev, ptx text, entry); the reference stays valid for the process. A PTX the driver
+// Cached by (dev, image, entry); the reference stays valid for the process. An image the driver
 // rejects throws arrayc::Error carrying the driver's error log.
-const Function& load(int dev, const std::string& ptx, const std::string& entry);
+const Function& load(int dev, const std::string& image, const std::string& entry);
+// PTX compiled for dev's architecture by the driver's linker (cuLinkCreate/AddData/Complete):
+// the cubin bytes, which load() takes and the disk cache stores. info_log gets the linker's log
+// (registers, spills). Throws arrayc::Error with the error log when the PTX is rejected.
+std::string link_cubin(int dev, const std::string& ptx, const std::string& entry, std::string& info_log);
+// The driver's CUDA version (e.g. 13000 for 13.0); 0 when CUDA is unavailable.
+int driver_version();
 // Launches f with a grid of grid x grid_y blocks of `block` threads; args as cuLaunchKernel's
 // kernelParams (one pointer per kernel parameter, pointing at its value). Asynchronous.
 void launch(int dev, const Function& f, unsigned grid, unsigned block, void** args,

@@ -3,6 +3,7 @@
 #include "codegen/nvptx/ptx_compile.h"
 
 #include <llvm/Bitcode/BitcodeReader.h>
+#include <llvm/Config/llvm-config.h>
 #include <llvm/IR/LegacyPassManager.h>
 #include <llvm/Linker/Linker.h>
 #include <llvm/MC/TargetRegistry.h>
@@ -11,6 +12,7 @@
 #include <llvm/Target/TargetMachine.h>
 #include <llvm/Target/TargetOptions.h>
 
+#include <cstdio>
 #include <filesystem>
 #include <map>
 #include <mutex>
@@ -19,6 +21,7 @@
 #include "codegen/llvm_util.h"
 #include "codegen/optimize.h"
 #include "support/env.h"
+#include "support/hash.h"
 
 extern "C" {
 void LLVMInitializeNVPTXTargetInfo();
@@ -50,9 +53,7 @@ struct Nvptx {
       const char* triple = "nvptx64-nvidia-cuda";
       const llvm::Target* t = llvm::TargetRegistry::lookupTarget(triple, err);
       ARRAYC_INTERNAL_CHECK(t, "the NVPTX target is not linked in: " + err);
-      // The PTX ISA version: 8.0 covers sm_89/sm_90 (Ada, Hopper); 7.5 everything older.
-      const char* ptx = sm >= 89 ? "+ptx80" : "+ptx75";
-      tm.reset(t->createTargetMachine(triple, "sm_" + std::to_string(sm), ptx, llvm::TargetOptions(), std::nullopt,
+      tm.reset(t->createTargetMachine(triple, "sm_" + std::to_string(sm), ptx_isa(sm), llvm::TargetOptions(), std::nullopt,
                                       std::nullopt, llvm::CodeGenOptLevel::Aggressive));
       ARRAYC_INTERNAL_CHECK(tm != nullptr, "cannot create the NVPTX target machine for sm_" + std::to_string(sm));
     }
@@ -97,6 +98,23 @@ std::string libdevice_path() {
   std::string msg = "libdevice (needed for math functions on the GPU) was not found; tried:";
   for (const std::string& t : tried) msg += "\n  " + t;
   throw Error(msg + "\nset ARRAYC_LIBDEVICE to the path of libdevice.10.bc");
+}
+
+std::string ptx_target_key(int sm) {
+  static const std::string libdevice = [] {
+    try {
+      auto buf = llvm::MemoryBuffer::getFile(libdevice_path());
+      if (!buf) return std::string("libdevice unreadable");
+      llvm::StringRef bytes = (*buf)->getBuffer();
+      char hash[20];
+      std::snprintf(hash, sizeof hash, "%016llx", static_cast<unsigned long long>(fnv1a(bytes.data(), bytes.size())));
+      return "libdevice " + std::to_string(bytes.size()) + "-" + hash;
+    } catch (const Error&) {
+      return std::string("libdevice none");
+    }
+  }();
+  return "nvptx64-nvidia-cuda sm_" + std::to_string(sm) + " " + ptx_isa(sm) + " LLVM " LLVM_VERSION_STRING " " +
+         libdevice;
 }
 
 llvm::Function* declare_ptx_kernel(llvm::Module& m, const std::string& name, const std::vector<llvm::Type*>& args,

@@ -31,6 +31,15 @@ llvm::Function* declare_ptx_kernel(llvm::Module& m, const std::string& name, con
 // Fills entry, sm, ir, opt_ir and ptx. One compile at a time (the target machines are shared).
 PtxKernel compile_ptx(const std::string& entry, int sm, const std::function<void(llvm::Module&)>& build);
 
+// The PTX ISA the code for sm_<sm> is written in, as an NVPTX feature: 8.0 covers sm_89/sm_90
+// (Ada, Hopper); 7.5 everything older.
+inline const char* ptx_isa(int sm) { return sm >= 89 ? "+ptx80" : "+ptx75"; }
+
+// What, beside a kernel's text and options, decides the PTX made for sm_<sm>, for the disk
+// cache's key: the triple, the architecture, the PTX ISA, the LLVM version, and the libdevice
+// file linked in (its size and a hash of its bytes; "none" when there is none).
+std::string ptx_target_key(int sm);
+
 // The libdevice file linked into kernels that call math functions: $ARRAYC_LIBDEVICE, else
 // /usr/local/cuda/nvvm/libdevice/libdevice.10.bc, else under $CUDA_HOME or $CUDA_PATH. Throws
 // arrayc::Error naming the places it tried.

@@ -43,6 +43,9 @@ struct Row {
   std::optional<double> first_call_ms;    // cold: first call in a fresh process, empty cache
   std::optional<double> compile_ms;       // cold: stats().compile_ms after that first call
   std::optional<int64_t> cold_compiles;   // cold: kernels compiled by that first call
+  std::optional<double> disk_first_call_ms;  // first call in a second fresh process, whose disk
+                                             // cache the cold one filled (kernels loaded, not compiled)
+  std::optional<int64_t> disk_compiles;      // kernels that second process still compiled
   std::optional<double> second_call_ms;   // second call of the same jit object (cache hit)
   std::optional<int64_t> kernels_per_call;  // stats().kernel_launches of one steady-state call
   std::optional<double> bytes, flops;     // what the workload must move / compute per call

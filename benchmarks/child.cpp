@@ -83,8 +83,8 @@ int child_cold(const Options& o) {
   sync_device(dev);  // on a GPU: until the kernels have run, not until they were launched
   double first = ms_since(t0);
   arrayc::Stats s = arrayc::stats();
-  std::printf("COLD\tfirst_call_ms=%.17g\tcompile_ms=%.17g\tcompiles=%lld\n", first, s.compile_ms,
-              static_cast<long long>(s.compiles));
+  std::printf("COLD\tfirst_call_ms=%.17g\tcompile_ms=%.17g\tcompiles=%lld\tdisk_hits=%lld\n", first, s.compile_ms,
+              static_cast<long long>(s.compiles), static_cast<long long>(s.disk_hits));
   return 0;
 }
 

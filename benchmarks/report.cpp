@@ -87,6 +87,8 @@ template <typename R, typename F> void fields(R& r, F&& f) {
   f("first_call_ms", r.first_call_ms);
   f("compile_ms", r.compile_ms);
   f("cold_compiles", r.cold_compiles);
+  f("disk_first_call_ms", r.disk_first_call_ms);
+  f("disk_compiles", r.disk_compiles);
   f("second_call_ms", r.second_call_ms);
   f("kernels_per_call", r.kernels_per_call);
   f("bytes", r.bytes);
@@ -534,11 +536,12 @@ std::string format_table(const std::vector<Row>& rows, const Ceiling& ceiling,
       out += fmt("ceiling %s: not measured: %s\n", g.device.c_str(), g.error.c_str());
   }
   out += "times in ms (GPU: wall time per call, launch + cuda synchronize); cold = first call in a fresh process\n"
-         "(trace + compile + run), compile = LLVM time of it; 2nd = second call (cache hit); rate from the median;\n"
+         "(trace + compile + run), compile = LLVM time of it; disk 1st = first call in a second fresh process\n"
+         "whose disk cache the cold one filled; 2nd = second call (cache hit); rate from the median;\n"
          "%peak: of the ceiling named in the last column (the row's device's copy bandwidth for memory-bound\n"
          "cases; OpenBLAS on the CPU / the fastest cuBLAS peer on a GPU for products)\n\n";
-  const char* hdr = "%-11s %-5s %-8s %-26s %10s %10s %10s %10s %9s %9s %4s %15s %6s  %-34s %s\n";
-  out += fmt(hdr, "case", "dev", "variant", "impl", "median", "min", "max", "cold 1st", "compile", "2nd", "kern",
+  const char* hdr = "%-11s %-5s %-8s %-26s %10s %10s %10s %10s %9s %9s %9s %4s %15s %6s  %-34s %s\n";
+  out += fmt(hdr, "case", "dev", "variant", "impl", "median", "min", "max", "cold 1st", "compile", "disk 1st", "2nd", "kern",
              "rate", "%peak", "ceiling", "status");
   std::string last_case;
   for (const Row& r : rows) {
@@ -552,7 +555,7 @@ std::string format_table(const std::vector<Row>& rows, const Ceiling& ceiling,
     out += fmt(hdr, r.case_id.c_str(), r.device.c_str(), r.variant.c_str(), impl.c_str(),
                num_or_dash(r.median_ms).c_str(), num_or_dash(r.min_ms).c_str(), num_or_dash(r.max_ms).c_str(),
                num_or_dash(r.first_call_ms, "%.1f").c_str(), num_or_dash(r.compile_ms, "%.1f").c_str(),
-               num_or_dash(r.second_call_ms).c_str(),
+               num_or_dash(r.disk_first_call_ms, "%.2f").c_str(), num_or_dash(r.second_call_ms).c_str(),
                r.kernels_per_call ? std::to_string(*r.kernels_per_call).c_str() : "-", rate.c_str(),
                r.fraction_of_peak ? fmt("%.1f%%", 100 * *r.fraction_of_peak).c_str() : "-", ceil.c_str(),
                status.c_str());

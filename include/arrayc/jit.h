@@ -47,6 +47,19 @@ struct Stats {
 Stats stats();
 void reset_stats();
 
+// The disk cache of this process (docs/env_vars.md: ARRAYC_CACHE, ARRAYC_CACHE_DIR,
+// ARRAYC_CACHE_MAX_BYTES). `enabled` is false under ARRAYC_CACHE=0; `writable` is false when
+// its directory could not be used (the cache is then memory-only).
+struct DiskCacheInfo {
+  bool enabled = false;
+  bool writable = false;
+  std::string dir;
+  int64_t entries = 0, bytes = 0, max_bytes = 0;
+};
+DiskCacheInfo disk_cache_info();
+// Removes every entry of the disk cache (kernels loaded in this process stay loaded).
+void clear_disk_cache();
+
 // Fusion on (default) or off (one kernel per op, for comparison and differential testing).
 // ARRAYC_FUSION=0 turns it off at start-up. Both give the same bits except where a fused kernel
 // computes sin and cos of one argument: those share a reduction, and can differ by an ulp or two

@@ -1,5 +1,7 @@
-// stats() and reset_stats(): the engine's counters (support/stats.h) as the public API shows them.
+// stats() and reset_stats(): the engine's counters (support/stats.h) as the public API shows them;
+// disk_cache_info() and clear_disk_cache().
 #include "arrayc/jit.h"
+#include "engine/disk_cache.h"
 #include "support/stats.h"
 
 namespace arrayc {
@@ -26,6 +28,24 @@ void reset_stats() {
   for (auto* counter : {&c.traces, &c.compiles, &c.cache_hits, &c.kernel_launches, &c.compile_us, &c.disk_hits,
                         &c.disk_misses, &c.disk_writes, &c.disk_evictions, &c.disk_bad_entries, &c.disk_load_us})
     *counter = 0;
+}
+
+DiskCacheInfo disk_cache_info() {
+  DiskCacheInfo info;
+  detail::DiskCache* c = detail::process_disk_cache();
+  if (!c) return info;
+  info.enabled = true;
+  info.writable = c->writable();
+  info.dir = c->dir();
+  info.max_bytes = c->max_bytes();
+  detail::DiskCache::Usage u = c->usage();
+  info.entries = u.entries;
+  info.bytes = u.bytes;
+  return info;
+}
+
+void clear_disk_cache() {
+  if (detail::DiskCache* c = detail::process_disk_cache()) c->clear();
 }
 
 }  // namespace arrayc

@@ -214,8 +214,9 @@ TEST(DiskCacheKey, TheGpuTargetNamesTheDriverArchitecturePtxIsaLlvmAndLibdevice)
 
 // The child of the test below: in a new process (a fresh kernel cache) with the disk cache on in
 // $DISK_CACHE_CHILD_DIR, computes a kernel no other test makes on $DISK_CACHE_CHILD_DEVICE ("cpu"
-// or "gpu") and exits with 10 * disk hits + compiles, or 99 when the result is wrong. Skipped
-// unless that variable is set.
+// or "gpu") and exits with 10 * disk hits + compiles, or 99 when the result or
+// disk_cache_info() is wrong. With $DISK_CACHE_CHILD_CLEAR it empties the cache before exiting.
+// Skipped unless $DISK_CACHE_CHILD_DIR is set.
 TEST(DiskCacheChild, ComputeAndExit) {
   const char* dir = std::getenv("DISK_CACHE_CHILD_DIR");
   if (!dir) GTEST_SKIP() << "runs only as the child of DiskCacheProcesses.ANewProcessLoadsWhatAnEarlierOneCompiled";
@@ -228,6 +229,12 @@ TEST(DiskCacheChild, ComputeAndExit) {
   std::vector<float> y = (exp(x * 0.00123f) - 0.5f).to_vector<float>();
   bool ok = std::abs(y[999] - (std::exp(999 * 0.00123f) - 0.5f)) < 1e-4f;
   Stats s = stats();
+  DiskCacheInfo info = disk_cache_info();
+  ok = ok && info.enabled && info.writable && info.dir == dir && info.entries == 1 && info.bytes > 0;
+  if (std::getenv("DISK_CACHE_CHILD_CLEAR")) {
+    clear_disk_cache();
+    ok = ok && disk_cache_info().entries == 0;
+  }
   std::_Exit(ok ? static_cast<int>(10 * s.disk_hits + s.compiles) : 99);
 }
 
@@ -249,8 +256,8 @@ class DiskCacheProcesses : public arrayc_test::DeviceTest {
 
 TEST_P(DiskCacheProcesses, ANewProcessLoadsWhatAnEarlierOneCompiled) {
   std::string log = dir_ + ".log";
-  auto child = [&] {
-    std::string cmd = std::string("DISK_CACHE_CHILD_DEVICE=") + (on_gpu() ? "gpu" : "cpu") + " DISK_CACHE_CHILD_DIR='" +
+  auto child = [&](const char* extra = "") {
+    std::string cmd = std::string(extra) + " DISK_CACHE_CHILD_DEVICE=" + (on_gpu() ? "gpu" : "cpu") + " DISK_CACHE_CHILD_DIR='" +
                       dir_ + "' /proc/" + std::to_string(::getpid()) + "/exe --gtest_filter=DiskCacheChild.ComputeAndExit >'" +
                       log + "' 2>&1";
     int status = std::system(cmd.c_str());
@@ -274,6 +281,9 @@ TEST_P(DiskCacheProcesses, ANewProcessLoadsWhatAnEarlierOneCompiled) {
   EXPECT_NE(log_text().find("a bad entry in the disk cache " + dir_ + " was recompiled"), std::string::npos)
       << log_text();
   EXPECT_EQ(child(), 10) << log_text();
+  // Cleared (arrayc::clear_disk_cache): the next process compiles again.
+  EXPECT_EQ(child("DISK_CACHE_CHILD_CLEAR=1"), 10) << log_text();
+  EXPECT_EQ(child(), 1) << log_text();
   fs::remove(log);
 }
 

@@ -45,7 +45,7 @@ const std::vector<std::string_view> kExprCommands = {"graph", "optgraph", "fused
                                                      "llvm",  "opt",      "asm",   "ptx",
                                                      "cubin", "time"};
 const std::vector<std::string_view> kOtherCommands = {"device", "fusion", "fastmath", "help", "quit",
-                                                      "q",      "exit",   "vars",     "load", "stats"};
+                                                      "q",      "exit",   "vars",     "load", "stats", "cache"};
 
 }  // namespace
 

@@ -344,7 +344,17 @@ void Session::command(const Program& p, const Stmt& s, const std::string& filena
     Stats st = stats();
     *opts_.out << "traces " << st.traces << ", compiles " << st.compiles << ", cache hits "
                << st.cache_hits << ", kernel launches " << st.kernel_launches << ", compile "
-               << st.compile_ms << " ms\n";
+               << st.compile_ms << " ms; disk cache hits " << st.disk_hits << ", misses " << st.disk_misses
+               << ", writes " << st.disk_writes << "\n";
+  } else if (cmd == "cache") {
+    if (arg == "clear") clear_disk_cache();
+    else if (!arg.empty()) throw UserError{s.pos, ":cache takes nothing or clear"};
+    DiskCacheInfo c = disk_cache_info();
+    if (!c.enabled)
+      *opts_.out << "disk cache: off (ARRAYC_CACHE=0)\n";
+    else
+      *opts_.out << "disk cache: " << c.dir << (c.writable ? "" : " (not writable: memory-only)") << ", " << c.entries
+                 << " entries, " << c.bytes << " bytes of at most " << c.max_bytes << "\n";
   } else if (cmd == "load") {
     load(arg, s.pos);
   } else {
@@ -408,6 +418,7 @@ commands (EXPR is any expression, or a call of a def):
   :device cpu|gpu0 where new arrays live       :fusion on|off  fuse elementwise work or not
   :fastmath on|off CPU sin/cos without huge arguments, f64 pow in double (docs/math_accuracy.md)
   :vars            variables and defs          :stats          what the engine has done
+  :cache [clear]   the disk cache (where, how full); clear empties it
   :load FILE       run a program file          :help ops       every function
   :quit            leave (or Ctrl-D)
 )";

@@ -3,7 +3,9 @@
 //   - a check of the result against what it must be,
 //   - the first call (trace + compile + run) and the median of later calls,
 //   - what the engine did (arrayc::stats()) on the first call, on the later calls, and on a call
-//     with a different length (which must reuse the compiled kernels).
+//     with a different length (which must reuse the compiled kernels);
+//   - then W2's first call again in a new process, which loads the kernels this one compiled from
+//     the disk cache instead of compiling them (`arrayc-demo --first-call` is that process).
 // Exits with status 1 when a result is wrong.
 #include <arrayc/arrayc.h>
 
@@ -13,8 +15,11 @@
 #include <cstdint>
 #include <cstdio>
 #include <exception>
+#include <memory>
 #include <string>
 #include <vector>
+
+#include <unistd.h>
 
 namespace {
 
@@ -39,21 +44,22 @@ arrayc::Stats operator-(const arrayc::Stats& a, const arrayc::Stats& b) {
   d.cache_hits = a.cache_hits - b.cache_hits;
   d.kernel_launches = a.kernel_launches - b.kernel_launches;
   d.compile_ms = a.compile_ms - b.compile_ms;
+  d.disk_hits = a.disk_hits - b.disk_hits;
   return d;
 }
 
 // One row of the per-workload table.
 void print_row(const char* mode, const std::string& what, double ms, const char* ms_note,
                const arrayc::Stats& s) {
-  std::printf("  %-8s %-22s %10.3f ms %-7s %7lld %9lld %11lld %9lld %11.1f\n", mode, what.c_str(),
+  std::printf("  %-8s %-22s %10.3f ms %-7s %7lld %9lld %11lld %10lld %9lld %11.1f\n", mode, what.c_str(),
               ms, ms_note, static_cast<long long>(s.traces), static_cast<long long>(s.compiles),
-              static_cast<long long>(s.cache_hits), static_cast<long long>(s.kernel_launches),
-              s.compile_ms);
+              static_cast<long long>(s.cache_hits), static_cast<long long>(s.disk_hits),
+              static_cast<long long>(s.kernel_launches), s.compile_ms);
 }
 
 void print_header() {
-  std::printf("  %-8s %-22s %13s %-7s %7s %9s %11s %9s %11s\n", "mode", "calls", "time", "",
-              "traces", "compiles", "cache hits", "launches", "compile ms");
+  std::printf("  %-8s %-22s %13s %-7s %7s %9s %11s %10s %9s %11s\n", "mode", "calls", "time", "",
+              "traces", "compiles", "cache hits", "disk hits", "launches", "compile ms");
 }
 
 struct Outcome {
@@ -147,6 +153,11 @@ bool workload_w1(DType dtype, int64_t n, int repeats) {
   return ok;
 }
 
+// W2's function: SELU.
+auto w2_function() {
+  return [](const Array& a) { return 1.05 * arrayc::where(a > 0.0, a, 1.67 * arrayc::exp(a) - 1.67); };
+}
+
 double selu_reference(double x) { return 1.05 * (x > 0 ? x : 1.67 * std::exp(x) - 1.67); }
 
 // W2: SELU on n float32 samples of normal(0, 1), checked against a host evaluation in double.
@@ -159,9 +170,7 @@ bool workload_w2(int64_t n, int repeats) {
   Array half = arrayc::normal({n / 2}, /*seed=*/7);
   arrayc::eval({x, half});
 
-  auto f = [](const Array& a) {
-    return 1.05 * arrayc::where(a > 0.0, a, 1.67 * arrayc::exp(a) - 1.67);
-  };
+  auto f = w2_function();
   print_header();
   Outcome fused = run_mode(true, f, x, half, repeats);
   Outcome unfused = run_mode(false, f, x, half, repeats);
@@ -193,10 +202,49 @@ bool workload_w2(int64_t n, int repeats) {
   return ok;
 }
 
+// `arrayc-demo --first-call`: W2's first call (fused) in this new process, one line.
+int first_call_only() {
+  Array x = arrayc::normal({1'000'000}, /*seed=*/42);
+  x.eval();
+  auto g = arrayc::jit(w2_function());
+  arrayc::Stats s0 = arrayc::stats();
+  auto t0 = Clock::now();
+  Array y = g(x);
+  y.eval();
+  double ms = ms_since(t0);
+  arrayc::Stats s = arrayc::stats() - s0;
+  std::printf("  W2 fused, first call in a new process: %.3f ms, %lld kernels loaded from the disk cache, %lld "
+              "compiled\n",
+              ms, static_cast<long long>(s.disk_hits), static_cast<long long>(s.compiles));
+  return 0;
+}
+
+// Runs `arrayc-demo --first-call` and prints what it printed.
+void second_process() {
+  std::printf("\nThe next process: compiled kernels are kept on disk (docs/env_vars.md, ARRAYC_CACHE)\n");
+  arrayc::DiskCacheInfo c = arrayc::disk_cache_info();
+  if (!c.enabled) {
+    std::printf("  the disk cache is off (ARRAYC_CACHE=0): a new process compiles again\n");
+    return;
+  }
+  std::printf("  disk cache %s: %lld entries, %lld bytes\n", c.dir.c_str(), static_cast<long long>(c.entries),
+              static_cast<long long>(c.bytes));
+  std::fflush(stdout);
+  char self[4096];
+  ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);
+  if (len <= 0) return;
+  self[len] = '\0';
+  std::string cmd = "'" + std::string(self) + "' --first-call";  // the path has no quote: it is our build's
+  std::unique_ptr<FILE, int (*)(FILE*)> p(popen(cmd.c_str(), "r"), pclose);
+  char line[512];
+  while (p && std::fgets(line, sizeof line, p.get())) std::fputs(line, stdout);
+}
+
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
   try {
+    if (argc > 1 && std::string(argv[1]) == "--first-call") return first_call_only();
     std::printf("arrayc demo: numpy-style expressions, traced and JIT-compiled by arrayc::jit\n");
     std::printf("device: %s;  fused = elementwise chains compiled into one kernel, unfused = one "
                 "kernel per op\n",
@@ -207,6 +255,7 @@ int main() {
     ok = workload_w1(DType::Float32, 10'000'000, 10) && ok;
     ok = workload_w1(DType::Float64, 10'000'000, 10) && ok;
     ok = workload_w2(1'000'000, 20) && ok;
+    second_process();
 
     std::printf("\n%s\n", ok ? "all results checked: ok" : "SOME RESULTS ARE WRONG (see above)");
     return ok ? 0 : 1;

@@ -4,8 +4,9 @@
 // dimensions have extent 1 (the broadcast pattern) and the device. A call with shapes seen
 // before only binds buffers and launches. A call with new extents of a known signature runs f
 // again to build the graph at those shapes (f may depend on them, e.g. through reshape) and
-// finds every kernel in the cache: it compiles nothing. Non-contiguous inputs are copied
-// contiguously before the call.
+// finds every kernel in the cache: it compiles nothing. Each jit function keeps the Programs of
+// its 64 most recently used shapes. Non-contiguous inputs are copied contiguously before the
+// call.
 #pragma once
 #include <array>
 #include <atomic>

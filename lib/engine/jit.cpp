@@ -5,7 +5,10 @@
 // select a ready-to-run Program (launch parameters computed). A call with the shapes of an
 // earlier call only binds and launches; a call with new extents of a known signature runs the
 // function again to build the graph at those shapes (it may depend on them, e.g. through
-// reshape) and reuses the compiled kernels from the cache: no compile.
+// reshape) and reuses the compiled kernels from the cache: no compile. A jit function keeps its
+// kProgramsKept most recently used Programs (a loop over many lengths would otherwise keep one
+// Program, and its launch plans, per length forever); an evicted one is prepared again if its
+// shapes come back, from kernels still in the kernel cache.
 #include <map>
 #include <mutex>
 
@@ -17,11 +20,29 @@
 
 namespace arrayc::detail {
 
+constexpr size_t kProgramsKept = 64;
+
 struct JitFunction::State {
   Fn fn;
   std::mutex mu;
-  std::map<std::vector<int64_t>, std::shared_ptr<Program>> programs;  // by exact key
+  struct Entry {
+    std::shared_ptr<Program> program;
+    uint64_t last_use = 0;
+  };
+  std::map<std::vector<int64_t>, Entry> programs;  // by exact key
+  uint64_t uses = 0;
   int64_t traces = 0;
+
+  // Keeps `program` under `key`, evicting the least recently used past kProgramsKept. Locked.
+  void keep(std::vector<int64_t> key, std::shared_ptr<Program> program) {
+    if (programs.size() >= kProgramsKept) {
+      auto oldest = programs.begin();
+      for (auto it = programs.begin(); it != programs.end(); ++it)
+        if (it->second.last_use < oldest->second.last_use) oldest = it;
+      programs.erase(oldest);
+    }
+    programs[std::move(key)] = Entry{std::move(program), ++uses};
+  }
 };
 
 JitFunction::JitFunction(Fn fn) : state_(std::make_shared<State>()) { state_->fn = std::move(fn); }
@@ -90,7 +111,10 @@ std::vector<Array> JitFunction::call(const std::vector<Array>& inputs) {
   std::shared_ptr<Program> program;
   {
     std::lock_guard<std::mutex> lock(s.mu);
-    if (auto it = s.programs.find(key); it != s.programs.end()) program = it->second;
+    if (auto it = s.programs.find(key); it != s.programs.end()) {
+      program = it->second.program;
+      it->second.last_use = ++s.uses;
+    }
   }
   if (!program) {
     std::vector<Array> outs = s.fn(placeholders_for(inputs));
@@ -102,7 +126,7 @@ std::vector<Array> JitFunction::call(const std::vector<Array>& inputs) {
     program = compile(g, opts);
     std::lock_guard<std::mutex> lock(s.mu);
     s.traces++;
-    s.programs.emplace(key, program);
+    s.keep(std::move(key), program);
   }
   std::vector<NodeRef> nodes = run(*program, params);
   std::vector<Array> result;

@@ -70,6 +70,22 @@ TEST_P(Jit, StatsTracesMatchTheFunctionsCount) {
   EXPECT_LE(f.num_traces(), 3);  // at most once per distinct shape
 }
 
+// A jit function keeps a bounded number of ready Programs (the 64 most recently used): a loop
+// over many lengths does not keep one per length forever. An evicted length is traced again and
+// finds its kernels in the kernel cache.
+TEST_P(Jit, ManyLengthsKeepTheMostRecentlyUsedPrograms) {
+  auto f = jit([](const Array& a) { return a * 2 + 1; });
+  std::vector<Array> xs;
+  for (int64_t n = 2; n < 2 + 100; ++n) xs.push_back(random_array(DType::Float32, {n}, n).eval());
+  for (const Array& x : xs) f(x);
+  EXPECT_EQ(f.num_traces(), 100);
+  StatsDelta recent = stats_delta([&] { EXPECT_MATCHES_REFERENCE(f(xs.back()), (xs.back() * 2 + 1).node()); });
+  EXPECT_EQ(recent.traces, 0);
+  StatsDelta evicted = stats_delta([&] { EXPECT_MATCHES_REFERENCE(f(xs.front()), (xs.front() * 2 + 1).node()); });
+  EXPECT_EQ(evicted.traces, 1);
+  EXPECT_EQ(evicted.compiles, 0);
+}
+
 TEST_P(Jit, ShapeDependentBodies) {
   // The body depends on the extents (reshape with -1, a mean's count): retraced or not, each
   // length must get its own right answer.

@@ -61,6 +61,32 @@ TEST(CpuAllocator, NearbySizesShareAClass) {
   cpu_free(q, 1000100);
 }
 
+// A mapped request whose class is empty takes a cached block up to twice its size (memory a
+// longer call already touched), and freeing it puts it back under its own class.
+TEST(CpuAllocator, AShorterRequestReusesALargerCachedBlock) {
+  cpu_release_cached();
+  const size_t big = size_t{4} << 20, half = size_t{2} << 20, quarter = size_t{1} << 20;
+  void* p = cpu_alloc(big);
+  std::memset(p, 1, big);
+  cpu_free(p, big);
+  CpuAllocStats before = cpu_alloc_stats();
+  void* q = cpu_alloc(half);
+  EXPECT_EQ(q, p);
+  EXPECT_EQ(cpu_alloc_stats().bytes_in_use - before.bytes_in_use, static_cast<int64_t>(big));
+  void* r = cpu_alloc(quarter);  // nothing cached within 2x: a new block
+  EXPECT_NE(r, p);
+  cpu_free(q, half);
+  EXPECT_EQ(cpu_alloc_stats().bytes_in_use, before.bytes_in_use + static_cast<int64_t>(quarter));
+  void* s = cpu_alloc(big);  // back under its own class: the full-size request finds it
+  EXPECT_EQ(s, p);
+  cpu_free(s, big);
+  cpu_free(r, quarter);
+  EXPECT_EQ(cpu_alloc_stats().bytes_in_use, before.bytes_in_use);
+  void* t = cpu_alloc(quarter / 2);  // below 1 MiB: only its own class
+  EXPECT_NE(t, p);
+  cpu_free(t, quarter / 2);
+}
+
 TEST(CpuAllocator, StatsTrackUseAndRelease) {
   cpu_release_cached();
   EXPECT_EQ(cpu_alloc_stats().bytes_cached, 0);

@@ -10,6 +10,7 @@
 #include <cstdlib>
 #include <mutex>
 #include <string>
+#include <unordered_map>
 
 #include "arrayc/error.h"
 
@@ -106,9 +107,17 @@ int64_t default_cache_cap() {
   return cap;
 }
 
+// A mapped request that misses its class may take a cached block of up to this many classes
+// above it (at most twice its size): a call with a new, smaller length then reuses memory the
+// earlier calls touched, instead of faulting in fresh pages.
+constexpr int kLargerClasses = kStepsPerDouble;
+
 struct Cache {
   std::mutex mutex;
   std::array<FreeBlock*, kNumClasses> lists{};
+  // Blocks handed out from a larger class than their request's, by address: their real class,
+  // which cpu_free files them under.
+  std::unordered_map<void*, int> larger;
   CpuAllocStats stats{};
   int64_t cap = default_cache_cap();
 
@@ -144,11 +153,16 @@ void* cpu_alloc(size_t bytes) {
   {
     std::lock_guard<std::mutex> lock(c.mutex);
     ++c.stats.allocs;
-    if (FreeBlock* block = c.lists[sc.index]) {
-      c.lists[sc.index] = block->next;
+    int last = sc.bytes >= kMmapThreshold ? std::min(sc.index + kLargerClasses, kNumClasses - 1) : sc.index;
+    for (int cls = sc.index; cls <= last; ++cls) {
+      FreeBlock* block = c.lists[cls];
+      if (!block) continue;
+      c.lists[cls] = block->next;
+      if (cls != sc.index) c.larger.emplace(block, cls);
+      int64_t bytes = static_cast<int64_t>(class_bytes(cls));
       ++c.stats.cache_hits;
-      c.stats.bytes_cached -= sc.bytes;
-      c.stats.bytes_in_use += sc.bytes;
+      c.stats.bytes_cached -= bytes;
+      c.stats.bytes_in_use += bytes;
       return block;
     }
   }
@@ -170,6 +184,11 @@ void cpu_free(void* p, size_t bytes) {
   FreeBlock* evicted = nullptr;
   {
     std::lock_guard<std::mutex> lock(c.mutex);
+    if (!c.larger.empty())
+      if (auto it = c.larger.find(p); it != c.larger.end()) {
+        sc = SizeClass{it->second, class_bytes(it->second)};
+        c.larger.erase(it);
+      }
     int64_t size = static_cast<int64_t>(sc.bytes);
     c.stats.bytes_in_use -= size;
     if (size <= c.cap) {

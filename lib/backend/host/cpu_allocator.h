@@ -5,6 +5,9 @@
 // Blocks are 64-byte aligned; blocks of 1 MiB and more come straight from mmap (zeroed once, by
 // the kernel, and huge-page aligned from 2 MiB). The cache is capped (1 GiB or an eighth of
 // physical memory, whichever is less); past the cap, the largest cached blocks go back first.
+// A request of 1 MiB or more that finds its class empty takes a cached block of up to twice its
+// size (one of the next four classes) before mapping a new one, so that a call on a shorter input
+// reuses pages already touched; freeing it files it under its real class again.
 #pragma once
 #include <cstddef>
 #include <cstdint>

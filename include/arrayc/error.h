@@ -20,10 +20,11 @@ class Interrupted : public Error {
   Interrupted();
 };
 
-// Asks the computation in progress to stop: CPU work stops at the next kernel or chunk of a
-// kernel, GPU work at the next kernel launch, and the evaluation (eval(), a jit call, reading
-// values) raises Interrupted. Async-signal-safe: a SIGINT handler may call it. A request made
-// while nothing runs is dropped when the next evaluation starts.
+// Asks the computation in progress to stop: tracing and compiling stop before the next kernel
+// is compiled, CPU work at the next kernel or chunk of a kernel, GPU work at the next kernel
+// launch, and the evaluation (eval(), a jit call, inspect(), reading values) raises Interrupted.
+// Async-signal-safe: a SIGINT handler may call it. A request made while nothing runs is dropped
+// when the next evaluation starts.
 void interrupt();
 
 namespace detail {

@@ -9,6 +9,7 @@
 #include "backend/backend.h"
 #include "engine/executor.h"
 #include "ir/build.h"
+#include "support/interrupt.h"
 
 namespace arrayc {
 namespace detail {
@@ -57,6 +58,7 @@ void eval(const std::vector<Array>& arrays) {
       g.outputs.push_back(a.node());
     }
   if (todo.empty()) return;
+  detail::clear_interrupt();  // arrayc::interrupt(): a new evaluation drops an old request
   std::unique_ptr<detail::Program> p = detail::compile(g, detail::user_compile_options());
   std::vector<NodeRef> out = detail::run(*p);
   for (size_t i = 0; i < todo.size(); ++i) {

@@ -2,6 +2,7 @@
 #include "arrayc/inspect.h"
 
 #include "engine/compile.h"
+#include "support/interrupt.h"
 
 namespace arrayc {
 
@@ -17,6 +18,7 @@ Stages inspect(const std::vector<Array>& outputs, bool fuse) {
   detail::CompileOptions o = detail::user_compile_options();
   o.fuse = fuse;
   detail::StageLog log;
+  detail::clear_interrupt();  // as eval(): an old request is dropped; one made now stops it
   detail::compile(g, o, &log);
   Stages s;
   s.graph = std::move(log.graph);

@@ -7,6 +7,7 @@
 #include "backend/cuda/cuda_backend.h"
 #include "engine/kernel_cache.h"
 #include "passes/pipeline.h"
+#include "support/interrupt.h"
 #include "support/env.h"
 
 namespace arrayc::detail {
@@ -29,6 +30,7 @@ std::unique_ptr<Program> prepare(Schedule s, const CompileOptions& o, StageLog* 
   const Schedule& sched = p->schedule;
   Compiler& cache = kernel_cache();
   for (const Step& step : sched.steps) {
+    check_interrupt();  // arrayc::interrupt(): a long compile stops between kernels
     Device d = step_device(step, sched);
     Backend& b = backend_for(d);
     p->launches.push_back(b.plan(step, sched, d, o.plan, cache));

@@ -33,7 +33,6 @@ std::vector<NodeRef> run(const Program& p, const std::vector<ParamBinding>& para
     const Slot& sl = s.slots[slot];
     slots[slot] = allocate(sl.device, shape_numel(sl.shape) * dtype_size(sl.dtype));
   };
-  clear_interrupt();  // arrayc::interrupt(): a new evaluation drops an old request
   for (size_t i = 0; i < s.steps.size(); ++i) {
     check_interrupt();  // arrayc::interrupt(): stop between steps
     const Step& step = s.steps[i];

@@ -16,6 +16,7 @@
 #include "arrayc/jit.h"
 #include "engine/executor.h"
 #include "ir/build.h"
+#include "support/interrupt.h"
 #include "support/stats.h"
 
 namespace arrayc::detail {
@@ -102,6 +103,7 @@ Stages JitFunction::inspect(const std::vector<Array>& inputs, bool fuse) {
 }
 
 std::vector<Array> JitFunction::call(const std::vector<Array>& inputs) {
+  clear_interrupt();  // as eval(): an old request is dropped; one made from now on stops the call
   State& s = *state_;
   std::vector<ParamBinding> params;
   params.reserve(inputs.size());

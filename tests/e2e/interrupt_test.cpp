@@ -42,6 +42,25 @@ TEST(Interrupt, ARequestWhileNothingRunsIsDropped) {
   EXPECT_EQ(f(arange(2)).to_vector<int64_t>(), (std::vector<int64_t>{1, 2}));
 }
 
+// A request that comes while a call traces or compiles stops it before the next kernel compiles
+// (it is not dropped when the run starts); the next call traces and compiles as usual.
+TEST(Interrupt, ARequestDuringTheTraceStopsTheCallBeforeItCompiles) {
+  bool first = true;
+  auto f = jit([&first](const Array& x) {
+    if (first) arrayc::interrupt();  // as a Ctrl-C while the function is traced
+    first = false;
+    return x * 5 + 3;
+  });
+  Array x = arange(7).eval();
+  const int64_t compiles = stats().compiles;
+  EXPECT_THROW(f(x), Interrupted);
+  EXPECT_EQ(stats().compiles, compiles);
+  EXPECT_EQ(f(x).to_vector<int64_t>(), (std::vector<int64_t>{3, 8, 13, 18, 23, 28, 33}));
+  // inspect() likewise: an old request is dropped, and it shows the stages.
+  arrayc::interrupt();
+  EXPECT_FALSE(inspect({x * 2}).kernels.empty());
+}
+
 TEST(Interrupt, InterruptedIsAnError) {
   try {
     throw Interrupted();

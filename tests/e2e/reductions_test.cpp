@@ -177,8 +177,13 @@ TEST_P(Reductions, LargeAndOddSizes) {
   EXPECT_MATCHES_REFERENCE(sum(m, {0}, false));
   EXPECT_MATCHES_REFERENCE(sum(m, {1}, false));
   EXPECT_MATCHES_REFERENCE(min(m, {0}, true));
-  // Summation order matters: 4e6 copies of 0.1f summed one by one in float drift by ~1%.
+  // Summation order matters: 4e6 copies of 0.1f summed one by one in float drift by ~1%, and
+  // by 0.06% in 16 lanes' partial sums. Along a row and across rows (each column's sum).
   EXPECT_MATCHES_REFERENCE(sum(full({4000000}, 0.1, DType::Float32)));
+  Array tenths = (zeros({4000000}, DType::Float32) + 0.1f).eval();
+  EXPECT_MATCHES_REFERENCE(sum(tenths));
+  EXPECT_MATCHES_REFERENCE(sum(reshape(tenths, {1000000, 4}), {0}, false));
+  EXPECT_MATCHES_REFERENCE(mean(reshape(tenths, {4, 1000000}), {1}, false));
   EXPECT_MATCHES_REFERENCE(mean(ones({1000, 1000}, DType::Float32), {0}, false));
   // Positive data: no cancellation, so the bound is tight relative to the result.
   Array p = random_array(DType::Float32, {1000003}, 13, 0, 1);

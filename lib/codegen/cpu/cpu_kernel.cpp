@@ -62,16 +62,32 @@ class CpuLoopEmitter {
         column_blocks(outer, reduced, begin, end, offsets, reduce_begin, reduce_end, finish);
       } else {
         llvm::IRBuilder<> eb(&f_->getEntryBlock(), f_->getEntryBlock().begin());
-        llvm::AllocaInst* acc = eb.CreateAlloca(body_.value_type(out.dtype));
+        llvm::Type* at = body_.value_type(out.dtype);
+        llvm::AllocaInst* acc = eb.CreateAlloca(at);
+        llvm::AllocaInst* part = eb.CreateAlloca(at);
+        // The terms of [rb, re) combined into `into`, in the loop the vectorizer widens.
+        auto accumulate = [&](llvm::AllocaInst* into, Value* rb, Value* re, const std::vector<Value*>& outer_off) {
+          range_loop(reduced, rb, re, outer_off, [&](const std::vector<Value*>& off) {
+            std::vector<Value*> v = body_.emit(ptrs_, off);
+            Value* a = b_.CreateLoad(at, into);
+            b_.CreateStore(body_.combine(k_.reduce_op, out.dtype, a, v[out.instr]), into);
+          });
+        };
         range_loop(outer, begin, end, offsets, [&](const std::vector<Value*>& outer_off) {
           b_.CreateStore(body_.identity(k_.reduce_op, out.dtype), acc);
-          range_loop(reduced, reduce_begin, reduce_end, outer_off, [&](const std::vector<Value*>& off) {
-            std::vector<Value*> v = body_.emit(ptrs_, off);
-            Value* a = b_.CreateLoad(acc->getAllocatedType(), acc);
-            b_.CreateStore(body_.combine(k_.reduce_op, out.dtype, a, v[out.instr]), acc);
-          });
-          body_.store(out.dtype, finish(b_.CreateLoad(acc->getAllocatedType(), acc)), ptrs_[out.ptr],
-                      outer_off[out.index]);
+          if (blocked_sum(out.dtype)) {
+            // Float sums in blocks of kSumBlock terms, each summed on its own (in the vector
+            // lanes' partial sums) and then added to the total: every rounding error is that of
+            // a sum of at most kSumBlock / lanes or n / kSumBlock terms, not of n / lanes.
+            emit_loop(b_, reduce_begin, reduce_end, b_.getInt64(kSumBlock), [&](Value* rb) {
+              b_.CreateStore(body_.identity(k_.reduce_op, out.dtype), part);
+              accumulate(part, rb, smin(b_.CreateAdd(rb, b_.getInt64(kSumBlock)), reduce_end), outer_off);
+              b_.CreateStore(b_.CreateFAdd(b_.CreateLoad(at, acc), b_.CreateLoad(at, part)), acc);
+            });
+          } else {
+            accumulate(acc, reduce_begin, reduce_end, outer_off);
+          }
+          body_.store(out.dtype, finish(b_.CreateLoad(at, acc)), ptrs_[out.ptr], outer_off[out.index]);
         });
       }
     }
@@ -80,6 +96,12 @@ class CpuLoopEmitter {
 
  private:
   using Body = std::function<void(const std::vector<Value*>&)>;
+
+  // Float sums (sum, mean) are summed in blocks of this many terms (see emit()).
+  static constexpr int64_t kSumBlock = 4096;
+  bool blocked_sum(DType t) const {
+    return (k_.reduce_op == Op::Sum || k_.reduce_op == Op::Mean) && is_float(t);
+  }
 
   // The counted loop c in [from, to) of one row: body gets each operand's offset
   // row_base[j] + c * stride_j. Returns the latch, for loop metadata.
@@ -160,24 +182,54 @@ class CpuLoopEmitter {
     const KernelOutput& out = k_.outputs.at(0);
     llvm::Type* at = body_.value_type(out.dtype);
     llvm::IRBuilder<> eb(&f_->getEntryBlock(), f_->getEntryBlock().begin());
-    llvm::AllocaInst* acc = eb.CreateAlloca(llvm::ArrayType::get(at, kColumnBlock));
-    acc->setAlignment(llvm::Align(64));
+    auto block_array = [&] {
+      llvm::AllocaInst* a = eb.CreateAlloca(llvm::ArrayType::get(at, kColumnBlock));
+      a->setAlignment(llvm::Align(64));
+      return a;
+    };
+    llvm::AllocaInst* acc = block_array();
+    // Float sums: each block of kSumBlock reduced indices is summed into `part` first, then added
+    // to `acc` (as in emit(): no output's sum is a chain of more than kSumBlock or n / kSumBlock
+    // rounded additions).
+    const bool blocked = blocked_sum(out.dtype);
+    llvm::AllocaInst* part = blocked ? block_array() : acc;
     int last = outer.back();
-    auto slot = [&](Value* c, Value* c0) { return b_.CreateInBoundsGEP(at, acc, b_.CreateSub(c, c0)); };
+    auto slot_in = [&](llvm::AllocaInst* a, Value* c, Value* c0) {
+      return b_.CreateInBoundsGEP(at, a, b_.CreateSub(c, c0));
+    };
+    auto slot = [&](Value* c, Value* c0) { return slot_in(acc, c, c0); };
+    auto init = [&](llvm::AllocaInst* a, Value* c0, Value* c1) {
+      emit_loop(b_, c0, c1, b_.getInt64(1), [&](Value* c) {
+        b_.CreateStore(body_.identity(k_.reduce_op, out.dtype), slot_in(a, c, c0));
+      });
+    };
     RowBody rows = [&](Value* col, Value* col_end, const std::vector<Value*>& row_base) {
       return emit_loop(b_, col, col_end, b_.getInt64(kColumnBlock), [&](Value* c0) {
         Value* c1 = smin(b_.CreateAdd(c0, b_.getInt64(kColumnBlock)), col_end);
-        emit_loop(b_, c0, c1, b_.getInt64(1), [&](Value* c) {
-          b_.CreateStore(body_.identity(k_.reduce_op, out.dtype), slot(c, c0));
-        });
-        range_loop(reduced, reduce_begin, reduce_end, row_base, [&](const std::vector<Value*>& off) {
-          // The row of the block at this reduced index.
-          emit_loop(b_, c0, c1, b_.getInt64(1), [&](Value* c) {
-            std::vector<Value*> v = body_.emit(ptrs_, at_column(off, c, last));
-            Value* a = b_.CreateLoad(at, slot(c, c0));
-            b_.CreateStore(body_.combine(k_.reduce_op, out.dtype, a, v[out.instr]), slot(c, c0));
+        init(acc, c0, c1);
+        // The terms of reduced indices [rb, re) combined into part.
+        auto accumulate = [&](Value* rb, Value* re) {
+          range_loop(reduced, rb, re, row_base, [&](const std::vector<Value*>& off) {
+            // The row of the block at this reduced index.
+            emit_loop(b_, c0, c1, b_.getInt64(1), [&](Value* c) {
+              std::vector<Value*> v = body_.emit(ptrs_, at_column(off, c, last));
+              Value* a = b_.CreateLoad(at, slot_in(part, c, c0));
+              b_.CreateStore(body_.combine(k_.reduce_op, out.dtype, a, v[out.instr]), slot_in(part, c, c0));
+            });
           });
-        });
+        };
+        if (blocked) {
+          emit_loop(b_, reduce_begin, reduce_end, b_.getInt64(kSumBlock), [&](Value* rb) {
+            init(part, c0, c1);
+            accumulate(rb, smin(b_.CreateAdd(rb, b_.getInt64(kSumBlock)), reduce_end));
+            emit_loop(b_, c0, c1, b_.getInt64(1), [&](Value* c) {
+              b_.CreateStore(b_.CreateFAdd(b_.CreateLoad(at, slot(c, c0)), b_.CreateLoad(at, slot_in(part, c, c0))),
+                             slot(c, c0));
+            });
+          });
+        } else {
+          accumulate(reduce_begin, reduce_end);
+        }
         emit_loop(b_, c0, c1, b_.getInt64(1), [&](Value* c) {
           Value* r = finish(b_.CreateLoad(at, slot(c, c0)));
           body_.store(out.dtype, r, ptrs_[out.ptr], at_column(row_base, c, last)[out.index]);

@@ -190,6 +190,17 @@ TEST_P(Reductions, LargeAndOddSizes) {
   EXPECT_MATCHES_REFERENCE(sum(p));
 }
 
+// A float32 sum of 6.4e7 tenths, along a row and down columns, within 1e-6 of the exact sum:
+// no long chain of rounded float additions on any thread count (ctest runs this suite on 1, 2
+// and 16 threads) or vector width.
+TEST_P(Reductions, Float32SumOf64MillionTenthsIsWithinOneInAMillion) {
+  Array m = (zeros({64000000}, DType::Float32) + 0.1f).eval();
+  const double want = 64000000 * static_cast<double>(0.1f);
+  EXPECT_NEAR(sum(m).item<float>(), want, 1e-6 * want);
+  EXPECT_NEAR(mean(m).item<float>(), 0.1f, 1e-6 * 0.1);
+  for (float c : sum(reshape(m, {16000000, 4}), {0}, false).to_vector<float>()) EXPECT_NEAR(c, want / 4, 1e-6 * want / 4);
+}
+
 // Reductions across memory rows (sum(m, 0) of a row-major m): the host kernel accumulates up to
 // 8192 outputs row by row, and the executor splits the reduced range between threads once the
 // work is large. Every op and dtype, kept extents on both sides of a block, several reduced dims,

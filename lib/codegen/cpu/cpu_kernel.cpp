@@ -63,7 +63,9 @@ class CpuLoopEmitter {
       } else {
         llvm::IRBuilder<> eb(&f_->getEntryBlock(), f_->getEntryBlock().begin());
         llvm::Type* at = body_.value_type(out.dtype);
-        llvm::AllocaInst* acc = eb.CreateAlloca(at);
+        const bool blocked = blocked_sum(out.dtype);
+        llvm::Type* tt = blocked ? total_type(at) : at;
+        llvm::AllocaInst* acc = eb.CreateAlloca(tt);
         llvm::AllocaInst* part = eb.CreateAlloca(at);
         // The terms of [rb, re) combined into `into`, in the loop the vectorizer widens.
         auto accumulate = [&](llvm::AllocaInst* into, Value* rb, Value* re, const std::vector<Value*>& outer_off) {
@@ -74,20 +76,22 @@ class CpuLoopEmitter {
           });
         };
         range_loop(outer, begin, end, offsets, [&](const std::vector<Value*>& outer_off) {
-          b_.CreateStore(body_.identity(k_.reduce_op, out.dtype), acc);
-          if (blocked_sum(out.dtype)) {
+          if (blocked) {
             // Float sums in blocks of kSumBlock terms, each summed on its own (in the vector
-            // lanes' partial sums) and then added to the total: every rounding error is that of
-            // a sum of at most kSumBlock / lanes or n / kSumBlock terms, not of n / lanes.
+            // lanes' partial sums) and then added to a total kept in double: no chain of rounded
+            // float additions is longer than kSumBlock / lanes, whatever n.
+            b_.CreateStore(llvm::ConstantFP::get(tt, 0.0), acc);
             emit_loop(b_, reduce_begin, reduce_end, b_.getInt64(kSumBlock), [&](Value* rb) {
               b_.CreateStore(body_.identity(k_.reduce_op, out.dtype), part);
               accumulate(part, rb, smin(b_.CreateAdd(rb, b_.getInt64(kSumBlock)), reduce_end), outer_off);
-              b_.CreateStore(b_.CreateFAdd(b_.CreateLoad(at, acc), b_.CreateLoad(at, part)), acc);
+              b_.CreateStore(add_to_total(b_.CreateLoad(tt, acc), b_.CreateLoad(at, part)), acc);
             });
           } else {
+            b_.CreateStore(body_.identity(k_.reduce_op, out.dtype), acc);
             accumulate(acc, reduce_begin, reduce_end, outer_off);
           }
-          body_.store(out.dtype, finish(b_.CreateLoad(at, acc)), ptrs_[out.ptr], outer_off[out.index]);
+          body_.store(out.dtype, finish(b_.CreateFPCast(b_.CreateLoad(tt, acc), at)), ptrs_[out.ptr],
+                      outer_off[out.index]);
         });
       }
     }
@@ -97,11 +101,18 @@ class CpuLoopEmitter {
  private:
   using Body = std::function<void(const std::vector<Value*>&)>;
 
-  // Float sums (sum, mean) are summed in blocks of this many terms (see emit()).
-  static constexpr int64_t kSumBlock = 4096;
+  // Float sums (sum, mean) are summed in blocks of this many terms, into a total of
+  // total_type (see emit()): along a row, where the vector lanes split a block's terms between
+  // them, and across rows, where each output's block is one chain.
+  static constexpr int64_t kSumBlock = 512;
+  static constexpr int64_t kColumnSumBlock = 64;
   bool blocked_sum(DType t) const {
     return (k_.reduce_op == Op::Sum || k_.reduce_op == Op::Mean) && is_float(t);
   }
+  llvm::Type* total_type(llvm::Type* value_type) {
+    return value_type->isFloatTy() ? b_.getDoubleTy() : value_type;
+  }
+  Value* add_to_total(Value* total, Value* part) { return b_.CreateFAdd(total, b_.CreateFPCast(part, total->getType())); }
 
   // The counted loop c in [from, to) of one row: body gets each operand's offset
   // row_base[j] + c * stride_j. Returns the latch, for loop metadata.
@@ -182,25 +193,27 @@ class CpuLoopEmitter {
     const KernelOutput& out = k_.outputs.at(0);
     llvm::Type* at = body_.value_type(out.dtype);
     llvm::IRBuilder<> eb(&f_->getEntryBlock(), f_->getEntryBlock().begin());
-    auto block_array = [&] {
-      llvm::AllocaInst* a = eb.CreateAlloca(llvm::ArrayType::get(at, kColumnBlock));
+    auto block_array = [&](llvm::Type* t) {
+      llvm::AllocaInst* a = eb.CreateAlloca(llvm::ArrayType::get(t, kColumnBlock));
       a->setAlignment(llvm::Align(64));
       return a;
     };
-    llvm::AllocaInst* acc = block_array();
-    // Float sums: each block of kSumBlock reduced indices is summed into `part` first, then added
-    // to `acc` (as in emit(): no output's sum is a chain of more than kSumBlock or n / kSumBlock
-    // rounded additions).
+    // Float sums: each block of kColumnSumBlock reduced indices is summed into `part` first, then added
+    // to `acc`, of total_type (as in emit()).
     const bool blocked = blocked_sum(out.dtype);
-    llvm::AllocaInst* part = blocked ? block_array() : acc;
+    llvm::Type* tt = blocked ? total_type(at) : at;
+    llvm::AllocaInst* acc = block_array(tt);
+    llvm::AllocaInst* part = blocked ? block_array(at) : acc;
     int last = outer.back();
     auto slot_in = [&](llvm::AllocaInst* a, Value* c, Value* c0) {
-      return b_.CreateInBoundsGEP(at, a, b_.CreateSub(c, c0));
+      return b_.CreateInBoundsGEP(a->getAllocatedType()->getArrayElementType(), a, b_.CreateSub(c, c0));
     };
     auto slot = [&](Value* c, Value* c0) { return slot_in(acc, c, c0); };
     auto init = [&](llvm::AllocaInst* a, Value* c0, Value* c1) {
+      llvm::Type* t = a->getAllocatedType()->getArrayElementType();
       emit_loop(b_, c0, c1, b_.getInt64(1), [&](Value* c) {
-        b_.CreateStore(body_.identity(k_.reduce_op, out.dtype), slot_in(a, c, c0));
+        b_.CreateStore(t == at ? body_.identity(k_.reduce_op, out.dtype) : llvm::ConstantFP::get(t, 0.0),
+                       slot_in(a, c, c0));
       });
     };
     RowBody rows = [&](Value* col, Value* col_end, const std::vector<Value*>& row_base) {
@@ -219,11 +232,11 @@ class CpuLoopEmitter {
           });
         };
         if (blocked) {
-          emit_loop(b_, reduce_begin, reduce_end, b_.getInt64(kSumBlock), [&](Value* rb) {
+          emit_loop(b_, reduce_begin, reduce_end, b_.getInt64(kColumnSumBlock), [&](Value* rb) {
             init(part, c0, c1);
-            accumulate(rb, smin(b_.CreateAdd(rb, b_.getInt64(kSumBlock)), reduce_end));
+            accumulate(rb, smin(b_.CreateAdd(rb, b_.getInt64(kColumnSumBlock)), reduce_end));
             emit_loop(b_, c0, c1, b_.getInt64(1), [&](Value* c) {
-              b_.CreateStore(b_.CreateFAdd(b_.CreateLoad(at, slot(c, c0)), b_.CreateLoad(at, slot_in(part, c, c0))),
+              b_.CreateStore(add_to_total(b_.CreateLoad(tt, slot(c, c0)), b_.CreateLoad(at, slot_in(part, c, c0))),
                              slot(c, c0));
             });
           });
@@ -231,7 +244,7 @@ class CpuLoopEmitter {
           accumulate(reduce_begin, reduce_end);
         }
         emit_loop(b_, c0, c1, b_.getInt64(1), [&](Value* c) {
-          Value* r = finish(b_.CreateLoad(at, slot(c, c0)));
+          Value* r = finish(b_.CreateFPCast(b_.CreateLoad(tt, slot(c, c0)), at));
           body_.store(out.dtype, r, ptrs_[out.ptr], at_column(row_base, c, last)[out.index]);
         });
       });

@@ -5,6 +5,7 @@
 // the new transcendentals against long double (the bounds of docs/math_accuracy.md).
 #include <cmath>
 #include <limits>
+#include <regex>
 
 #include "support/data.h"
 #include "support/devices.h"
@@ -296,6 +297,29 @@ TEST_P(NumpyMath, ChainFusesIntoOneKernel) {
   StatsDelta d = stats_delta([&] { y.eval(); });
   EXPECT_EQ(d.kernel_launches, 1);
   EXPECT_MATCHES_REFERENCE(y);
+}
+
+// Every transcendental vectorizes on the host: its kernel's loop holds vector arithmetic and its
+// vector variants are inlined (no vector call is left), the scalar function serving only the
+// remainder loop; no libm function is called but fmod's rare lanes and tan's huge arguments.
+TEST_P(NumpyMath, TranscendentalsVectorizeOnTheHost) {
+  if (on_gpu()) GTEST_SKIP() << "host code";
+  for (DType t : kFloatTypes)
+    for (const Unary& op : kUnary) {
+      std::string name = op.name;
+      if (name == "floor" || name == "ceil" || name == "round" || name == "trunc" || is_predicate(name)) continue;
+      SCOPED_TRACE(name + " " + dt(t));
+      Array x = random_array(t, {256}, 1, op.lo, op.hi);
+      x.eval();
+      Stages st = inspect({op.fn(x)});
+      ASSERT_EQ(st.kernels.size(), 1u);
+      const std::string& ir = st.kernels[0].opt;
+      EXPECT_TRUE(std::regex_search(ir, std::regex("fmul <[0-9]+ x (float|double)>"))) << ir;
+      EXPECT_FALSE(std::regex_search(ir, std::regex("call <[0-9]+ x [a-z0-9]+> @arrayc_"))) << ir;
+      for (const char* libm : {"@log1p", "@expm1", "@log2", "@log10", "@exp2", "@tan", "@asin", "@acos", "@atan",
+                               "@sinh", "@cosh", "@asinh", "@erf", "@exp(", "@log("})
+        EXPECT_EQ(ir.find(libm), std::string::npos) << libm;
+    }
 }
 
 // ---- Accuracy against long double ----------------------------------------------------------

@@ -299,6 +299,18 @@ TEST_P(NumpyMath, ChainFusesIntoOneKernel) {
   EXPECT_MATCHES_REFERENCE(y);
 }
 
+// Traced by jit like any op: one compile, and the lazy result's values.
+TEST_P(NumpyMath, JitTracesTheNewOps) {
+  auto f = jit([](const Array& a, const Array& b) {
+    return arrayc::cast(floor_divide(a, b) ^ (a % b) << 1, DType::Float64) + arrayc::erf(arrayc::cast(a, DType::Float64));
+  });
+  Array a = random_array(DType::Int64, {40}, 1, -50, 50), b = random_array(DType::Int64, {40}, 2, -5, 5);
+  Array lazy = arrayc::cast(floor_divide(a, b) ^ (a % b) << 1, DType::Float64) + arrayc::erf(arrayc::cast(a, DType::Float64));
+  EXPECT_TRUE(matches_reference(f(a, b), lazy.node()));
+  StatsDelta d = stats_delta([&] { f(a, b).eval(); });
+  EXPECT_EQ(d.compiles, 0);
+}
+
 // Every transcendental vectorizes on the host: its kernel's loop holds vector arithmetic and its
 // vector variants are inlined (no vector call is left), the scalar function serving only the
 // remainder loop; no libm function is called but fmod's rare lanes and tan's huge arguments.

@@ -7,4 +7,5 @@
 #include "arrayc/format.h"
 #include "arrayc/inspect.h"
 #include "arrayc/jit.h"
+#include "arrayc/math.h"
 #include "arrayc/ops.h"

@@ -63,9 +63,8 @@ Value* BodyEmitter::math(int fn, const std::vector<Value*>& args) {
   if (opts_.target == EmitOptions::Target::Cpu)
     return emit_math_call(b_, static_cast<MathFn>(fn), args, MathOptions{opts_.fast_math});
   if (static_cast<MathFn>(fn) == MathFn::Sqrt) return b_.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, args[0]);
-  static const char* names[] = {"exp", "log", "sin", "cos", "tanh", "pow", "sqrt"};
   llvm::Type* ty = args[0]->getType();
-  std::string name = std::string("__nv_") + names[fn] + (ty->isFloatTy() ? "f" : "");
+  std::string name = std::string("__nv_") + math_fn_name(static_cast<MathFn>(fn)) + (ty->isFloatTy() ? "f" : "");
   std::vector<llvm::Type*> types(args.size(), ty);
   llvm::Module* m = b_.GetInsertBlock()->getModule();
   llvm::FunctionCallee f = m->getOrInsertFunction(name, llvm::FunctionType::get(ty, types, false));
@@ -303,7 +302,9 @@ Value* BodyEmitter::op(const KernelInstr& in, const std::vector<Value*>& a) {
     case Op::And: return b_.CreateAnd(a[0], a[1]);
     case Op::Or: return b_.CreateOr(a[0], a[1]);
     case Op::Where: return b_.CreateSelect(a[0], a[1], a[2]);
-    default: ARRAYC_INTERNAL_CHECK(false, std::string("no lowering for ") + op_name(in.op));
+    default:
+      if (Value* r = numpy_op(in, a)) return r;  // numpy math (issue 28): body_emitter_math.cpp
+      ARRAYC_INTERNAL_CHECK(false, std::string("no lowering for ") + op_name(in.op));
   }
   return nullptr;
 }

@@ -55,6 +55,8 @@ class BodyEmitter {
   llvm::Value* int_pow(DType t, llvm::Value* base, llvm::Value* exp);
   llvm::Value* small_power(llvm::Value* x, llvm::Value* exp);
   llvm::Value* math(int fn, const std::vector<llvm::Value*>& args);
+  // The numpy math ops (issue 28; body_emitter_math.cpp); nullptr for other ops.
+  llvm::Value* numpy_op(const KernelInstr& in, const std::vector<llvm::Value*>& args);
   bool sincos(size_t i, std::vector<llvm::Value*>& v);
 
   llvm::IRBuilder<>& b_;

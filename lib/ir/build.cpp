@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "arrayc/error.h"
+#include "ir/math_build.h"
 
 namespace arrayc::detail {
 namespace {
@@ -189,6 +190,8 @@ NodeRef make_elementwise(Op op, const std::vector<NodeRef>& inputs_in) {
     for (size_t i = from + 1; i < in.size(); ++i) t = promote_types(t, in[i]->dtype);
     return t;
   };
+  // numpy math ops (issue 28): their dtype rules are in ir/math_build.cpp.
+  if (std::optional<DType> r = numpy_math_dtypes(op, in)) return intern(derived(op, *r, shape, std::move(in)));
   DType result;
   switch (op) {
     case Op::Neg:

@@ -8,6 +8,7 @@
 #include <unordered_map>
 
 #include "arrayc/error.h"
+#include "ir/interpreter_math.h"
 #include "ir/philox.h"
 
 namespace arrayc::detail {
@@ -343,7 +344,11 @@ class Interpreter {
     float af = static_cast<float>(a), bf = static_cast<float>(b);
     double r = 0;
     double e = 0;  // propagated input error; the op's own ULPs are added below
-    switch (n.op) {
+    // numpy math ops (issue 28): ir/interpreter_math.cpp.
+    if (numpy_math_float(n.op, t, a, b, r)) {
+      e = track_ ? numpy_math_float_spread(n.op, t, a, ea, b, eb, r) : 0;
+      if (numpy_math_gives_bool(n.op)) return set_bool(out, k, r != 0, e != 0);
+    } else switch (n.op) {
       case Op::Eq: case Op::Ne: case Op::Lt: case Op::Le: case Op::Gt: case Op::Ge:
         set_bool(out, k, compare(n.op, a, b), uncertain_order(a, ea, b, eb));
         return;
@@ -439,7 +444,9 @@ class Interpreter {
     if (track_)
       for (const HostArray* x : in) uncertain |= err_of(*x, k) != 0;
     uint64_t r = 0;
-    switch (n.op) {
+    // numpy math ops (issue 28): ir/interpreter_math.cpp.
+    if (numpy_math_int(n.op, in[0]->dtype, a, b, r)) {
+    } else switch (n.op) {
       case Op::Eq: case Op::Ne: case Op::Lt: case Op::Le: case Op::Gt: case Op::Ge:
         set_bool(out, k, compare_int(n.op, a, b), uncertain);
         return;

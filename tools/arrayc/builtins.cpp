@@ -186,7 +186,7 @@ const std::vector<Session::Builtin>& builtins() {
     un("cos", cos, "cos(x)");
     un("tanh", tanh, "tanh(x)");
     un("sqrt", sqrt, "sqrt(x)");
-    un("logical_not", logical_not, "logical_not(x) = ~x");
+    un("logical_not", logical_not, "logical_not(x) = !x");
     bin("add", add, "add(x1, x2) = x1 + x2");
     bin("subtract", subtract, "subtract(x1, x2) = x1 - x2");
     bin("multiply", multiply, "multiply(x1, x2) = x1 * x2");
@@ -201,8 +201,50 @@ const std::vector<Session::Builtin>& builtins() {
     bin("less_equal", less_equal, "less_equal(x1, x2) = x1 <= x2");
     bin("greater", greater, "greater(x1, x2) = x1 > x2");
     bin("greater_equal", greater_equal, "greater_equal(x1, x2) = x1 >= x2");
-    bin("logical_and", logical_and, "logical_and(x1, x2) = x1 & x2");
-    bin("logical_or", logical_or, "logical_or(x1, x2) = x1 | x2");
+    bin("logical_and", logical_and, "logical_and(x1, x2) = x1 && x2");
+    bin("logical_or", logical_or, "logical_or(x1, x2) = x1 || x2");
+    // numpy math (issue 28): include/arrayc/math.h
+    un("floor", arrayc::floor, "floor(x): integers unchanged");
+    un("ceil", arrayc::ceil, "ceil(x): integers unchanged");
+    un("round", arrayc::round, "round(x): to nearest, ties to even; integers unchanged");
+    un("trunc", arrayc::trunc, "trunc(x): toward zero; integers unchanged");
+    un("sign", arrayc::sign, "sign(x): -1, 0 or 1 (NaN stays NaN)");
+    t.push_back(B{"clip", {"x", "lo", "hi"}, "clip(x, lo, hi) = minimum(maximum(x, lo), hi)",
+                  [](Args& a) {
+                    std::vector<Array> x = a.arrays({0, 1, 2});
+                    return array_value(clip(x[0], x[1], x[2]));
+                  }});
+    un("isnan", arrayc::isnan, "isnan(x): bool");
+    un("isinf", arrayc::isinf, "isinf(x): bool");
+    un("isfinite", arrayc::isfinite, "isfinite(x): bool");
+    un("log1p", arrayc::log1p, "log1p(x) = log(1 + x), accurate near 0");
+    un("expm1", arrayc::expm1, "expm1(x) = exp(x) - 1, accurate near 0");
+    un("log2", arrayc::log2, "log2(x)");
+    un("log10", arrayc::log10, "log10(x)");
+    un("exp2", arrayc::exp2, "exp2(x) = 2 ** x");
+    un("tan", arrayc::tan, "tan(x)");
+    un("arcsin", arrayc::arcsin, "arcsin(x)");
+    un("arccos", arrayc::arccos, "arccos(x)");
+    un("arctan", arrayc::arctan, "arctan(x)");
+    bin("arctan2", arrayc::arctan2, "arctan2(y, x): the angle of (x, y)");
+    un("sinh", arrayc::sinh, "sinh(x)");
+    un("cosh", arrayc::cosh, "cosh(x)");
+    un("arcsinh", arrayc::arcsinh, "arcsinh(x)");
+    un("erf", arrayc::erf, "erf(x)");
+    un("sigmoid", arrayc::sigmoid, "sigmoid(x) = 1 / (1 + exp(-x))");
+    bin("hypot", arrayc::hypot, "hypot(x1, x2) = sqrt(x1**2 + x2**2) without overflow");
+    bin("fmod", arrayc::fmod, "fmod(x1, x2): C's remainder, the sign of x1; integers: x fmod 0 = 0");
+    bin("floor_divide", floor_divide, "floor_divide(x1, x2) = x1 // x2; integers: x // 0 = 0");
+    bin("remainder", remainder, "remainder(x1, x2) = x1 % x2, the sign of x2; integers: x % 0 = 0");
+    bin("mod", remainder, "mod(x1, x2) = x1 % x2");
+    bin("bitwise_and", bitwise_and, "bitwise_and(x1, x2) = x1 & x2 (integers, bool)");
+    bin("bitwise_or", bitwise_or, "bitwise_or(x1, x2) = x1 | x2 (integers, bool)");
+    bin("bitwise_xor", bitwise_xor, "bitwise_xor(x1, x2) = x1 ^ x2 (integers, bool)");
+    un("invert", invert, "invert(x) = ~x: bitwise not (bool: logical not)");
+    un("bitwise_not", invert, "bitwise_not(x) = ~x");
+    bin("left_shift", left_shift, "left_shift(x1, x2) = x1 << x2; shifts outside [0, bits) give 0");
+    bin("right_shift", right_shift, "right_shift(x1, x2) = x1 >> x2 (arithmetic); outside [0, bits): 0 or -1");
+    bin("logical_xor", logical_xor, "logical_xor(x1, x2): bool");
     t.push_back(B{"where", {"condition", "x", "y"}, "where(condition, x, y): x where condition, else y",
                   [](Args& a) {
                     std::vector<Array> xy = a.arrays({1, 2});

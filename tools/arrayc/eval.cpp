@@ -163,6 +163,14 @@ Array (*binary_library_fn(Op op))(const Array&, const Array&) {
     case Op::Ge: return greater_equal;
     case Op::And: return logical_and;
     case Op::Or: return logical_or;
+    // numpy math (issue 28)
+    case Op::FloorDiv: return floor_divide;
+    case Op::Mod: return remainder;
+    case Op::BitAnd: return bitwise_and;
+    case Op::BitOr: return bitwise_or;
+    case Op::BitXor: return bitwise_xor;
+    case Op::Shl: return left_shift;
+    case Op::Shr: return right_shift;
     default: return nullptr;
   }
 }
@@ -223,6 +231,7 @@ Value Session::eval(const Program& p, int32_t index, Scope& scope) {
       try {
         if (n.op == Op::Neg) return array_value(negative(*x.array));
         if (n.op == Op::Plus) return x;
+        if (n.op == Op::Invert) return array_value(invert(*x.array));
         return array_value(logical_not(*x.array));
       } catch (const Error& e) {
         fail(n, e);

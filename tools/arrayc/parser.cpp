@@ -28,11 +28,19 @@ const char* op_spelling(Op op) {
     case Op::Le: return "<=";
     case Op::Gt: return ">";
     case Op::Ge: return ">=";
-    case Op::And: return "&";
-    case Op::Or: return "|";
+    case Op::And: return "&&";
+    case Op::Or: return "||";
     case Op::Neg: return "-";
     case Op::Plus: return "+";
-    case Op::Not: return "~";
+    case Op::Not: return "!";
+    case Op::FloorDiv: return "//";
+    case Op::Mod: return "%";
+    case Op::BitAnd: return "&";
+    case Op::BitOr: return "|";
+    case Op::BitXor: return "^";
+    case Op::Shl: return "<<";
+    case Op::Shr: return ">>";
+    case Op::Invert: return "~";
   }
   return "?";
 }
@@ -75,6 +83,7 @@ enum class Tok : uint8_t {
   LParen, RParen, LBracket, RBracket, Comma, Semicolon, Colon, Assign,
   Plus, Minus, Star, Slash, StarStar, At, EqEq, NotEq, Less, LessEq, Greater, GreaterEq,
   Amp, Pipe, Tilde, Bang,
+  AmpAmp, PipePipe, Caret, Percent, SlashSlash, LessLess, GreaterGreater,
 };
 
 const char* tok_name(Tok t) {
@@ -108,6 +117,13 @@ const char* tok_name(Tok t) {
     case Tok::Pipe: return "'|'";
     case Tok::Tilde: return "'~'";
     case Tok::Bang: return "'!'";
+    case Tok::AmpAmp: return "'&&'";
+    case Tok::PipePipe: return "'||'";
+    case Tok::Caret: return "'^'";
+    case Tok::Percent: return "'%'";
+    case Tok::SlashSlash: return "'//'";
+    case Tok::LessLess: return "'<<'";
+    case Tok::GreaterGreater: return "'>>'";
   }
   return "token";
 }
@@ -248,16 +264,22 @@ class Lexer {
       case ':': k = Tok::Colon; break;
       case '+': k = Tok::Plus; break;
       case '-': k = Tok::Minus; break;
-      case '/': k = Tok::Slash; break;
+      case '/': if (two('/')) { k = Tok::SlashSlash; len = 2; } else { k = Tok::Slash; } break;
       case '@': k = Tok::At; break;
-      case '&': k = Tok::Amp; if (two('&')) len = 2; break;
-      case '|': k = Tok::Pipe; if (two('|')) len = 2; break;
+      case '&': if (two('&')) { k = Tok::AmpAmp; len = 2; } else { k = Tok::Amp; } break;
+      case '|': if (two('|')) { k = Tok::PipePipe; len = 2; } else { k = Tok::Pipe; } break;
+      case '^': k = Tok::Caret; break;
+      case '%': k = Tok::Percent; break;
       case '~': k = Tok::Tilde; break;
       case '*': if (two('*')) { k = Tok::StarStar; len = 2; } else { k = Tok::Star; } break;
       case '=': if (two('=')) { k = Tok::EqEq; len = 2; } else { k = Tok::Assign; } break;
       case '!': if (two('=')) { k = Tok::NotEq; len = 2; } else { k = Tok::Bang; } break;
-      case '<': if (two('=')) { k = Tok::LessEq; len = 2; } else { k = Tok::Less; } break;
-      case '>': if (two('=')) { k = Tok::GreaterEq; len = 2; } else { k = Tok::Greater; } break;
+      case '<':
+        if (two('=')) { k = Tok::LessEq; len = 2; } else if (two('<')) { k = Tok::LessLess; len = 2; } else { k = Tok::Less; }
+        break;
+      case '>':
+        if (two('=')) { k = Tok::GreaterEq; len = 2; } else if (two('>')) { k = Tok::GreaterGreater; len = 2; } else { k = Tok::Greater; }
+        break;
       default: {
         unsigned char u = static_cast<unsigned char>(c);
         std::string shown;
@@ -460,13 +482,17 @@ class Parser {
     s.expr = expr().index;
   }
 
-  // ---- expressions, lowest precedence first ----
-  //   expr   := or
-  //   or     := and { '|' and }
-  //   and    := cmp { '&' cmp }
-  //   cmp    := sum [ ('=='|'!='|'<'|'<='|'>'|'>=') sum ]
+  // ---- expressions, lowest precedence first (Python's order; && and || are its 'and', 'or') ----
+  //   expr   := lor
+  //   lor    := land { '||' land }
+  //   land   := cmp { '&&' cmp }
+  //   cmp    := bor [ ('=='|'!='|'<'|'<='|'>'|'>=') bor ]
+  //   bor    := bxor { '|' bxor }
+  //   bxor   := band { '^' band }
+  //   band   := shift { '&' shift }
+  //   shift  := sum { ('<<'|'>>') sum }
   //   sum    := term { ('+'|'-') term }
-  //   term   := unary { ('*'|'/'|'@') unary }
+  //   term   := unary { ('*'|'/'|'//'|'%'|'@') unary }
   //   unary  := ('-'|'+'|'~'|'!') unary | power
   //   power  := primary [ '**' unary ]
   Built expr() {
@@ -474,11 +500,12 @@ class Parser {
     return binary_level(0);
   }
 
+  static constexpr int kCompareLevel = 2, kUnaryLevel = 9;
   static Op binary_op(Tok k, int level) {
     switch (level) {
-      case 0: return k == Tok::Pipe ? Op::Or : Op::None;
-      case 1: return k == Tok::Amp ? Op::And : Op::None;
-      case 2:
+      case 0: return k == Tok::PipePipe ? Op::Or : Op::None;
+      case 1: return k == Tok::AmpAmp ? Op::And : Op::None;
+      case kCompareLevel:
         switch (k) {
           case Tok::EqEq: return Op::Eq;
           case Tok::NotEq: return Op::Ne;
@@ -488,16 +515,26 @@ class Parser {
           case Tok::GreaterEq: return Op::Ge;
           default: return Op::None;
         }
-      case 3: return k == Tok::Plus ? Op::Add : k == Tok::Minus ? Op::Sub : Op::None;
-      case 4:
-        return k == Tok::Star ? Op::Mul : k == Tok::Slash ? Op::Div : k == Tok::At ? Op::MatMul
-                                                                                   : Op::None;
+      case 3: return k == Tok::Pipe ? Op::BitOr : Op::None;
+      case 4: return k == Tok::Caret ? Op::BitXor : Op::None;
+      case 5: return k == Tok::Amp ? Op::BitAnd : Op::None;
+      case 6: return k == Tok::LessLess ? Op::Shl : k == Tok::GreaterGreater ? Op::Shr : Op::None;
+      case 7: return k == Tok::Plus ? Op::Add : k == Tok::Minus ? Op::Sub : Op::None;
+      case 8:
+        switch (k) {
+          case Tok::Star: return Op::Mul;
+          case Tok::Slash: return Op::Div;
+          case Tok::SlashSlash: return Op::FloorDiv;
+          case Tok::Percent: return Op::Mod;
+          case Tok::At: return Op::MatMul;
+          default: return Op::None;
+        }
       default: return Op::None;
     }
   }
 
   Built binary_level(int level) {
-    if (level == 5) return unary();
+    if (level == kUnaryLevel) return unary();
     Built lhs = binary_level(level + 1);
     for (;;) {
       Op op = binary_op(tok_.kind, level);
@@ -511,7 +548,7 @@ class Parser {
       n.op = op;
       n.pos = at.pos;
       lhs = add(n, {lhs, rhs}, at);
-      if (level == 2 && binary_op(tok_.kind, 2) != Op::None)
+      if (level == kCompareLevel && binary_op(tok_.kind, kCompareLevel) != Op::None)
         fail(tok_, "comparisons do not chain; write (a < b) & (b < c)");
     }
   }
@@ -521,7 +558,7 @@ class Parser {
     switch (tok_.kind) {
       case Tok::Minus: op = Op::Neg; break;
       case Tok::Plus: op = Op::Plus; break;
-      case Tok::Tilde:
+      case Tok::Tilde: op = Op::Invert; break;
       case Tok::Bang: op = Op::Not; break;
       default: return power();
     }

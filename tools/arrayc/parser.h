@@ -43,6 +43,8 @@ enum class Op : uint8_t {
   Eq, Ne, Lt, Le, Gt, Ge,
   And, Or,
   Neg, Plus, Not,
+  // numpy math (issue 28): '//', '%', bitwise '&', '|', '^', '<<', '>>' and '~'.
+  FloorDiv, Mod, BitAnd, BitOr, BitXor, Shl, Shr, Invert,
 };
 const char* op_spelling(Op op);
 

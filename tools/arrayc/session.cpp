@@ -407,7 +407,7 @@ void Session::help(std::string_view topic) {
   x = input(f32, [1000], seed=3)                program input: normal(0, 1), or file="x.bin"
   def selu(x) = 1.05 * where(x > 0, x, 1.67 * exp(x) - 1.67)    a jit function
   sum(selu(x))                                  prints the value
-operators: + - * / ** @  == != < <= > >=  & | ~   (comparisons bind tighter than & |)
+operators: + - * / // % ** @  == != < <= > >=  & | ^ ~ << >>  && || !   (Python's precedence)
 commands (EXPR is any expression, or a call of a def):
   :graph EXPR      the graph as built          :optgraph EXPR  after the graph passes
   :fused EXPR      kernels and why each fusion ends

@@ -90,4 +90,16 @@ Value* pow_core(const Ctx& e, Value* ax, Value* y, bool fast, bool normal_only);
 // pow(x, y) = exp(y * log|x|) with C99 special cases on top.
 Value* pow_fn(const Ctx& e, Value* x, Value* y, bool fast);
 
+// ---- numpy_math.cpp (issue 28)
+
+// x = 2^k z with z in [0.699, 1.398): k as a float (kd) and log(z) as hi + lo (log_core's tables;
+// exp_log.cpp).
+void log_parts(const Ctx& e, Value* x, bool normal_only, Value*& kd, Value*& hi, Value*& lo);
+// The straight-line body of one of the numpy math functions (MathFn::Log1p and after), over
+// e's value type. Float functions compute in double (f32: widened, then rounded once).
+Value* numpy_body(const Ctx& e, int fn, llvm::ArrayRef<Value*> args);
+// fmod's lanes that its body leaves to the C library's fmod (finite operands whose quotient
+// reaches 2^mantissa bits).
+Value* fmod_slow_mask(const Ctx& e, Value* x, Value* y);
+
 }  // namespace arrayc::detail::vmath

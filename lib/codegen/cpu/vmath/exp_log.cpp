@@ -213,12 +213,10 @@ const LogTables& log_tables() {
   return t;
 }
 
-}  // namespace
-
-// normal_only: every x is known to be normal (define_fn's "normal" path), so subnormals need no
-// scaling. for_float (f64 contexts only; f32 pow): log1p to degree 8 (truncation below 2^-37
-// relative to r) and one sum in double, an absolute error below 2^-50 + 2^-52 |log x|.
-Value* log_core(const Ctx& e, Value* x, bool normal_only, bool for_float) {
+// x = 2^k z (subnormals scaled first unless normal_only), z = c_j (1 + r) with r exact:
+// k as a float, r, and -log(1/c_j) = lc_hi + lc_lo from the tables.
+void log_table_reduce(const Ctx& e, Value* x, bool normal_only, Value*& kd, Value*& r, Value*& lc_hi,
+                      Value*& lc_lo) {
   const LogTables& t = log_tables();
   Value* xs = x;
   Value* kadj = e.ci(0);
@@ -227,8 +225,8 @@ Value* log_core(const Ctx& e, Value* x, bool normal_only, bool for_float) {
   Value* j = e.b.CreateLShr(tmp, e.ci(e.mbits - 4));  // the lookups read its low 4 bits
   Value* k = e.b.CreateAShr(tmp, e.ci(e.mbits));
   Value* z = e.flt(e.b.CreateSub(e.bits(xs), e.b.CreateShl(k, e.ci(e.mbits))));
-  Value* kd = e.b.CreateSIToFP(e.b.CreateAdd(k, kadj), e.ft);
-  Value *inv, *lc_hi, *lc_lo;
+  kd = e.b.CreateSIToFP(e.b.CreateAdd(k, kadj), e.ft);
+  Value* inv;
   if (e.f64) {
     inv = lookup16_f64(e, "arrayc_log_inv_f64", t.inv64, j);
     lc_hi = lookup16_f64(e, "arrayc_log_hi_f64", t.hi64, j);
@@ -238,22 +236,44 @@ Value* log_core(const Ctx& e, Value* x, bool normal_only, bool for_float) {
     lc_hi = lookup16(e, "arrayc_log_hi", t.hi32, j);
     lc_lo = lookup16(e, "arrayc_log_lo", t.lo32, j);
   }
+  r = e.fma(z, inv, e.c(-1));
+}
+
+// add + (log1p(r) - r) with log1p(r) - r = r^2 (-1/2 + r/3 - r^2/4 ...) to degree `last` in r,
+// in one FMA.
+Value* log1p_tail(const Ctx& e, Value* r, int last, Value* add) {
+  std::vector<double> coef;
+  for (int i = 2; i <= last; ++i) coef.push_back((i % 2 ? 1.0 : -1.0) / i);
+  return e.fma(e.mul(r, r), e.horner(r, coef), add);
+}
+
+}  // namespace
+
+// normal_only: every x is known to be normal (define_fn's "normal" path), so subnormals need no
+// scaling. for_float (f64 contexts only; f32 pow): log1p to degree 8 (truncation below 2^-37
+// relative to r) and one sum in double, an absolute error below 2^-50 + 2^-52 |log x|.
+Value* log_core(const Ctx& e, Value* x, bool normal_only, bool for_float) {
+  Value *kd, *r, *lc_hi, *lc_lo;
+  log_table_reduce(e, x, normal_only, kd, r, lc_hi, lc_lo);
   double l2hi = e.f64 ? ln2_hi(e) : kLn2HiF32;
   double l2lo = e.f64 ? ln2_lo(e) : static_cast<double>(static_cast<float>(kLn2 - kLn2HiF32));
-  Value* r = e.fma(z, inv, e.c(-1));
   if (for_float) {
-    std::vector<double> coef;
-    for (int i = 2; i <= 8; ++i) coef.push_back((i % 2 ? 1.0 : -1.0) / i);
     Value* lc = e.add(e.fma(kd, e.c(kLn2), lc_hi), lc_lo);
-    return e.add(lc, e.fma(e.mul(r, r), e.horner(r, coef), r));
+    return e.add(lc, log1p_tail(e, r, 8, r));
   }
   Value* w = e.fma(kd, e.c(l2hi), lc_hi);  // exact
   Value* hi = e.add(w, r);
   Value* lo = e.add(e.sub(w, hi), r);  // exact: |w| >= |r| (the tables make it so) or w = 0
-  std::vector<double> coef;  // log1p(r) = r + r^2 (-1/2 + r/3 - r^2/4 ...)
-  for (int i = 2; i <= (e.f64 ? 12 : 6); ++i) coef.push_back((i % 2 ? 1.0 : -1.0) / i);
-  Value* small = e.fma(e.mul(r, r), e.horner(r, coef), e.fma(kd, e.c(l2lo), lc_lo));
+  Value* small = log1p_tail(e, r, e.f64 ? 12 : 6, e.fma(kd, e.c(l2lo), lc_lo));
   return e.add(hi, e.add(lo, small));
+}
+
+// numpy math (issue 28): log_core's reduction with log(z) kept apart from k ln2.
+void log_parts(const Ctx& e, Value* x, bool normal_only, Value*& kd, Value*& hi, Value*& lo) {
+  Value *r, *lc_hi, *lc_lo;
+  log_table_reduce(e, x, normal_only, kd, r, lc_hi, lc_lo);
+  hi = e.add(lc_hi, r);
+  lo = e.add(e.add(e.sub(lc_hi, hi), r), log1p_tail(e, r, e.f64 ? 12 : 6, lc_lo));
 }
 
 Value* log_fn(const Ctx& e, Value* x) {

@@ -52,8 +52,9 @@ Value* emit_body(const Ctx& e, MathFn fn, llvm::ArrayRef<Value*> a, const MathOp
       return e.b.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, a[0]);
     case MathFn::Pow:
       return pow_fn(e, a[0], a[1], o.fast);
+    default:  // numpy math (issue 28)
+      return numpy_body(e, static_cast<int>(fn), a);
   }
-  return nullptr;
 }
 
 
@@ -70,7 +71,7 @@ llvm::Function* define_fn(llvm::Module& mod, llvm::Function* like, const std::st
                           MathFn fn, llvm::Type* t, const MathOptions& o) {
   const bool fast = o.fast;
   llvm::LLVMContext& cx = mod.getContext();
-  unsigned nargs = fn == MathFn::Pow ? 2 : 1;
+  unsigned nargs = math_fn_arity(fn);
   std::vector<llvm::Type*> params(nargs, t);
   auto* f = llvm::Function::Create(llvm::FunctionType::get(t, params, false),
                                    llvm::Function::InternalLinkage, name, mod);
@@ -119,15 +120,23 @@ llvm::Function* define_fn(llvm::Module& mod, llvm::Function* like, const std::st
     });
   }
   Value* res = emit_body(e, fn, args, o);
-  if (!exact_trig) {
+  // tan (computed in double) and fmod have lanes of their own for the scalar path below.
+  bool tan = fn == MathFn::Tan, fmod = fn == MathFn::Fmod;
+  if (!exact_trig && !tan && !fmod) {
     b.CreateRet(trig ? nan_if_huge(e, args[0], res) : res);
     return f;
   }
   // Any lane huge: redo those lanes with the scalar exact reduction. The branch is marked
   // unlikely: the call there clobbers every vector register, and with equal weights the register
   // allocator spilled around it on the common path too (sin alone 7-11% slower in cache).
-  llvm::Function* huge = get_trig_huge(mod, like);
-  Value* mask = trig_huge_mask(e, args[0]);
+  llvm::Function* huge = fmod ? nullptr : get_trig_huge(mod, like);
+  Value* mask;
+  if (fmod)
+    mask = fmod_slow_mask(e, args[0], args[1]);
+  else if (tan && !e.f64)
+    mask = trig_huge_mask(e.as_double(), b.CreateFPExt(args[0], e.as_double().ft));
+  else
+    mask = trig_huge_mask(e, args[0]);
   Value* any = t->isVectorTy() ? b.CreateOrReduce(mask) : mask;
   auto* entry = b.GetInsertBlock();
   auto* slow = llvm::BasicBlock::Create(cx, "huge", f);
@@ -135,15 +144,18 @@ llvm::Function* define_fn(llvm::Module& mod, llvm::Function* like, const std::st
   b.CreateCondBr(any, slow, done, llvm::MDBuilder(cx).createUnlikelyBranchWeights());
   b.SetInsertPoint(slow);
   Value* cos_flag = b.getInt1(fn == MathFn::Cos);
-  auto exact_lane = [&](Value* xs) {
-    Value* xd = t->getScalarType()->isDoubleTy() ? xs : b.CreateFPExt(xs, b.getDoubleTy());
-    Value* r = b.CreateCall(huge, {xd, cos_flag});
+  // The lane's result from its scalar arguments.
+  auto exact_lane = [&](const std::vector<Value*>& xs) -> Value* {
+    if (fmod) return b.CreateFRem(xs[0], xs[1]);  // the C library's fmod
+    Value* xd = t->getScalarType()->isDoubleTy() ? xs[0] : b.CreateFPExt(xs[0], b.getDoubleTy());
+    Value* r = tan ? b.CreateFDiv(b.CreateCall(huge, {xd, b.getInt1(false)}), b.CreateCall(huge, {xd, b.getInt1(true)}))
+                   : b.CreateCall(huge, {xd, cos_flag});
     return t->getScalarType()->isDoubleTy() ? r : b.CreateFPTrunc(r, t->getScalarType());
   };
   Value* slow_res;
   llvm::BasicBlock* slow_end;
   if (!t->isVectorTy()) {
-    slow_res = exact_lane(args[0]);
+    slow_res = exact_lane(args);
     slow_end = slow;
     b.CreateBr(done);
   } else {
@@ -160,7 +172,9 @@ llvm::Function* define_fn(llvm::Module& mod, llvm::Function* like, const std::st
     acc->addIncoming(res, slow);
     b.CreateCondBr(b.CreateExtractElement(mask, i), call, next);
     b.SetInsertPoint(call);
-    Value* upd = b.CreateInsertElement(acc, exact_lane(b.CreateExtractElement(args[0], i)), i);
+    std::vector<Value*> lane;
+    for (Value* arg : args) lane.push_back(b.CreateExtractElement(arg, i));
+    Value* upd = b.CreateInsertElement(acc, exact_lane(lane), i);
     b.CreateBr(next);
     b.SetInsertPoint(next);
     auto* acc2 = b.CreatePHI(t, 2);
@@ -301,8 +315,29 @@ const char* math_fn_name(MathFn fn) {
     case MathFn::Tanh: return "tanh";
     case MathFn::Pow: return "pow";
     case MathFn::Sqrt: return "sqrt";
+    case MathFn::Log1p: return "log1p";
+    case MathFn::Expm1: return "expm1";
+    case MathFn::Log2: return "log2";
+    case MathFn::Log10: return "log10";
+    case MathFn::Exp2: return "exp2";
+    case MathFn::Tan: return "tan";
+    case MathFn::Asin: return "asin";
+    case MathFn::Acos: return "acos";
+    case MathFn::Atan: return "atan";
+    case MathFn::Atan2: return "atan2";
+    case MathFn::Sinh: return "sinh";
+    case MathFn::Cosh: return "cosh";
+    case MathFn::Asinh: return "asinh";
+    case MathFn::Erf: return "erf";
+    case MathFn::Sigmoid: return "sigmoid";
+    case MathFn::Hypot: return "hypot";
+    case MathFn::Fmod: return "fmod";
   }
   return "";
+}
+
+unsigned math_fn_arity(MathFn fn) {
+  return fn == MathFn::Pow || fn == MathFn::Atan2 || fn == MathFn::Hypot || fn == MathFn::Fmod ? 2 : 1;
 }
 
 llvm::Value* emit_math_call(llvm::IRBuilder<>& b, MathFn fn, llvm::ArrayRef<llvm::Value*> args,
@@ -314,7 +349,7 @@ llvm::Value* emit_math_call(llvm::IRBuilder<>& b, MathFn fn, llvm::ArrayRef<llvm
   for (unsigned vf : variant_widths(t)) math_fn(mod, caller, fn, llvm::FixedVectorType::get(t, vf), opts);
   llvm::Function* scalar = math_fn(mod, caller, fn, t, opts);
   llvm::CallInst* call = b.CreateCall(scalar, args);
-  std::string params(fn == MathFn::Pow ? 2 : 1, 'v');
+  std::string params(math_fn_arity(fn), 'v');
   call->addFnAttr(llvm::Attribute::get(b.getContext(), "vector-function-abi-variant",
                                        variant_list(scalar->getName().str(), params, variant_widths(t))));
   return call;

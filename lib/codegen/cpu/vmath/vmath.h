@@ -6,8 +6,14 @@
 
 namespace arrayc::detail {
 
-enum class MathFn { Exp, Log, Sin, Cos, Tanh, Pow, Sqrt };
-const char* math_fn_name(MathFn fn);  // "exp", "log", ...
+enum class MathFn {
+  Exp, Log, Sin, Cos, Tanh, Pow, Sqrt,
+  // numpy math (issue 28; numpy_math.cpp). Atan2, Hypot and Fmod take two arguments.
+  Log1p, Expm1, Log2, Log10, Exp2, Tan, Asin, Acos, Atan, Atan2, Sinh, Cosh, Asinh, Erf, Sigmoid,
+  Hypot, Fmod,
+};
+const char* math_fn_name(MathFn fn);  // "exp", "log", ... (libdevice's names, without __nv_)
+unsigned math_fn_arity(MathFn fn);
 
 // fast: reduced accuracy documented in docs/math_accuracy.md (sin/cos without the huge-argument
 // reduction: NaN above it; f64 pow without the extended-precision log).

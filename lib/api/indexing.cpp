@@ -288,7 +288,7 @@ Array concatenate(const std::vector<Array>& arrays, int64_t axis_in) {
     end -= n;
     if (n == 0) continue;
     Array part = gather("concatenate", cast(a, dtype), coord - int_scalar(end, a.device()), axis, map);
-    result = result ? where(coord >= int_scalar(end, a.device()), part, *result) : part;
+    result = result ? where(coord < int_scalar(end + n, a.device()), part, *result) : part;
   }
   return *result;
 }

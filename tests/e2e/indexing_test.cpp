@@ -95,6 +95,19 @@ TEST_P(Indexing, SlicingBroadcastsAndNonContiguousInputs) {
   EXPECT_MATCHES_REFERENCE(reshape(m(Slice(1, 5), Slice(2, 6)), {16}));  // a reshape that copies
 }
 
+TEST_P(Indexing, LargeStridedSlicesOfEveryLayout) {
+  // Rows long and many enough for the host's tiled path (negative and non-unit strides in both
+  // dims), and rank-1 slices long enough for the GPU's contiguous path.
+  Array m = random_array(DType::Float32, {300, 400}, 30).eval();
+  EXPECT_MATCHES_REFERENCE(m[{Slice(none, none, -1), Slice(none, none, -2)}] + 1.0f);
+  EXPECT_MATCHES_REFERENCE(transpose(m)[{Slice(none, none, -3), Slice(5, -5)}] * m[{Slice(0, 134, 1), Slice(0, 290)}]);
+  Array v = random_array(DType::Float64, {100003}, 31).eval();
+  EXPECT_MATCHES_REFERENCE(v[{Slice(2, none)}][{Slice(none, none, -1)}] - v[{Slice(1, none)}][{Slice(none, none, -1)}][{Slice(1, none)}]);
+  EXPECT_MATCHES_REFERENCE(sum(v[{Slice(none, none, -7)}]));
+  Array idx = random_array(DType::Int64, {100003}, 32, -200000, 200000);
+  EXPECT_MATCHES_REFERENCE(take(v, idx) * 2.0);
+}
+
 TEST_P(Indexing, ViewsOfEvaluatedDataShareStorage) {
   Array x = random_array(DType::Float64, {4, 5}, 4).eval();
   Array v = x[{Slice(none, none, -1), Slice(1, 4)}];

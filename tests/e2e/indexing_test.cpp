@@ -5,28 +5,13 @@
 
 #include "support/data.h"
 #include "support/devices.h"
+#include "support/indexing.h"
 #include "support/reference.h"
 
 namespace {
 
 using namespace arrayc;
 using namespace arrayc_test;
-
-// f() raises arrayc::Error with exactly this message.
-::testing::AssertionResult raises_exactly(const std::function<void()>& f, const std::string& text) {
-  try {
-    f();
-  } catch (const Error& e) {
-    if (e.what() == text) return ::testing::AssertionSuccess();
-    return ::testing::AssertionFailure() << "message \"" << e.what() << "\", expected \"" << text << "\"";
-  }
-  return ::testing::AssertionFailure() << "no arrayc::Error raised, expected \"" << text << "\"";
-}
-
-// 0, 1, ..., n-1 as int64 in the given shape.
-Array iota(const Shape& s) { return reshape(arange(shape_numel(s)), s); }
-
-std::vector<int64_t> ints(const Array& a) { return a.to_vector<int64_t>(); }
 
 class Indexing : public DeviceTest {};
 ARRAYC_DEVICE_SUITE(Indexing);

@@ -6,25 +6,13 @@
 
 #include "support/data.h"
 #include "support/devices.h"
+#include "support/indexing.h"
 #include "support/reference.h"
 
 namespace {
 
 using namespace arrayc;
 using namespace arrayc_test;
-
-::testing::AssertionResult raises_exactly(const std::function<void()>& f, const std::string& text) {
-  try {
-    f();
-  } catch (const Error& e) {
-    if (e.what() == text) return ::testing::AssertionSuccess();
-    return ::testing::AssertionFailure() << "message \"" << e.what() << "\", expected \"" << text << "\"";
-  }
-  return ::testing::AssertionFailure() << "no arrayc::Error raised, expected \"" << text << "\"";
-}
-
-Array iota(const Shape& s) { return reshape(arange(shape_numel(s)), s); }
-std::vector<int64_t> ints(const Array& a) { return a.to_vector<int64_t>(); }
 
 class Joining : public DeviceTest {};
 ARRAYC_DEVICE_SUITE(Joining);

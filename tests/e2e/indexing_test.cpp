@@ -181,6 +181,19 @@ TEST_P(Indexing, TakeFusesWithProducersAndConsumers) {
   EXPECT_MATCHES_REFERENCE(sum(take(m, j, 1)));
 }
 
+TEST_P(Indexing, SlicesAndGathersInsideJit) {
+  auto body = [](const Array& x, const Array& i) {
+    Array r = x[Slice(none, none, -1)];
+    return take(r, i) * 2.0f + r[Slice(0, 3)] + concatenate({x[Slice(1, 3)], x[Slice(-1, none)]});
+  };
+  auto f = jit(body);
+  for (int64_t n : {10, 17}) {
+    Array x = random_array(DType::Float32, {n}, 40 + n).eval();
+    Array i = random_array(DType::Int64, {3}, 50 + n, -20, 20).eval();
+    EXPECT_MATCHES_REFERENCE(f(x, i), body(x, i).node());
+  }
+}
+
 TEST_P(Indexing, TakeErrorsHaveExactMessages) {
   Array x = iota({3, 4});
   EXPECT_TRUE(raises_exactly([&] { take(x, arange(0.0, 2.0), 0); }, "take: indices must be integers, got float64 [2]"));

@@ -31,6 +31,17 @@ Array coordinate(const Shape& shape, int64_t axis, Device device) {
   return broadcast_to(reshape(arange(shape[axis], DType::Int64, device), s), shape);
 }
 
+// The result of `op` must have at most 2^63 - 1 elements (checked before any node is built, so
+// that the error names `op`).
+void check_size(const char* op, const Shape& s) {
+  int64_t n = 1;
+  for (int64_t e : s)
+    if (e == 0) return;
+  for (int64_t e : s)
+    if (__builtin_mul_overflow(n, e, &n))
+      fail(std::string(op) + ": the result's shape " + shape_str(s) + " has more than 2^63 - 1 elements");
+}
+
 // A per-dim table (host values) seen as an array of `shape`, varying along `axis`.
 Array table_along(const std::vector<int64_t>& values, const Shape& shape, int64_t axis, Device device) {
   Shape s(shape.size(), 1);
@@ -393,8 +404,12 @@ Array tile(const Array& a, const std::vector<int64_t>& reps_in) {
   for (size_t d = 0; d < rank; ++d) {
     spread.insert(spread.end(), {1, s[d]});
     wide.insert(wide.end(), {reps[d], s[d]});
-    out.push_back(reps[d] * s[d]);
+    out.push_back(0);
+    if (__builtin_mul_overflow(reps[d], s[d], &out.back()))
+      fail("tile: " + std::to_string(reps[d]) + " repetitions of axis " + std::to_string(d) + " of shape " +
+           shape_str(a.shape()) + " overflow int64");
   }
+  check_size("tile", out);
   return reshape(broadcast_to(reshape(a, spread), wide), out);
 }
 
@@ -408,7 +423,10 @@ Array repeat(const Array& a, int64_t repeats, int64_t axis_in) {
   spread.insert(spread.begin() + axis + 1, 1);
   wide = spread;
   wide[axis + 1] = repeats;
-  out[axis] *= repeats;
+  if (__builtin_mul_overflow(out[axis], repeats, &out[axis]))
+    fail("repeat: " + std::to_string(repeats) + " repetitions of axis " + std::to_string(axis) + " of shape " +
+         shape_str(a.shape()) + " overflow int64");
+  check_size("repeat", out);
   return reshape(broadcast_to(reshape(a, spread), wide), out);
 }
 

@@ -147,6 +147,10 @@ TEST_P(Joining, ErrorsHaveExactMessages) {
                              "pad: cannot extend empty axis 0 of shape [0, 3] in edge mode"));
   EXPECT_TRUE(raises_exactly([&] { tile(a, {2, -1}); }, "tile: negative repetition count in [2, -1]"));
   EXPECT_TRUE(raises_exactly([&] { repeat(a, -2); }, "repeat: negative repetition count -2"));
+  EXPECT_TRUE(raises_exactly([&] { tile(a, {int64_t{1} << 40, int64_t{1} << 40}); },
+                             "tile: the result's shape [2199023255552, 3298534883328] has more than 2^63 - 1 elements"));
+  EXPECT_TRUE(raises_exactly([&] { repeat(a, INT64_MAX, 1); },
+                             "repeat: 9223372036854775807 repetitions of axis 1 of shape [2, 3] overflow int64"));
   EXPECT_TRUE(raises_exactly([&] { roll(a, 1, 5); }, "roll: axis 5 is out of range for an array of rank 2 (shape [2, 3])"));
   EXPECT_TRUE(raises_exactly([&] { flip(a, -3); }, "flip: axis -3 is out of range for an array of rank 2 (shape [2, 3])"));
   EXPECT_TRUE(raises_exactly([&] { squeeze(a, {0}); },

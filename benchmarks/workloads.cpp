@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <string>
+#include <tuple>
 
 #include "baseline.h"
 #include "bench.h"
@@ -200,6 +201,54 @@ class W7 : public Instance {
   std::vector<float> ah_, mh_, log_;
 };
 
+// ---- G1: a gather of n random indices (indexing, docs/indexing.md) ------------------------------
+
+class Gather : public Instance {
+ public:
+  Gather(Array x, Array i, bool host) : x_(std::move(x)), i_(std::move(i)), host_(host) {
+    arrayc::eval({x_, i_});
+    if (host_) {
+      xh_ = x_.to_vector<float>();
+      ih_ = i_.to_vector<int64_t>();
+      yh_.assign(ih_.size(), 0.0f);
+    }
+  }
+  std::function<Array()> make_arrayc() override {
+    return jit_runner([](const Array& x, const Array& i) { return arrayc::take(x, i); }, x_, i_);
+  }
+  // y[k] = x[i[k]] on the pool (the indices are in range: no clamp).
+  std::function<void()> make_baseline(const std::string& variant) override {
+    if (!host_ || variant != "baseline") return nullptr;
+    return [this] {
+      const float* x = xh_.data();
+      const int64_t* i = ih_.data();
+      float* y = yh_.data();
+      baseline::parallel(static_cast<int64_t>(ih_.size()), [=](int64_t b, int64_t e) {
+        for (int64_t k = b; k < e; ++k) y[k] = x[i[k]];
+      });
+    };
+  }
+  Values baseline_values() override { return {to_double(yh_), i_.shape()}; }
+  // The interpreter on a sample of the indices (the whole source).
+  Reference reference() override {
+    std::vector<int64_t> all = host_ ? std::vector<int64_t>() : i_.to_vector<int64_t>();
+    const std::vector<int64_t>& src = host_ ? ih_ : all;
+    std::vector<int64_t> idx = sample_indices(i_.size(), kSampleCount), is;
+    for (int64_t k : idx) is.push_back(src[k]);
+    Array sample = arrayc::array(is, arrayc::Shape{static_cast<int64_t>(is.size())}, arrayc::cpu());
+    Array x = x_.device() == arrayc::cpu() ? x_ : x_.to(arrayc::cpu());
+    return reference_from(interpret_with_bounds(arrayc::take(x, sample)), std::move(idx),
+                          fmt("interpreter on %zu sampled indices (first and last 1024, the rest spread by a "
+                              "fixed hash)", is.size()));
+  }
+
+ private:
+  Array x_, i_;
+  bool host_;
+  std::vector<float> xh_, yh_;
+  std::vector<int64_t> ih_;
+};
+
 // ---- The table ---------------------------------------------------------------------------------
 
 
@@ -327,6 +376,25 @@ std::vector<CaseDef> make_cases() {
                Mode::FullOnly});
   v.push_back({elementwise<float>("W8", w8, 10'000'000, "1e7", 64, &w8_expr, &baseline::w8, &baseline::libmvec::w8, &normal_input_w8),
                Mode::QuickOnly});
+  // G1: gather (indexing): take(x, i), x float32 of n, i int64 of n uniform in [0, n).
+  for (auto [n, size, mode] : {std::tuple{int64_t{10'000'000}, "1e7", Mode::Both}}) {
+    Case c;
+    c.workload = "G1";
+    c.id = fmt("G1-f32-%s", size);
+    c.expr = "take(x, i), x ~ normal(0,1) float32, i int64 uniform in [0, n)";
+    c.size = size;
+    c.dtype = DType::Float32;
+    c.bound = Bound::Memory;
+    c.bytes = static_cast<double>(n) * (4 + 8 + 4);  // x read once, i read, y written
+    c.fvu_ulps = 0;
+    c.baseline_impl = "C++ loop -O3 -march=native";
+    c.prepare = [n = n](arrayc::Device d, bool h) -> std::unique_ptr<Instance> {
+      Array x = arrayc::normal({n}, 5, 0.0, 1.0, DType::Float32, d);
+      Array i = arrayc::cast(arrayc::uniform({n}, 6, 0.0, static_cast<double>(n), DType::Float64, d), DType::Int64);
+      return std::make_unique<Gather>(x, i, is_cpu(d) && h);
+    };
+    v.push_back({c, mode});
+  }
   return v;
 }
 

@@ -61,3 +61,9 @@ def w7():
         M = ms @ ms; s += float(np.sum(M * M))
     return s
 rec("W7 1000x(100^3)+trMMt", "numpy", med(w7, reps=5))
+
+# G1 (indexing): gather of 1e7 random int64 indices from a float32 source of 1e7
+n = 10_000_000
+xg = rng.standard_normal(n).astype(np.float32); ig = rng.integers(0, n, n, dtype=np.int64)
+rec("G1 gather 1e7 float32", "numpy take", med(lambda: np.take(xg, ig), reps=11))
+rec("G1 gather 1e7 float32", "numpy x[i]", med(lambda: xg[ig], reps=11))

@@ -3,6 +3,7 @@
 // evaluated, all of them see the buffer, which lives as long as any Array refers to it.
 #pragma once
 #include <cstdint>
+#include <initializer_list>
 #include <memory>
 #include <string>
 #include <vector>
@@ -12,6 +13,9 @@
 #include "arrayc/error.h"
 
 namespace arrayc {
+
+class Index;  // indexing (arrayc/indexing.h)
+class At;
 
 namespace detail {
 struct Node;
@@ -50,6 +54,15 @@ class Array {
   std::string graph_text() const;
 
   detail::NodeRef node() const;  // for the library's internals and tools: a reference of its own
+
+  // Indexing (arrayc/indexing.h, docs/indexing.md): x[1], x[{1, Slice(none, none, -1)}],
+  // x(Slice(1, 3), _), x[mask]; x.at(index).set(v) / .add(v).
+  Array operator[](const Index& index) const;
+  Array operator[](std::initializer_list<Index> indices) const;
+  Array operator[](const std::vector<Index>& indices) const;
+  template <typename... I> Array operator()(const I&... indices) const;
+  At at(const Index& index) const;
+  At at(std::initializer_list<Index> indices) const;
 
  private:
   friend void eval(const std::vector<Array>& arrays);

@@ -5,6 +5,7 @@
 #include "arrayc/dtype.h"
 #include "arrayc/error.h"
 #include "arrayc/format.h"
+#include "arrayc/indexing.h"
 #include "arrayc/inspect.h"
 #include "arrayc/jit.h"
 #include "arrayc/math.h"

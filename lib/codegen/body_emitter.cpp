@@ -177,6 +177,19 @@ Value* BodyEmitter::leaf(const KernelLeaf& lf, const std::vector<Value*>& ptrs, 
   return nullptr;
 }
 
+// Indexing: ops.def's Gather. The index counts from the end when negative and is clamped into
+// [0, n), so no index reads outside the source.
+Value* BodyEmitter::gather(const KernelLeaf& lf, const std::vector<Value*>& ptrs, const std::vector<Value*>& offsets,
+                           Value* index, DType index_dtype) {
+  Value* i = cast(index, index_dtype, DType::Int64);
+  Value* stride = offsets[lf.aux];
+  Value* n = offsets[lf.aux + 1];
+  i = b_.CreateSelect(b_.CreateICmpSLT(i, b_.getInt64(0)), b_.CreateAdd(i, n), i);
+  i = b_.CreateBinaryIntrinsic(llvm::Intrinsic::smax, i, b_.getInt64(0));
+  i = b_.CreateBinaryIntrinsic(llvm::Intrinsic::smin, i, b_.CreateSub(n, b_.getInt64(1)));
+  return load(lf.dtype, ptrs[lf.ptr], b_.CreateAdd(offsets[lf.index], b_.CreateMul(i, stride)));
+}
+
 // Integer power by squaring, in a small internal function; a negative exponent gives 0, except
 // for bases 1 and -1 (numpy raises instead; a kernel cannot).
 Value* BodyEmitter::int_pow(DType t, Value* base, Value* exp) {
@@ -359,7 +372,9 @@ std::vector<Value*> BodyEmitter::emit(const std::vector<Value*>& ptrs, const std
     const KernelInstr& in = k_.body[i];
     if (v[i]) continue;  // computed with its sincos partner
     if (sincos(i, v)) continue;
-    if (in.leaf >= 0) {
+    if (in.op == Op::Gather) {
+      v[i] = gather(k_.leaves[in.leaf], ptrs, offsets, v[in.args[0]], k_.body[in.args[0]].dtype);
+    } else if (in.leaf >= 0) {
       const KernelLeaf& lf = k_.leaves[in.leaf];
       v[i] = leaf(lf, ptrs, lf.index >= 0 ? offsets[lf.index] : nullptr);
     } else {

@@ -52,6 +52,8 @@ class BodyEmitter {
   llvm::Value* op(const KernelInstr& in, const std::vector<llvm::Value*>& args);
   llvm::Value* leaf(const KernelLeaf& lf, const std::vector<llvm::Value*>& ptrs, llvm::Value* offset);
   llvm::Value* random(const KernelLeaf& lf, llvm::Value* index);
+  llvm::Value* gather(const KernelLeaf& lf, const std::vector<llvm::Value*>& ptrs,
+                      const std::vector<llvm::Value*>& offsets, llvm::Value* index, DType index_dtype);
   llvm::Value* int_pow(DType t, llvm::Value* base, llvm::Value* exp);
   llvm::Value* small_power(llvm::Value* x, llvm::Value* exp);
   llvm::Value* math(int fn, const std::vector<llvm::Value*>& args);

@@ -6,6 +6,8 @@ std::vector<const std::vector<StrideKind>*> stride_kinds(const Kernel& k) {
   std::vector<const std::vector<StrideKind>*> kinds(k.num_indexed);
   for (const KernelLeaf& lf : k.leaves)
     if (lf.index >= 0) kinds[lf.index] = &lf.strides;
+  for (const KernelLeaf& lf : k.leaves)
+    if (lf.aux >= 0) kinds[lf.aux] = kinds[lf.aux + 1] = &lf.aux_strides;
   for (const KernelOutput& o : k.outputs) kinds[o.index] = &o.strides;
   return kinds;
 }

@@ -6,6 +6,7 @@
 
 #include "arrayc/error.h"
 #include "ir/math_build.h"
+#include "ir/build_index.h"
 
 namespace arrayc::detail {
 namespace {
@@ -457,6 +458,14 @@ NodeRef rebuild(const NodeRef& n, const std::vector<NodeRef>& in) {
       switch (n->op) {
         case Op::Reshape: return make_reshape(in[0], n->shape);
         case Op::Transpose: return make_transpose(in[0], n->ints);
+        case Op::Slice: {  // indexing
+          std::vector<int64_t> starts, steps;
+          for (size_t d = 0; d < n->shape.size(); ++d) {
+            starts.push_back(n->ints[2 * d]);
+            steps.push_back(n->ints[2 * d + 1]);
+          }
+          return make_slice(in[0], starts, steps, n->shape);
+        }
         default: return make_broadcast_to(in[0], n->shape);
       }
     case OpKind::Reduce: return make_reduce(n->op, in[0], n->ints, false);
@@ -467,6 +476,7 @@ NodeRef rebuild(const NodeRef& n, const std::vector<NodeRef>& in) {
       return make_dot_node(in[0], in[1]);
     }
     case OpKind::Copy: return make_copy(in[0]);
+    case OpKind::Gather: return make_gather(api_name(n->op), in[0], in[1], gather_axis(*n), gather_dim_map(*n));
   }
   return n;
 }

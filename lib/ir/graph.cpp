@@ -45,6 +45,10 @@ std::string print_graph(const Graph& g) {
     for (size_t i = 0; i < n->inputs.size(); ++i) os << (i ? ", %" : " %") << id.at(n->inputs[i].get());
     if (n->op == Op::Transpose) os << " perm=" << shape_str(n->ints);
     if (op_kind(n->op) == OpKind::Reduce) os << " axes=" << shape_str(n->ints);
+    // indexing: a slice's (start, step) pairs, a gather's axis and src dim map
+    if (n->op == Op::Slice) os << " start_step=" << shape_str(n->ints);
+    if (n->op == Op::Gather)
+      os << " axis=" << n->ints[0] << " map=" << shape_str(std::vector<int64_t>(n->ints.begin() + 1, n->ints.end()));
     os << " : " << dtype_name(n->dtype) << shape_str(n->shape);
     if (n->device != cpu()) os << " @" << n->device.str();
     os << "\n";

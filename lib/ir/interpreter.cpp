@@ -9,6 +9,7 @@
 
 #include "arrayc/error.h"
 #include "ir/interpreter_math.h"
+#include "ir/build_index.h"
 #include "ir/philox.h"
 
 namespace arrayc::detail {
@@ -145,6 +146,7 @@ class Interpreter {
       case OpKind::Reduce: return eval_reduce(n);
       case OpKind::Contraction: return eval_dot(n);
       case OpKind::Copy: return input(n, 0);
+      case OpKind::Gather: return eval_gather(n);
     }
     ARRAYC_INTERNAL_CHECK(false, "interpreter: unknown op kind");
     return {};
@@ -497,9 +499,44 @@ class Interpreter {
         ARRAYC_INTERNAL_CHECK(a.shape.size() == n.shape.size(), "interpreter: broadcast rank");
         for (size_t d = 0; d < n.shape.size(); ++d) strides[d] = a.shape[d] == 1 ? 0 : in_strides[d];
         break;
+      case Op::Slice: {  // indexing: start + i * step per dim
+        int64_t offset = 0;
+        for (size_t d = 0; d < n.shape.size(); ++d) {
+          offset += n.ints.at(2 * d) * in_strides[d];
+          strides[d] = n.ints.at(2 * d + 1) * in_strides[d];
+        }
+        return gather(a, n.shape, strides, offset);
+      }
       default: ARRAYC_INTERNAL_CHECK(false, "interpreter: unknown view");
     }
     return gather(a, n.shape, strides, 0);
+  }
+
+  // ---- Gather (indexing) ----
+
+  HostArray eval_gather(const Node& n) {
+    const HostArray& src = input(n, 0);
+    const HostArray& idx = input(n, 1);
+    int64_t axis = gather_axis(n);
+    std::vector<int64_t> map = gather_dim_map(n);
+    std::vector<int64_t> src_strides = contiguous_strides(src.shape);
+    HostArray out = make_host(n.dtype, n.shape, !src.err.empty());
+    std::vector<int64_t> pos(n.shape.size(), 0);
+    for (int64_t k = 0; k < n.numel(); ++k) {
+      int64_t at = gather_position(idx.i[k], src.shape[axis]) * src_strides[axis];
+      for (size_t d = 0; d < map.size(); ++d)
+        if (static_cast<int64_t>(d) != axis) at += pos[map[d]] * src_strides[d];
+      if (is_float(n.dtype))
+        out.f[k] = src.f[at];
+      else
+        out.i[k] = src.i[at];
+      if (!src.err.empty()) out.err[k] = src.err[at];
+      for (size_t d = pos.size(); d-- > 0;) {
+        if (++pos[d] < n.shape[d]) break;
+        pos[d] = 0;
+      }
+    }
+    return out;
   }
 
   // ---- Reductions ----

@@ -28,6 +28,7 @@ std::string Kernel::str() const {
         case Op::Buffer: os << "load ptr" << lf.ptr; break;
         case Op::Constant: os << "const " << lf.value.str(); break;
         case Op::Iota: os << "iota"; break;
+        case Op::Gather: os << "gather ptr" << lf.ptr << " at %" << in.args[0] << " aux=idx" << lf.aux; break;
         default: os << op_name(lf.op) << " seed=" << lf.seed; break;
       }
       if (lf.index >= 0) os << " idx" << lf.index << " strides=" << kinds_str(lf.strides);

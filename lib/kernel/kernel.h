@@ -33,13 +33,18 @@ struct KernelLeaf {
   uint64_t seed = 0;                // random leaves
   int ptr = -1;                     // memory operands: index into ptrs
   int index = -1;                   // indexed operands: which offset/stride block of params
+  // Gather (indexing; its instruction's one arg is the index value): `index` is the position
+  // view without the gathered axis; the indexed operands aux and aux + 1 have zero strides,
+  // and their offsets are the axis's stride and extent in the source.
+  int aux = -1;
+  std::vector<StrideKind> aux_strides;  // the kinds of aux and aux + 1 (all Zero)
 };
 
 struct KernelInstr {
   Op op;  // an elementwise op, or Buffer to mean "the value of leaf `leaf`"
   DType dtype;
   std::vector<int> args;  // indices of earlier instructions
-  int leaf = -1;
+  int leaf = -1;  // also set for Gather, with args = {the index}
 };
 
 struct KernelOutput {

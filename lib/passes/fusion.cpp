@@ -77,13 +77,19 @@ void mark_required_roots(const Graph& g, const FusionOptions& opts, FusionPlan& 
         break;
       }
       case OpKind::Copy: mark(n.get(), "copy"); break;
+      case OpKind::Gather: {  // indexing: the source is read at computed positions, so from memory
+        const NodeRef& base = view_base(n->inputs[0]);
+        if (!in_memory(*base)) mark(base.get(), "source of a gather: read at computed positions");
+        if (!opts.fuse) mark(n.get(), "fusion disabled");
+        break;
+      }
       case OpKind::Elementwise:
         if (!opts.fuse) mark(n.get(), "fusion disabled");
         break;
       case OpKind::View:
         if (n->op == Op::Broadcast && expands(*n)) {
           const NodeRef& base = view_base(n->inputs[0]);
-          if (op_kind(base->op) == OpKind::Elementwise)
+          if (op_kind(base->op) == OpKind::Elementwise || op_kind(base->op) == OpKind::Gather)
             mark(base.get(), "broadcast of a computed value (materialized, not recomputed per element)");
         }
         break;

@@ -4,6 +4,7 @@
 #include <map>
 #include <sstream>
 
+#include "ir/build_index.h"
 #include "passes/strided_view.h"
 
 namespace arrayc::detail {
@@ -21,6 +22,15 @@ StridedView apply_views(StridedView v, const std::vector<const Node*>& chain) {
     switch (view->op) {
       case Op::Transpose: v = v.transposed(view->ints); break;
       case Op::Broadcast: v = v.broadcast(view->shape); break;
+      case Op::Slice: {  // indexing
+        std::vector<int64_t> starts, steps;
+        for (size_t d = 0; d < view->shape.size(); ++d) {
+          starts.push_back(view->ints[2 * d]);
+          steps.push_back(view->ints[2 * d + 1]);
+        }
+        v = v.sliced(starts, steps, view->shape);
+        break;
+      }
       case Op::Reshape: {
         auto r = v.reshaped(view->shape);
         if (!r) throw NeedsCopy{view->inputs[0].get()};
@@ -167,6 +177,9 @@ class KernelBuilder {
       r = leaf(n, chain, true);
     } else if (kind == OpKind::Copy) {
       r = descend(n->inputs[0], chain);
+    } else if (kind == OpKind::Gather) {
+      int index = descend(n->inputs[1], chain);
+      r = gather(n, chain, index);
     } else {
       ARRAYC_INTERNAL_CHECK(kind == OpKind::Elementwise, "a reduction or product inside a fused group");
       std::vector<int> args;
@@ -216,6 +229,33 @@ class KernelBuilder {
     return r;
   }
 
+  // Indexing: a gather reads its source (in memory) at the position view of its result's
+  // coordinates plus the index value times the axis stride. The axis stride and extent travel
+  // as two indexed operands of zero stride, whose offsets are the values (KernelLeaf::aux).
+  int gather(const NodeRef& n, const std::vector<const Node*>& chain, int index) {
+    auto [src, mem] = table_.view_of_memory(n->inputs[0]);
+    int64_t axis = gather_axis(*n);
+    std::vector<int64_t> map = gather_dim_map(*n);
+    StridedView pos{mem.offset, n->shape, std::vector<int64_t>(n->shape.size(), 0)};
+    for (size_t d = 0; d < map.size(); ++d)
+      if (static_cast<int64_t>(d) != axis) pos.strides[map[d]] += mem.strides[d];
+    StridedView v = apply_views(pos, chain);
+    if (!perm_.empty()) v = v.transposed(perm_);
+    KernelLeaf lf;
+    lf.op = Op::Gather;
+    lf.dtype = n->dtype;
+    lf.ptr = static_cast<int>(inputs_.size());
+    inputs_.push_back(src);
+    views_.push_back(v);
+    lf.index = static_cast<int>(views_.size() - 1);
+    std::vector<int64_t> zeros(iter_.size(), 0);
+    views_.push_back(StridedView{mem.strides[axis], iter_, zeros});
+    lf.aux = static_cast<int>(views_.size() - 1);
+    views_.push_back(StridedView{mem.shape[axis], iter_, zeros});
+    k_.leaves.push_back(lf);
+    return push(KernelInstr{Op::Gather, n->dtype, {index}, static_cast<int>(k_.leaves.size() - 1)});
+  }
+
   int push(KernelInstr i) {
     k_.body.push_back(std::move(i));
     return static_cast<int>(k_.body.size() - 1);
@@ -256,8 +296,10 @@ class KernelBuilder {
         out.push_back(s == 0 ? StrideKind::Zero : s == 1 ? StrideKind::Unit : StrideKind::Any);
       return out;
     };
-    for (KernelLeaf& lf : k_.leaves)
+    for (KernelLeaf& lf : k_.leaves) {
       if (lf.index >= 0) lf.strides = kinds(lf.index);
+      if (lf.aux >= 0) lf.aux_strides = kinds(lf.aux);
+    }
     for (KernelOutput& o : k_.outputs) o.strides = kinds(o.index);
 
     LaunchParams lp;
@@ -285,7 +327,7 @@ class KernelBuilder {
     std::vector<std::string> names;
     if (k_.is_reduction) names.push_back(op_name(k_.reduce_op));
     for (const KernelInstr& i : k_.body) {
-      if (i.leaf >= 0) continue;
+      if (i.leaf >= 0 && i.op != Op::Gather) continue;
       std::string n = op_name(i.op);
       if (std::find(names.begin(), names.end(), n) == names.end()) names.push_back(n);
     }

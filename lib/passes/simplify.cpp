@@ -55,7 +55,8 @@ NodeRef pow_by_constant(const NodeRef& n, const std::vector<NodeRef>& in) {
 NodeRef simplify_node(const NodeRef& n, const std::vector<NodeRef>& in) {
   OpKind kind = op_kind(n->op);
   if (kind == OpKind::View && in[0]->op == Op::Constant) return make_constant(in[0]->value, n->shape, n->device);
-  if (kind == OpKind::View && in[0]->op == n->op && n->op != Op::Broadcast) {
+  if (n->op == Op::Gather && in[0]->op == Op::Constant) return make_constant(in[0]->value, n->shape, n->device);
+  if (kind == OpKind::View && in[0]->op == n->op && (n->op == Op::Reshape || n->op == Op::Transpose)) {
     if (n->op == Op::Reshape) return make_reshape(in[0]->inputs[0], n->shape);
     std::vector<int64_t> perm;
     for (int64_t p : n->ints) perm.push_back(in[0]->ints[p]);

@@ -61,6 +61,17 @@ std::optional<StridedView> StridedView::reshaped(const Shape& to) const {
   return v;  // trailing extent-1 dims keep stride 0
 }
 
+StridedView StridedView::sliced(const std::vector<int64_t>& starts, const std::vector<int64_t>& steps,
+                                const Shape& to) const {
+  StridedView v{offset, to, strides};
+  if (shape_numel(to) == 0) return v;  // no element is read; the offset must stay valid
+  for (size_t d = 0; d < to.size(); ++d) {
+    v.offset += starts[d] * strides[d];
+    v.strides[d] = strides[d] * steps[d];
+  }
+  return v;
+}
+
 bool StridedView::is_contiguous() const {
   int64_t expect = 1;
   for (size_t d = shape.size(); d-- > 0;) {

@@ -18,6 +18,9 @@ struct StridedView {
   StridedView broadcast(const Shape& to) const;  // same rank; size-1 dims stretch with stride 0
   // numpy's no-copy reshape: nullopt when the strides cannot express the new shape.
   std::optional<StridedView> reshaped(const Shape& to) const;
+  // Indexing: element i of dim d is element starts[d] + i * steps[d] of this view (steps may be
+  // negative; the caller keeps every position inside).
+  StridedView sliced(const std::vector<int64_t>& starts, const std::vector<int64_t>& steps, const Shape& to) const;
   bool is_contiguous() const;  // row-major strides (the offset may be anything)
   std::string str() const;     // "offset=2 shape=[3, 4] strides=[1, 3]"
 };

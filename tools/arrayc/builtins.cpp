@@ -268,6 +268,80 @@ const std::vector<Session::Builtin>& builtins() {
     red("max", arrayc::max, arrayc::max, "max(x, axis=None, keepdims=false)");
     red("min", arrayc::min, arrayc::min, "min(x, axis=None, keepdims=false)");
     red("mean", arrayc::mean, arrayc::mean, "mean(x, axis=None, keepdims=false)");
+    // Indexing, shape and joining (arrayc/indexing.h; docs/indexing.md). x[1:3, ::-1, None, ..., 0]
+    // is syntax; these are the functions.
+    auto optional_axis = [](Args& a, size_t i) { return a.has(i) ? std::optional<int64_t>(a.integer(i)) : std::nullopt; };
+    t.push_back(B{"take", {"x", "indices", "axis?"},
+                  "take(x, indices, axis=None): gather; indices out of range clamp, negative count from the end",
+                  [=](Args& a) {
+                    auto axis = optional_axis(a, 2);
+                    return array_value(axis ? take(a.array(0), a.array(1), *axis) : take(a.array(0), a.array(1)));
+                  }});
+    t.push_back(B{"take_along_axis", {"x", "indices", "axis"}, "take_along_axis(x, indices, axis)",
+                  [](Args& a) { return array_value(take_along_axis(a.array(0), a.array(1), a.integer(2))); }});
+    auto joined = [](const char* name, Array (*f)(const std::vector<Array>&, int64_t), const char* help) {
+      return B{name, {"a", "b?", "c?", "d?", "e?", "f?", "g?", "h?", "axis?"}, help, [f](Args& a) {
+                 std::vector<Array> xs;
+                 for (size_t i = 0; i < 8 && a.has(i); ++i) xs.push_back(a.array(i));
+                 return array_value(f(xs, a.has(8) ? a.integer(8) : 0));
+               }};
+    };
+    t.push_back(joined("concatenate", concatenate, "concatenate(x, y, ..., axis=0): up to 8 arrays, as arguments"));
+    t.push_back(joined("stack", stack, "stack(x, y, ..., axis=0): up to 8 arrays of one shape, as arguments"));
+    t.push_back(B{"pad", {"x", "width", "mode?", "value?"},
+                  "pad(x, width, mode=\"constant\", value=0): width n, [before, after] or one pair per axis; "
+                  "mode \"constant\" or \"edge\"",
+                  [](Args& a) {
+                    Array x = a.array(0);
+                    PadMode mode = PadMode::Constant;
+                    if (a.has(2)) {
+                      std::string m = a.string(2);
+                      if (m == "edge") mode = PadMode::Edge;
+                      else if (m != "constant") a.bad(2, "\"constant\" or \"edge\"");
+                    }
+                    double value = a.has(3) ? a.number(3) : 0.0;
+                    const Value& w = a.get(1);
+                    if (w.kind == Value::Kind::Array && w.array->ndim() >= 1) {
+                      if (w.array->shape().back() != 2 || w.array->ndim() > 2 || !is_int(w.array->dtype()))
+                        a.bad(1, "an integer, [before, after] or [[before, after], ...]");
+                      std::vector<int64_t> v = w.array->to_vector<int64_t>();
+                      std::vector<std::pair<int64_t, int64_t>> pairs;
+                      for (size_t i = 0; i + 1 < v.size(); i += 2) pairs.push_back({v[i], v[i + 1]});
+                      return array_value(pad(x, pairs, mode, value));
+                    }
+                    return array_value(pad(x, a.integer(1), mode, value));
+                  }});
+    t.push_back(B{"tile", {"x", "reps"}, "tile(x, reps)", [](Args& a) { return array_value(tile(a.array(0), a.ints(1))); }});
+    t.push_back(B{"repeat", {"x", "repeats", "axis?"}, "repeat(x, repeats, axis=None): one count for every element",
+                  [=](Args& a) {
+                    auto axis = optional_axis(a, 2);
+                    return array_value(axis ? repeat(a.array(0), a.integer(1), *axis) : repeat(a.array(0), a.integer(1)));
+                  }});
+    t.push_back(B{"roll", {"x", "shift", "axis?"}, "roll(x, shift, axis=None)", [=](Args& a) {
+                    auto axis = optional_axis(a, 2);
+                    return array_value(axis ? roll(a.array(0), a.integer(1), *axis) : roll(a.array(0), a.integer(1)));
+                  }});
+    t.push_back(B{"flip", {"x", "axis?"}, "flip(x, axis=None): a view", [=](Args& a) {
+                    auto axis = optional_axis(a, 1);
+                    return array_value(axis ? flip(a.array(0), *axis) : flip(a.array(0)));
+                  }});
+    t.push_back(B{"squeeze", {"x", "axis?"}, "squeeze(x, axis=None): drops axes of extent 1", [](Args& a) {
+                    return array_value(a.has(1) ? squeeze(a.array(0), a.ints(1)) : squeeze(a.array(0)));
+                  }});
+    t.push_back(B{"swapaxes", {"x", "axis1", "axis2"}, "swapaxes(x, axis1, axis2): a view", [](Args& a) {
+                    return array_value(swapaxes(a.array(0), a.integer(1), a.integer(2)));
+                  }});
+    t.push_back(B{"moveaxis", {"x", "source", "destination"}, "moveaxis(x, source, destination): a view",
+                  [](Args& a) { return array_value(moveaxis(a.array(0), a.ints(1), a.ints(2))); }});
+    t.push_back(B{"ravel", {"x"}, "ravel(x): flattened, a view when the strides allow",
+                  [](Args& a) { return array_value(ravel(a.array(0))); }});
+    t.push_back(B{"at_set", {"x", "index", "v"},
+                  "at_set(x, index, v) = x.at[index].set(v): index an integer array (axis 0; the last of repeated "
+                  "indices wins) or a bool mask",
+                  [](Args& a) { return array_value(a.array(0).at(a.array(1)).set(a.array(2))); }});
+    t.push_back(B{"at_add", {"x", "index", "v"},
+                  "at_add(x, index, v) = x.at[index].add(v): repeated indices accumulate",
+                  [](Args& a) { return array_value(a.array(0).at(a.array(1)).add(a.array(2))); }});
     // Products
     bin("dot", dot, "dot(a, b): 1-D and 2-D, as numpy");
     bin("matmul", matmul, "matmul(a, b) = a @ b, also batched");

@@ -261,8 +261,60 @@ Value Session::eval(const Program& p, int32_t index, Scope& scope) {
     }
     case NodeKind::Call: return eval_call(p, n, scope);
     case NodeKind::Keyword: fail(n, "unexpected keyword argument");
+    case NodeKind::Subscript: return eval_subscript(p, n, scope);
+    case NodeKind::Slice: case NodeKind::Ellipsis: case NodeKind::NewAxis:
+      fail(n, "a slice, '...' or None is only valid inside an index, as in x[1:3, ..., None]");
   }
   fail(n, "cannot evaluate this");
+}
+
+// Indexing: x[1:3, ::-1, None, ..., 0, mask] through arrayc's operator[] (views for the basic
+// items; an integer array gathers, a bool array selects).
+Value Session::eval_subscript(const Program& p, const Node& n, Scope& scope) {
+  Value base = eval(p, static_cast<int32_t>(p.child(n, 0)), scope);
+  if (base.kind == Value::Kind::Weak) base = array_value(strong(base));
+  if (base.kind != Value::Kind::Array) fail(n, std::string("only arrays can be indexed, not ") + kind_name(base));
+  auto integer = [&](const Node& at) -> int64_t {
+    Value v = eval(p, static_cast<int32_t>(&at - p.nodes.data()), scope);
+    if (v.kind == Value::Kind::Weak && v.integral && std::fabs(v.number) < 9.2e18) return static_cast<int64_t>(v.number);
+    if (v.kind == Value::Kind::Array && v.array->ndim() == 0 && is_int(v.array->dtype())) return v.array->item<int64_t>();
+    fail(at, std::string("a slice bound must be an integer, not ") +
+                 (v.kind == Value::Kind::Array ? std::string(dtype_name(v.array->dtype())) + " " + shape_str(v.array->shape())
+                                               : kind_name(v)));
+  };
+  std::vector<Index> index;
+  for (uint32_t k = 1; k < n.count; ++k) {
+    const Node& item = p.node(static_cast<int32_t>(p.child(n, k)));
+    switch (item.kind) {
+      case NodeKind::Ellipsis: index.push_back(ellipsis); break;
+      case NodeKind::NewAxis: index.push_back(newaxis); break;
+      case NodeKind::Slice: {
+        int mask = static_cast<int>(item.number);
+        std::optional<int64_t> part[3];
+        uint32_t c = 0;
+        for (int b = 0; b < 3; ++b)
+          if (mask & (1 << b)) part[b] = integer(p.node(static_cast<int32_t>(p.child(item, c++))));
+        index.push_back(Slice(part[0], part[1], part[2]));
+        break;
+      }
+      default: {
+        Value v = eval(p, static_cast<int32_t>(p.child(n, k)), scope);
+        if (v.kind == Value::Kind::Weak) {
+          if (!v.integral || std::fabs(v.number) >= 9.2e18) fail(item, "an index must be an integer, not " + std::to_string(v.number));
+          index.push_back(static_cast<int64_t>(v.number));
+        } else if (v.kind == Value::Kind::Array) {
+          index.push_back(*v.array);
+        } else {
+          fail(item, std::string("an index must be an integer, a slice, None, ... or an array, not ") + kind_name(v));
+        }
+      }
+    }
+  }
+  try {
+    return array_value((*base.array)[index]);
+  } catch (const Error& e) {
+    fail(n, e);
+  }
 }
 
 // A list literal: numbers (or 0-d arrays), nested to any regular shape -> bool, int64 or float64.

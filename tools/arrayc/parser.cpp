@@ -84,6 +84,7 @@ enum class Tok : uint8_t {
   Plus, Minus, Star, Slash, StarStar, At, EqEq, NotEq, Less, LessEq, Greater, GreaterEq,
   Amp, Pipe, Tilde, Bang,
   AmpAmp, PipePipe, Caret, Percent, SlashSlash, LessLess, GreaterGreater,
+  Ellipsis,  // indexing
 };
 
 const char* tok_name(Tok t) {
@@ -124,6 +125,7 @@ const char* tok_name(Tok t) {
     case Tok::SlashSlash: return "'//'";
     case Tok::LessLess: return "'<<'";
     case Tok::GreaterGreater: return "'>>'";
+    case Tok::Ellipsis: return "'...'";
   }
   return "token";
 }
@@ -271,6 +273,11 @@ class Lexer {
       case '^': k = Tok::Caret; break;
       case '%': k = Tok::Percent; break;
       case '~': k = Tok::Tilde; break;
+      case '.':  // indexing: '...' (a '.' before a digit starts a number)
+        if (!(two('.') && i_ + 2 < src_.size() && src_[i_ + 2] == '.')) throw SyntaxError{p, "unexpected character '.'"};
+        k = Tok::Ellipsis;
+        len = 3;
+        break;
       case '*': if (two('*')) { k = Tok::StarStar; len = 2; } else { k = Tok::Star; } break;
       case '=': if (two('=')) { k = Tok::EqEq; len = 2; } else { k = Tok::Assign; } break;
       case '!': if (two('=')) { k = Tok::NotEq; len = 2; } else { k = Tok::Bang; } break;
@@ -494,7 +501,9 @@ class Parser {
   //   sum    := term { ('+'|'-') term }
   //   term   := unary { ('*'|'/'|'//'|'%'|'@') unary }
   //   unary  := ('-'|'+'|'~'|'!') unary | power
-  //   power  := primary [ '**' unary ]
+  //   power  := postfix [ '**' unary ]
+  //   postfix := primary { '[' item { ',' item } ']' }          (indexing)
+  //   item   := '...' | None | newaxis | [expr] ':' [expr] [':' [expr]] | expr
   Built expr() {
     NestGuard g(*this, tok_);
     return binary_level(0);
@@ -574,7 +583,7 @@ class Parser {
   }
 
   Built power() {
-    Built base = primary();
+    Built base = postfix();
     if (tok_.kind != Tok::StarStar) return base;
     Token at = tok_;
     NestGuard g(*this, at);
@@ -586,6 +595,77 @@ class Parser {
     n.op = Op::Pow;
     n.pos = at.pos;
     return add(n, {base, exponent}, at);
+  }
+
+  // Indexing: subscripts after a primary, as x[1:3, ::-1, None, ..., 0].
+  Built postfix() {
+    Built base = primary();
+    while (tok_.kind == Tok::LBracket) {
+      Token at = tok_;
+      NestGuard g(*this, at);
+      bump();
+      std::vector<Built> kids{base};
+      while (tok_.kind != Tok::RBracket) {
+        kids.push_back(index_item());
+        if (tok_.kind == Tok::Comma) {
+          bump();
+          continue;
+        }
+        if (tok_.kind != Tok::RBracket) unexpected("']' or ',' in the index");
+      }
+      bump();
+      Node n;
+      n.kind = NodeKind::Subscript;
+      n.pos = at.pos;
+      base = add(n, kids, at);
+    }
+    return base;
+  }
+
+  Built index_item() {
+    Token t = tok_;
+    Node n;
+    n.pos = t.pos;
+    if (t.kind == Tok::Ellipsis) {
+      bump();
+      n.kind = NodeKind::Ellipsis;
+      return add(n, {}, t);
+    }
+    if (t.kind == Tok::Ident && (text(t) == "None" || text(t) == "newaxis")) {
+      Lexer saved = lex_;
+      Token next = lex_.next();
+      lex_ = saved;
+      if (next.kind == Tok::Comma || next.kind == Tok::RBracket) {
+        bump();
+        n.kind = NodeKind::NewAxis;
+        return add(n, {}, t);
+      }
+    }
+    auto part_ends = [&] { return tok_.kind == Tok::Colon || tok_.kind == Tok::Comma || tok_.kind == Tok::RBracket; };
+    std::vector<Built> parts;
+    int mask = 0;
+    if (!part_ends()) {
+      Built e = expr();
+      if (tok_.kind != Tok::Colon) return e;  // a plain index
+      parts.push_back(e);
+      mask |= 1;
+    }
+    if (tok_.kind != Tok::Colon) unexpected("an index");
+    bump();
+    if (!part_ends()) {
+      parts.push_back(expr());
+      mask |= 2;
+    }
+    if (tok_.kind == Tok::Colon) {
+      bump();
+      if (!part_ends()) {
+        parts.push_back(expr());
+        mask |= 4;
+      }
+    }
+    n.kind = NodeKind::Slice;
+    n.number = mask;
+    return add(n, parts, t);
   }
 
   Built primary() {

@@ -35,6 +35,12 @@ enum class NodeKind : uint8_t {
   Binary,   // op, two children
   Call,     // text = callee, children = arguments (Keyword nodes for name=value)
   Keyword,  // text = keyword, one child
+  // indexing: x[1:3, ::-1, None, ..., 0]
+  Subscript,  // children = the indexed expression, then one child per index item
+  Slice,      // start:stop:step; number = bit mask of the parts present (1 start, 2 stop,
+              // 4 step), children = those parts in order
+  Ellipsis,   // ...
+  NewAxis,    // None or newaxis as an index item
 };
 
 enum class Op : uint8_t {

@@ -251,6 +251,7 @@ Value Session::eval(const Program& p, int32_t index, Scope& scope) {
       }
     }
     case NodeKind::Call: return eval_call(p, n, scope);
+    case NodeKind::Apply: return eval_apply(p, n, scope);  // transforms.cpp
     case NodeKind::Keyword: fail(n, "unexpected keyword argument");
   }
   fail(n, "cannot evaluate this");

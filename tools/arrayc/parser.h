@@ -35,6 +35,7 @@ enum class NodeKind : uint8_t {
   Binary,   // op, two children
   Call,     // text = callee, children = arguments (Keyword nodes for name=value)
   Keyword,  // text = keyword, one child
+  Apply,    // f(...)(args): children = the Call that makes the function, then the arguments (transforms)
 };
 
 enum class Op : uint8_t {

@@ -413,6 +413,16 @@ TEST(Vmap, PerExampleGradients) {
   EXPECT_TRUE(close(host(jg), host(g), 1e-12, 1e-12));
 }
 
+// grad of a vmapped function: the batch's sum of per-example losses differentiated at once.
+TEST(Vmap, GradOfVmap) {
+  Array w = f64({4, 3}, 1), xs = f64({6, 4}, 2);
+  auto per = [](const Array& w, const Array& x) { return sum(arrayc::sin(dot(x, w))); };
+  auto batched = vmap(per, {not_mapped, 0});
+  Array g = grad([&](const Array& w, const Array& x) { return sum(batched(w, x)); })(w, xs);
+  Array want = grad([&](const Array& w, const Array& x) { return sum(arrayc::sin(matmul(x, w))); })(w, xs);
+  EXPECT_TRUE(close(host(g), host(want), 1e-12, 1e-12));
+}
+
 // jit(vmap(f)) is one program of as many kernels as f's own, not a loop.
 TEST(Vmap, JitOfVmapIsOneProgram) {
   Array m = random_array(DType::Float32, {150, 100}, 1), vs = random_array(DType::Float32, {10, 100}, 2);

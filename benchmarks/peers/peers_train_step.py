@@ -3,9 +3,14 @@ cross-entropy at batch 256 (forward, backward, update), as jax.jit(value_and_gra
 torch.compile, on the CPU and on the GPU where there is one. Also the first call (trace +
 compile + run) of each, in this process. The model is examples/mlp.h's: relu(x w1 + b1) w2 + b2,
 weights ~ N(0, 0.05) and N(0, 0.1), lr 0.1, float32, TF32 off (full float32 products).
-Prints 'workload | peer | median ms' lines, as the other peer scripts.
+Prints '{tag:30s} {peer:30s} {ms:10.4f} ms' lines, the format arrayc-bench's --gpu-peers-script
+reads (tag 'W11 MLP step b256 f32' is case W11-f32; a '<peer> first call' line becomes that
+peer row's first_call_ms). Peer names carry '(cpu)' when DEVICES includes cpu, so run the GPU
+part alone to attach it to the harness's GPU rows:
 
-    python3 benchmarks/peers/peers_train_step.py            # every peer and device available
+    DEVICES=gpu build/benchmarks/arrayc-bench --device gpu --workload W11 \
+        --gpu-peers-script benchmarks/peers/peers_train_step.py
+    DEVICES=cpu python3 benchmarks/peers/peers_train_step.py       # the CPU peers, by hand
     ONLY=jax DEVICES=cpu python3 benchmarks/peers/peers_train_step.py
 """
 import os
@@ -15,6 +20,11 @@ import numpy as np
 
 ONLY = os.environ.get("ONLY", "jax,torch").split(",")
 DEVICES = os.environ.get("DEVICES", "cpu,gpu").split(",")
+SUFFIX = "" if DEVICES == ["gpu"] else None  # peer names without the device when only the GPU runs
+
+
+def name(peer, device):
+    return peer if SUFFIX == "" else f"{peer} ({device})"
 B, D, H, C, LR = 256, 784, 256, 10, 0.1
 
 
@@ -31,7 +41,7 @@ def med(fn, reps=51, warm=5):
 
 
 def rec(peer, ms, what="W11 MLP step b256 f32"):
-    print(f"{what:26s} | {peer:34s} | {ms:10.3f} ms", flush=True)
+    print(f"{what:30s} {peer:30s} {ms:10.4f} ms", flush=True)
 
 
 def guard(name, fn):
@@ -75,8 +85,8 @@ def run_jax(device):
     x, onehot = jax.device_put(x, dev), jax.device_put(onehot, dev)
     t = time.perf_counter()
     jax.block_until_ready(step(p, x, onehot))
-    rec(f"jax.jit first call ({device})", (time.perf_counter() - t) * 1e3)
-    rec(f"jax.jit(value_and_grad) ({device})", med(lambda: jax.block_until_ready(step(p, x, onehot))))
+    rec(name("jax.jit first call", device), (time.perf_counter() - t) * 1e3)
+    rec(name("jax.jit(value_and_grad)", device), med(lambda: jax.block_until_ready(step(p, x, onehot))))
 
 
 def run_torch(device):
@@ -99,16 +109,16 @@ def run_torch(device):
         with torch.no_grad():
             return loss, [a - LR * b for a, b in zip((w1, b1, w2, b2), g)]
 
-    for name, fn in (("torch eager", step), ("torch.compile", torch.compile(step))):
+    for peer, fn in (("torch eager", step), ("torch.compile", torch.compile(step))):
         t = time.perf_counter()
         fn(*p, x, onehot)
         sync()
-        rec(f"{name} first call ({device})", (time.perf_counter() - t) * 1e3)
+        rec(name(f"{peer} first call", device), (time.perf_counter() - t) * 1e3)
 
         def once():
             fn(*p, x, onehot)
             sync()
-        rec(f"{name} ({device})", med(once))
+        rec(name(peer, device), med(once))
 
 
 for dev in DEVICES:

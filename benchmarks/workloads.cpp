@@ -8,6 +8,7 @@
 #include "baseline.h"
 #include "bench.h"
 #include "check.h"
+#include "mlp.h"  // examples/: the W11 model
 
 namespace bench {
 namespace {
@@ -303,6 +304,69 @@ Case product_case(const char* w, const char* id_size, const char* expr, DType t,
   return c;
 }
 
+// ---- transforms: W6 written per vector with vmap; W11, one training step of an MLP ------------
+
+// W6 as `vmap(M @ v)` over the vectors: batched by the transformation into one product, to set
+// beside the hand-batched row (same inputs, same reference).
+class VmapMatvec : public Product<float> {
+ public:
+  VmapMatvec(Array vs, Array m, bool host) : Product<float>(vs, m, true, false, 1 << 30, host), vs_(vs), mat_(m) {}
+  std::function<Array()> make_arrayc() override {
+    auto mv = [](const Array& m, const Array& v) { return arrayc::matmul(m, v); };
+    return jit_runner(arrayc::vmap(mv, {arrayc::not_mapped, 0}), mat_, vs_);
+  }
+
+ private:
+  Array vs_, mat_;
+};
+
+// W11: one SGD step of examples/mlp.h at batch 256 (forward, backward, update), one jitted call.
+// The checked output is the loss (the interpreter's error bounds cannot follow the gradient's
+// tie tests, x == max(x), through; tests/e2e/transforms*_test.cpp check the gradients); the
+// updated parameters are computed by the same program but not fed back, so every call is the
+// same step.
+class MlpStep : public Instance {
+ public:
+  explicit MlpStep(arrayc::Device d) : p_(mlp::init(1, d)) {
+    std::tie(x_, y_) = mlp::data(256, 7, d);
+    arrayc::eval(p_);
+  }
+  std::function<Array()> make_arrayc() override {
+    auto j = std::make_shared<decltype(arrayc::jit(mlp::sgd_step))>(arrayc::jit(mlp::sgd_step));
+    return [this, j] { return (*j)(p_[0], p_[1], p_[2], p_[3], x_, y_).at(0); };
+  }
+  std::function<void()> make_baseline(const std::string&) override { return nullptr; }
+  Values baseline_values() override { return {}; }
+  Reference reference() override {
+    return reference_from(interpret_with_bounds(mlp::loss(p_[0], p_[1], p_[2], p_[3], x_, y_)), {},
+                          "interpreter on the loss of the step");
+  }
+
+ private:
+  std::vector<Array> p_;
+  Array x_, y_;
+};
+
+void add_transform_cases(std::vector<CaseDef>& v) {
+  Case w6 = product_case("W6", "[10,100] . transpose([150,100])",
+                         "vmap(M @ v) over 10 vectors of 100, M 150x100: batched by the transformation",
+                         DType::Float32, 2.0 * 10 * 150 * 100, 4.0 * (10 * 100 + 150 * 100 + 10 * 150), 4 * 10,
+                         [](arrayc::Device d, bool h) -> std::unique_ptr<Instance> {
+                           return std::make_unique<VmapMatvec>(arrayc::normal({10, 100}, 9, 0.0, 1.0, DType::Float32, d),
+                                                               arrayc::normal({150, 100}, 10, 0.0, 1.0, DType::Float32, d),
+                                                               is_cpu(d) && h);
+                         });
+  w6.id = "W6-vmap-f32";
+  v.push_back({w6, Mode::Both});
+  const double mlp_flops = 3 * 2.0 * 256 * (784 * 256 + 256 * 10);  // forward and two backward products
+  const double mlp_bytes = 4.0 * (3 * (784 * 256 + 256 + 256 * 10 + 10) + 256 * 784 + 256 * 10);
+  Case w11 = product_case("W11", "batch 256", "one SGD step of a 784-256-10 MLP, softmax cross-entropy: forward, backward, update",
+                          DType::Float32, mlp_flops, mlp_bytes, 1 << 12,
+                          [](arrayc::Device d, bool) -> std::unique_ptr<Instance> { return std::make_unique<MlpStep>(d); });
+  w11.baseline_impl.clear();
+  v.push_back({w11, Mode::Both});
+}
+
 std::vector<CaseDef> make_cases() {
   using arrayc::Device;
   const char* w1 = "cos(x)**2 + sin(x)**2, x = arange(n)";
@@ -395,6 +459,7 @@ std::vector<CaseDef> make_cases() {
     };
     v.push_back({c, mode});
   }
+  add_transform_cases(v);  // transforms: W6 with vmap, W11
   return v;
 }
 

@@ -6,7 +6,7 @@ set -euo pipefail
 cd "$(dirname "${BASH_SOURCE[0]}")/.."
 
 scripts/install-deps.sh
-scripts/build.sh arrayc arrayc-tool arrayc-demo arrayc-bench
+scripts/build.sh arrayc arrayc-tool arrayc-demo arrayc-bench arrayc-train-mlp
 echo
 status=0
 build/tools/demo/arrayc-demo "$@" || status=$?
@@ -15,6 +15,7 @@ cat <<'NEXT'
 Next:
   build/tools/arrayc/arrayc          the REPL (docs/repl.md): x = arange(10.0); :fused sum(x * x)
   scripts/bench.sh --quick           the benchmark harness (docs/benchmarks.md), output in build/bench/
+  build/examples/arrayc-train-mlp    an MLP trained with grad and jit, printing its loss curve (docs/transforms.md)
   scripts/test.sh                    the test suite
 NEXT
 exit "$status"

@@ -10,3 +10,4 @@
 #include "arrayc/jit.h"
 #include "arrayc/math.h"
 #include "arrayc/ops.h"
+#include "arrayc/transforms.h"

@@ -260,6 +260,7 @@ Value Session::eval(const Program& p, int32_t index, Scope& scope) {
       }
     }
     case NodeKind::Call: return eval_call(p, n, scope);
+    case NodeKind::Apply: return eval_apply(p, n, scope);  // transforms.cpp
     case NodeKind::Keyword: fail(n, "unexpected keyword argument");
     case NodeKind::Subscript: return eval_subscript(p, n, scope);
     case NodeKind::Slice: case NodeKind::Ellipsis: case NodeKind::NewAxis:

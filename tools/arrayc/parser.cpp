@@ -704,7 +704,21 @@ class Parser {
         NestGuard g(*this, tok_);
         bump();
         std::vector<Built> args = arguments(Tok::RParen, "')' or ',' after an argument", true);
-        return add(n, args, t);
+        Built call = add(n, args, t);
+        // transforms: grad(f)(x), vmap(f)(xs): a call of the function a call returns
+        while (tok_.kind == Tok::LParen) {
+          Token open = tok_;
+          NestGuard ga(*this, tok_);
+          bump();
+          std::vector<Built> more{call};
+          for (const Built& b : arguments(Tok::RParen, "')' or ',' after an argument", false)) more.push_back(b);
+          Node a;
+          a.kind = NodeKind::Apply;
+          a.pos = n.pos;
+          a.text = name;
+          call = add(a, more, open);
+        }
+        return call;
       }
       case Tok::LParen: {
         NestGuard g(*this, t);

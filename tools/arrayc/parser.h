@@ -41,6 +41,7 @@ enum class NodeKind : uint8_t {
               // 4 step), children = those parts in order
   Ellipsis,   // ...
   NewAxis,    // None or newaxis as an index item
+  Apply,    // f(...)(args): children = the Call that makes the function, then the arguments (transforms)
 };
 
 enum class Op : uint8_t {

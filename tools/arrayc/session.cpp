@@ -145,6 +145,7 @@ bool Session::run(std::shared_ptr<const Program> prog, const std::string& filena
           todo.pop_back();
           for (uint32_t k = 0; k < n.count; ++k) todo.push_back(static_cast<int32_t>(prog->child(n, k)));
           if (n.kind == NodeKind::Name && !dtype_from_name(n.text) &&
+              !defs_.count(std::string(n.text)) &&  // transforms: grad(f)(x) inside a def names f
               std::find(s.params.begin(), s.params.end(), n.text) == s.params.end())
             fail(n, "unknown name '" + std::string(n.text) + "' in def " + d->name +
                         ": a def sees only its parameters" +
@@ -253,7 +254,7 @@ Stages Session::inspect_expr(const Program& p, int32_t expr) {
       }
     }
   }
-  scope.root = &root;
+  if (root.kind != NodeKind::Apply) scope.root = &root;  // grad(f)(x) and vmap(f)(x): their graph, not their value
   Value v = eval(p, expr, scope);
   if (v.kind == Value::Kind::Weak) v = array_value(strong(v));
   if (v.kind != Value::Kind::Array) fail(root, std::string("no stages for ") + kind_name(v) + ": it is not an array");

@@ -91,6 +91,8 @@ class Session {
   Value eval_call(const lang::Program& p, const lang::Node& n, Scope& scope);
   Value eval_list(const lang::Program& p, const lang::Node& n, Scope& scope);
   Value eval_subscript(const lang::Program& p, const lang::Node& n, Scope& scope);  // indexing
+  Value eval_apply(const lang::Program& p, const lang::Node& n, Scope& scope);  // transforms.cpp
+  detail::ArrayFn transformed(const lang::Program& p, const lang::Node& maker, const std::vector<Value>& pattern, Scope& scope);
   Value call_def(const lang::Node& at, Def& def, std::vector<Value> args, Scope& scope);
   Value call_jit(Def& def, const std::vector<Value>& args);
   Value def_body(const Def& def, std::map<std::string, Value> locals, std::vector<const Def*> stack);

@@ -1,0 +1,230 @@
+// The rule table: per op, its gradient (reverse mode) and batching (vmap) rule. One line per op;
+// an op of ops.def missing here has no rules, and grad or vmap through it raises arrayc::Error
+// naming it (tests/unit/transforms_test.cpp lists which ops have which rules).
+//
+// Conventions (rules.h): an elementwise node's inputs already have its shape and dtype (the
+// builders made broadcasts and casts explicit nodes, which have rules of their own), so
+// elementwise gradients never undo broadcasting themselves: the Broadcast rule sums. Batched
+// values carry the batch along axis 0.
+#include "transforms/rules.h"
+
+#include <array>
+#include <numeric>
+#include <utility>
+
+#include "arrayc/ops.h"
+#include "ir/build.h"
+
+namespace arrayc::detail {
+namespace {
+
+using Cts = std::vector<std::optional<Array>>;
+
+// ---- Gradient helpers -----------------------------------------------------------------------
+
+Array scalar(double v, const Array& like) { return full({}, v, like.dtype(), like.device()); }
+
+// The cotangent of a reduction's output spread back over its input's shape.
+Array unreduce(const Node& n, const Array& g, const Array& x) {
+  Shape keep = x.shape();
+  for (int64_t a : n.ints) keep[a] = 1;
+  return broadcast_to(reshape(g, keep), x.shape());
+}
+
+int64_t reduced_count(const Node& n, const Array& x) {
+  int64_t c = 1;
+  for (int64_t a : n.ints) c *= x.shape()[a];
+  return c;
+}
+
+// The last two axes swapped (a matrix product's operand transposed).
+Array swap_last(const Array& a) {
+  std::vector<int64_t> p(a.ndim());
+  std::iota(p.begin(), p.end(), 0);
+  std::swap(p[p.size() - 1], p[p.size() - 2]);
+  return transpose(a, p);
+}
+
+// JAX's _balanced_eq: 1 where x is the chosen value z alone, 0.5 where x and y tie, else 0.
+Array balanced_eq(const Array& x, const Array& z, const Array& y) {
+  return where(x == z, where(y == z, scalar(0.5, z), scalar(1, z)), scalar(0, z));
+}
+
+// max/min: the cotangent split evenly between the elements equal to the result.
+Cts chooser_vjp(const VjpArgs& a) {
+  const Array& x = a.x[0];
+  Array mask = cast(x == unreduce(a.n, a.y, x), x.dtype());
+  Array count = unreduce(a.n, sum(mask, a.n.ints, false), x);
+  return {unreduce(a.n, a.g, x) * mask / count};
+}
+
+// prod: the product of the other elements, exact where the input holds zeros.
+Cts prod_vjp(const VjpArgs& a) {
+  const Array& x = a.x[0];
+  Array zero = x == scalar(0, x);
+  Array zeros = unreduce(a.n, sum(cast(zero, x.dtype()), a.n.ints, false), x);
+  Array rest = unreduce(a.n, prod(where(zero, scalar(1, x), x), a.n.ints, false), x);
+  Array others = where(zero, where(zeros == scalar(1, x), rest, scalar(0, x)),
+                       where(zeros == scalar(0, x), rest / x, scalar(0, x)));
+  return {unreduce(a.n, a.g, x) * others};
+}
+
+Cts no_gradient(const VjpArgs& a) { return Cts(a.x.size()); }
+
+// ---- Batching helpers -----------------------------------------------------------------------
+
+Shape batched_shape(int64_t size, const Shape& s) {
+  Shape b{size};
+  b.insert(b.end(), s.begin(), s.end());
+  return b;
+}
+
+std::vector<int64_t> shifted(const std::vector<int64_t>& axes) {
+  std::vector<int64_t> r;
+  for (int64_t a : axes) r.push_back(a + 1);
+  return r;
+}
+
+// Unbatched inputs broadcast against batched ones (numpy aligns shapes on the right).
+Array batch_elementwise(const BatchArgs& b) {
+  if (b.n.op == Op::Cast) return cast(b.x[0], b.n.dtype);
+  std::vector<NodeRef> in;
+  for (const Array& x : b.x) in.push_back(x.node());
+  return Array(make_elementwise(b.n.op, in));
+}
+
+Array batch_reduce(const BatchArgs& b) {
+  return Array(make_reduce(b.n.op, b.x[0].node(), shifted(b.n.ints), false));
+}
+
+// A product per example: [m,k] x [k,n] (or [c,m,k] x [c,k,n]) with the batch in front of either.
+Array batch_dot(const BatchArgs& b) {
+  const Array &a = b.x[0], &c = b.x[1];
+  int64_t B = b.size;
+  if (b.n.rank() == 2 && !b.batched[1]) {  // the batch joins a's rows: one product
+    int64_t m = a.shape()[1], k = a.shape()[2];
+    return reshape(matmul(reshape(a, {B * m, k}), c), {B, m, c.shape()[1]});
+  }
+  if (b.n.rank() == 2 && !b.batched[0]) {  // the batch joins c's columns: one product
+    int64_t k = c.shape()[1], n = c.shape()[2], m = a.shape()[0];
+    Array cols = reshape(transpose(c, {1, 0, 2}), {k, B * n});
+    return transpose(reshape(matmul(a, cols), {m, B, n}), {1, 0, 2});
+  }
+  // Both batched, or a batch of products per example: matmul's batch dims (it broadcasts).
+  return matmul(a, c);
+}
+
+// ---- The table ------------------------------------------------------------------------------
+
+struct Entry {
+  Op op;
+  OpRules rules;
+};
+
+const Entry kTable[] = {
+    // Elementwise, unary
+    {Op::Neg, {[](const VjpArgs& a) -> Cts { return {-a.g}; }, batch_elementwise}},
+    {Op::Not, {no_gradient, batch_elementwise}},
+    {Op::Abs, {[](const VjpArgs& a) -> Cts {  // sign(x): 0 at 0, as JAX
+                 const Array& x = a.x[0];
+                 return {a.g * where(x > scalar(0, x), scalar(1, x), where(x < scalar(0, x), scalar(-1, x), scalar(0, x)))};
+               }, batch_elementwise}},
+    {Op::Exp, {[](const VjpArgs& a) -> Cts { return {a.g * a.y}; }, batch_elementwise}},
+    {Op::Log, {[](const VjpArgs& a) -> Cts { return {a.g / a.x[0]}; }, batch_elementwise}},
+    {Op::Sin, {[](const VjpArgs& a) -> Cts { return {a.g * cos(a.x[0])}; }, batch_elementwise}},
+    {Op::Cos, {[](const VjpArgs& a) -> Cts { return {-(a.g * sin(a.x[0]))}; }, batch_elementwise}},
+    {Op::Tanh, {[](const VjpArgs& a) -> Cts { return {a.g * (1 - a.y * a.y)}; }, batch_elementwise}},
+    {Op::Sqrt, {[](const VjpArgs& a) -> Cts { return {a.g * 0.5 / a.y}; }, batch_elementwise}},
+    {Op::Cast, {[](const VjpArgs& a) -> Cts {  // back to the input's dtype; none into integers
+                  if (!is_float(a.x[0].dtype())) return {std::nullopt};
+                  return {cast(a.g, a.x[0].dtype())};
+                }, batch_elementwise}},
+    // Elementwise, binary
+    {Op::Add, {[](const VjpArgs& a) -> Cts { return {a.g, a.g}; }, batch_elementwise}},
+    {Op::Sub, {[](const VjpArgs& a) -> Cts { return {a.g, -a.g}; }, batch_elementwise}},
+    {Op::Mul, {[](const VjpArgs& a) -> Cts { return {a.g * a.x[1], a.g * a.x[0]}; }, batch_elementwise}},
+    {Op::Div, {[](const VjpArgs& a) -> Cts { return {a.g / a.x[1], -(a.g * a.y) / a.x[1]}; }, batch_elementwise}},
+    {Op::Pow, {[](const VjpArgs& a) -> Cts {  // JAX's: 0 where the exponent is 0; log(1) where the base is 0
+                 const Array &x = a.x[0], &e = a.x[1];
+                 Array zero = scalar(0, x), one = scalar(1, x);
+                 Array dx = where(e == zero, zero, e * pow(x, e - one));
+                 Array de = log(where(x == zero, one, x)) * a.y;
+                 return {a.g * dx, a.g * de};
+               }, batch_elementwise}},
+    {Op::Maximum, {[](const VjpArgs& a) -> Cts {
+                     return {a.g * balanced_eq(a.x[0], a.y, a.x[1]), a.g * balanced_eq(a.x[1], a.y, a.x[0])};
+                   }, batch_elementwise}},
+    {Op::Minimum, {[](const VjpArgs& a) -> Cts {
+                     return {a.g * balanced_eq(a.x[0], a.y, a.x[1]), a.g * balanced_eq(a.x[1], a.y, a.x[0])};
+                   }, batch_elementwise}},
+    {Op::Eq, {no_gradient, batch_elementwise}},
+    {Op::Ne, {no_gradient, batch_elementwise}},
+    {Op::Lt, {no_gradient, batch_elementwise}},
+    {Op::Le, {no_gradient, batch_elementwise}},
+    {Op::Gt, {no_gradient, batch_elementwise}},
+    {Op::Ge, {no_gradient, batch_elementwise}},
+    {Op::And, {no_gradient, batch_elementwise}},
+    {Op::Or, {no_gradient, batch_elementwise}},
+    // Elementwise, ternary
+    {Op::Where, {[](const VjpArgs& a) -> Cts {
+                   const Array& c = a.x[0];
+                   Array zero = scalar(0, a.g);
+                   return {std::nullopt, where(c, a.g, zero), where(c, zero, a.g)};
+                 }, batch_elementwise}},
+    // Views
+    {Op::Reshape, {[](const VjpArgs& a) -> Cts { return {reshape(a.g, a.x[0].shape())}; },
+                   [](const BatchArgs& b) { return reshape(b.x[0], batched_shape(b.size, b.n.shape)); }}},
+    {Op::Transpose, {[](const VjpArgs& a) -> Cts {
+                       std::vector<int64_t> inv(a.n.ints.size());
+                       for (size_t d = 0; d < inv.size(); ++d) inv[a.n.ints[d]] = static_cast<int64_t>(d);
+                       return {transpose(a.g, inv)};
+                     },
+                     [](const BatchArgs& b) {
+                       std::vector<int64_t> p{0};
+                       for (int64_t d : b.n.ints) p.push_back(d + 1);
+                       return transpose(b.x[0], p);
+                     }}},
+    {Op::Broadcast, {[](const VjpArgs& a) -> Cts {  // broadcasting undone by a sum
+                       const Array& x = a.x[0];
+                       std::vector<int64_t> axes;
+                       for (int64_t d = 0; d < x.ndim(); ++d)
+                         if (x.shape()[d] != a.n.shape[d]) axes.push_back(d);
+                       return {sum(a.g, axes, true)};
+                     },
+                     [](const BatchArgs& b) { return broadcast_to(b.x[0], batched_shape(b.size, b.n.shape)); }}},
+    // Reductions
+    {Op::Sum, {[](const VjpArgs& a) -> Cts { return {unreduce(a.n, a.g, a.x[0])}; }, batch_reduce}},
+    {Op::Mean, {[](const VjpArgs& a) -> Cts {
+                  return {unreduce(a.n, a.g, a.x[0]) / scalar(static_cast<double>(reduced_count(a.n, a.x[0])), a.g)};
+                }, batch_reduce}},
+    {Op::Max, {chooser_vjp, batch_reduce}},
+    {Op::Min, {chooser_vjp, batch_reduce}},
+    {Op::Prod, {prod_vjp, batch_reduce}},
+    // Contraction: [c?, m, k] x [c?, k, n]
+    {Op::Dot, {[](const VjpArgs& a) -> Cts {
+                 return {matmul(a.g, swap_last(a.x[1])), matmul(swap_last(a.x[0]), a.g)};
+               }, batch_dot}},
+    // Copy
+    {Op::Copy, {[](const VjpArgs& a) -> Cts { return {a.g}; },
+                [](const BatchArgs& b) { return Array(make_copy(b.x[0].node())); }}},
+};
+
+constexpr size_t kNumOps = 0
+#define ARRAYC_OP(name, printed, api, arity, kind) +1
+#include "ir/ops.def"
+    ;
+
+}  // namespace
+
+OpRules& op_rules_for_testing(Op op) {
+  static std::array<OpRules, kNumOps> table = [] {
+    std::array<OpRules, kNumOps> t{};
+    for (const Entry& e : kTable) t[static_cast<size_t>(e.op)] = e.rules;
+    return t;
+  }();
+  return table[static_cast<size_t>(op)];
+}
+
+const OpRules& op_rules(Op op) { return op_rules_for_testing(op); }
+
+}  // namespace arrayc::detail

@@ -16,15 +16,20 @@ namespace {
 // PTX made without a GPU picks product tiles as for an H100/H200 (132 SMs).
 constexpr int kAssumedSMs = 132;
 
-// A PTX module loaded on one device, and its kernel.
+// PTX for one architecture. It is compiled (by LLVM) once per architecture, not per device:
+// GPUs of one kind share the cache entry, and each loads the PTX into its own context when a
+// launch on it is planned (cuda::load keeps the module per device).
 struct GpuBinary : Binary {
   PtxKernel ptx;
-  const cuda::Function* fn = nullptr;
 };
 
 const GpuBinary& gpu_binary(const Binary& b) { return static_cast<const GpuBinary&>(b); }
 
-std::string target_of(Device d) { return d.str() + " sm_" + std::to_string(cuda::device_info(d.index).sm()); }
+// The binary's kernel, loaded on d.
+const cuda::Function& function(const GpuBinary& g, Device d) { return cuda::load(d.index, g.ptx.ptx, g.ptx.entry); }
+
+// The kind of GPU, not which one: the cache key's target.
+std::string target_of(Device d) { return "cuda sm_" + std::to_string(cuda::device_info(d.index).sm()); }
 
 // A unit compiled to PTX by `emit` (for the device's architecture) and loaded on d; `text` is
 // its cache key's core and what the stages show as its kernel.
@@ -38,14 +43,14 @@ CompileUnit gpu_unit(Device d, std::string options, std::string name, std::strin
     auto g = std::make_unique<GpuBinary>();
     auto start = std::chrono::steady_clock::now();
     g->ptx = emit(cuda::device_info(d.index).sm());
-    g->fn = &cuda::load(d.index, g->ptx.ptx, g->ptx.entry);
+    function(*g, d);  // the driver's verdict on the PTX belongs to the compile
     g->name = g->ptx.entry;
     g->compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     return std::unique_ptr<Binary>(std::move(g));
   };
   u.stages = [d, name = std::move(name), text = u.text](const Binary& b) {
     const GpuBinary& g = gpu_binary(b);
-    const cuda::Function& f = *g.fn;
+    const cuda::Function& f = function(g, d);
     StageTexts st;
     st.name = name;
     st.kernel = text;
@@ -82,8 +87,8 @@ CompileUnit gemm_unit(Device d, const GemmKernel& gk) {
 // A kernel step in one launch.
 class KernelLaunch final : public Launch {
  public:
-  KernelLaunch(int dev, const KernelStep& ks, const GpuBinary& g, PtxLaunchConfig c)
-      : dev_(dev), ks_(ks), fn_(*g.fn), c_(c) {}
+  KernelLaunch(Device d, const KernelStep& ks, const GpuBinary& g, PtxLaunchConfig c)
+      : dev_(d.index), ks_(ks), fn_(function(g, d)), c_(c) {}
   void run(const std::vector<void*>& ptrs) const override {
     counters().kernel_launches++;
     PtxArgs a(ks_.kernel, ptrs, ks_.launch.params, 0, ks_.launch.parallel_extent);
@@ -101,9 +106,10 @@ class KernelLaunch final : public Launch {
 // partials into a scratch buffer, then the combine kernel, both compiled when planned.
 class SplitLaunch final : public Launch {
  public:
-  SplitLaunch(int dev, const KernelStep& ks, const GpuBinary& g, PtxLaunchConfig c, ReductionSplit split,
+  SplitLaunch(Device d, const KernelStep& ks, const GpuBinary& g, PtxLaunchConfig c, ReductionSplit split,
               const GpuBinary& comb, PtxLaunchConfig cc)
-      : dev_(dev), ks_(ks), fn_(*g.fn), c_(c), split_(std::move(split)), comb_(*comb.fn), cc_(cc) {}
+      : dev_(d.index), ks_(ks), fn_(function(g, d)), c_(c), split_(std::move(split)), comb_(function(comb, d)),
+        cc_(cc) {}
   void run(const std::vector<void*>& ptrs) const override {
     counters().kernel_launches++;
     const Kernel& k = ks_.kernel;
@@ -131,8 +137,8 @@ class SplitLaunch final : public Launch {
 // A float product: the generated tiled kernel.
 class GemmLaunch final : public Launch {
  public:
-  GemmLaunch(int dev, const GemmProblem& p, const GemmKernel& gk, const GpuBinary& g)
-      : dev_(dev), fn_(*g.fn), grid_(gemm_grid(gk, p)), block_(static_cast<unsigned>(gk.tile.threads())),
+  GemmLaunch(Device d, const GemmProblem& p, const GemmKernel& gk, const GpuBinary& g)
+      : dev_(d.index), fn_(function(g, d)), grid_(gemm_grid(gk, p)), block_(static_cast<unsigned>(gk.tile.threads())),
         v_{p.m, p.n, p.k, p.batch, p.a_rs, p.a_cs, p.a_bs, p.b_rs, p.b_cs, p.b_bs} {}
   void run(const std::vector<void*>& ptrs) const override {
     counters().kernel_launches++;
@@ -201,17 +207,17 @@ class CudaBackend final : public Backend {
       GemmProblem p = problem(*dot, ctx);
       if (p.m == 0 || p.n == 0 || p.batch == 0) return nullptr;
       GemmKernel gk = choose_gemm(p, sms);
-      return std::make_unique<GemmLaunch>(d.index, p, gk, gpu_binary(c.get(gemm_unit(d, gk))));
+      return std::make_unique<GemmLaunch>(d, p, gk, gpu_binary(c.get(gemm_unit(d, gk))));
     }
     const auto& ks = std::get<KernelStep>(step.op);
     if (ks.launch.parallel_extent == 0) return nullptr;
     const GpuBinary& g = gpu_binary(c.get(kernel_unit(d, ks.kernel, ctx.user)));
     PtxLaunchConfig cfg = ptx_launch_config(ks.kernel, g.ptx, ks.launch, sms);
-    if (cfg.chunks == 1) return std::make_unique<KernelLaunch>(d.index, ks, g, cfg);
+    if (cfg.chunks == 1) return std::make_unique<KernelLaunch>(d, ks, g, cfg);
     ReductionSplit split = split_reduction(ks.kernel, ks.launch, cfg.chunks);
     const GpuBinary& comb = gpu_binary(c.get(kernel_unit(d, split.combine, EmitOptions{})));
     PtxLaunchConfig cc = ptx_launch_config(split.combine, comb.ptx, split.second, sms);
-    return std::make_unique<SplitLaunch>(d.index, ks, g, cfg, std::move(split), comb, cc);
+    return std::make_unique<SplitLaunch>(d, ks, g, cfg, std::move(split), comb, cc);
   }
 
   std::vector<StageTexts> stages(const Step& step, const Schedule& s, Device d, const PlanContext& ctx,

@@ -61,7 +61,7 @@ std::map<std::string, double> run_peers(const std::string& script) {
       parts.push_back(t);
     }
     if (parts.size() != 3) continue;
-    std::string key = parts[0].empty() ? last + " / " + parts[1] : parts[0];
+    std::string key = !parts[0].empty() ? parts[0] : parts[1].empty() ? last : last + " / " + parts[1];
     if (!parts[0].empty()) last = parts[0];
     out[key + " [" + parts[2].substr(parts[2].find(' ') + 1) + "]"] = std::atof(parts[2].c_str());
   }
@@ -110,7 +110,7 @@ int main(int argc, char** argv) {
     {
       Array a = full({n}, 1.0, DType::Float32, g0).eval();
       double ms = median_ms([&] { a.to(g1).eval(); }, reps);
-      row("peer copy 1 GiB gpu0->gpu1 (GB/s)", 4.0 * n / ms / 1e6, "GB/s", p("peer copy 1 GiB gpu0->gpu1 / [GB/s]"),
+      row("peer copy 1 GiB gpu0->gpu1 (GB/s)", 4.0 * n / ms / 1e6, "GB/s", p("peer copy 1 GiB gpu0->gpu1 [GB/s]"),
           ">= 0.9");
       setenv("ARRAYC_PEER_ACCESS", "0", 1);
       ms = median_ms([&] { a.to(g1).eval(); }, std::max(3, reps / 4), 1);

@@ -2,9 +2,11 @@
 
 #include <dlfcn.h>
 
+#include <chrono>
 #include <climits>
 #include <cstdlib>
 #include <mutex>
+#include <thread>
 #include <vector>
 
 #include "arrayc/error.h"
@@ -31,11 +33,12 @@ struct Library {
   X(MPI_Comm_size, int, Handle, int*)                                                      \
   X(MPI_Comm_set_errhandler, int, Handle, Handle)                                          \
   X(MPI_Error_string, int, int, char*, int*)                                               \
-  X(MPI_Allreduce, int, const void*, void*, int, Handle, Handle, Handle)                   \
-  X(MPI_Allgather, int, const void*, int, Handle, void*, int, Handle, Handle)              \
-  X(MPI_Reduce_scatter_block, int, const void*, void*, int, Handle, Handle, Handle)        \
-  X(MPI_Bcast, int, void*, int, Handle, int, Handle)                                       \
-  X(MPI_Barrier, int, Handle)
+  X(MPI_Iallreduce, int, const void*, void*, int, Handle, Handle, Handle, Handle*)         \
+  X(MPI_Iallgather, int, const void*, int, Handle, void*, int, Handle, Handle, Handle*)    \
+  X(MPI_Ireduce_scatter_block, int, const void*, void*, int, Handle, Handle, Handle, Handle*) \
+  X(MPI_Ibcast, int, void*, int, Handle, int, Handle, Handle*)                             \
+  X(MPI_Ibarrier, int, Handle, Handle*)                                                    \
+  X(MPI_Test, int, Handle*, int*, void*)
 #define ARRAYC_MPI_MEMBER(name, ret, ...) ret (*name)(__VA_ARGS__) = nullptr;
   ARRAYC_MPI_FUNCTIONS(ARRAYC_MPI_MEMBER)
 #undef ARRAYC_MPI_MEMBER
@@ -43,6 +46,8 @@ struct Library {
   Handle byte = nullptr, u8 = nullptr, i32 = nullptr, i64 = nullptr, f32 = nullptr, f64 = nullptr;
   Handle sum = nullptr, prod = nullptr, max = nullptr, min = nullptr;
   int rank = 0, size = 1;
+  std::mutex mu;                  // abandoned
+  std::vector<Handle> abandoned;  // collectives that timed out, still pending
 
   Library() {
     std::string path = mpi_library_setting();
@@ -86,11 +91,14 @@ struct Library {
         reason = "MPI_Init_thread failed: " + error_text(r);
         return;
       }
+      // MPI_Finalize waits for pending collectives: it is skipped (rather than hang) when one
+      // that timed out is still pending after a last second.
       std::atexit([] {
         Library& l = *instance();
         int finalized = 0;
         l.MPI_Finalized(&finalized);
-        if (!finalized) l.MPI_Finalize();
+        if (finalized || !l.settle(std::chrono::seconds(1))) return;
+        l.MPI_Finalize();
       });
     }
     MPI_Comm_set_errhandler(world, errors_return);
@@ -108,6 +116,21 @@ struct Library {
   void check(int r, const std::string& what) const {
     if (r != kSuccess) throw Error(what + " failed (rank " + std::to_string(rank) + " of " + std::to_string(size) +
                                    "): " + error_text(r));
+  }
+
+  // Whether every abandoned collective completes within `within`.
+  bool settle(std::chrono::milliseconds within) {
+    std::lock_guard<std::mutex> lock(mu);
+    auto deadline = std::chrono::steady_clock::now() + within;
+    for (Handle& req : abandoned) {
+      for (int done = 0; !done;) {
+        if (MPI_Test(&req, &done, nullptr) != kSuccess) return false;
+        if (!done && std::chrono::steady_clock::now() > deadline) return false;
+        if (!done) std::this_thread::sleep_for(std::chrono::microseconds(100));
+      }
+    }
+    abandoned.clear();
+    return true;
   }
 
   static Library*& instance() {
@@ -148,6 +171,29 @@ Handle op_of(Library& l, Op op) {
   return l.sum;
 }
 
+// Waits for a nonblocking collective by polling, so that a process that never joins it ends the
+// call after ARRAYC_COLLECTIVE_TIMEOUT seconds with arrayc::Error rather than a hang (MPI cannot
+// cancel a collective: the request is kept, and MPI_Finalize skipped at exit if it never ends).
+// `req` is a reference: the call that starts the collective, and sets it, may be an argument.
+void wait(Library& l, int started, Handle& req, const std::string& what) {
+  l.check(started, what);
+  int64_t seconds = collective_timeout_setting();
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(seconds);
+  for (int spins = 0;; ++spins) {
+    int done = 0;
+    l.check(l.MPI_Test(&req, &done, nullptr), what + ": MPI_Test");
+    if (done) return;
+    if (std::chrono::steady_clock::now() > deadline) {
+      std::lock_guard<std::mutex> lock(l.mu);
+      l.abandoned.push_back(req);
+      throw Error(what + " did not finish within ARRAYC_COLLECTIVE_TIMEOUT=" + std::to_string(seconds) +
+                  " seconds (process " + std::to_string(l.rank) + " of " + std::to_string(l.size) +
+                  "; did another process not call it?)");
+    }
+    if (spins > 2000) std::this_thread::sleep_for(std::chrono::microseconds(50));
+  }
+}
+
 int count_of(size_t count, const std::string& what) {
   if (count > static_cast<size_t>(INT_MAX))
     throw Error(what + ": " + std::to_string(count) + " elements is more than MPI's int count allows (" +
@@ -162,33 +208,37 @@ int size() { return loaded("process count").size; }
 
 void all_reduce(const void* send, void* recv, size_t count, DType t, Op op, const std::string& what) {
   Library& l = loaded(what);
-  l.check(l.MPI_Allreduce(send == recv ? kInPlace : send, recv, count_of(count, what), type_of(l, t, true, op, what),
-                          op_of(l, op), l.world),
-          what + ": MPI_Allreduce");
+  Handle req = nullptr;
+  int r = l.MPI_Iallreduce(send == recv ? kInPlace : send, recv, count_of(count, what), type_of(l, t, true, op, what),
+                           op_of(l, op), l.world, &req);
+  wait(l, r, req, what + ": MPI_Iallreduce");
 }
 
 void all_gather(const void* send, void* recv, size_t count, DType t, const std::string& what) {
   Library& l = loaded(what);
-  Handle type = type_of(l, t, false, Op::Sum, what);
+  Handle type = type_of(l, t, false, Op::Sum, what), req = nullptr;
   int n = count_of(count, what);
-  l.check(l.MPI_Allgather(send, n, type, recv, n, type, l.world), what + ": MPI_Allgather");
+  wait(l, l.MPI_Iallgather(send, n, type, recv, n, type, l.world, &req), req, what + ": MPI_Iallgather");
 }
 
 void reduce_scatter(const void* send, void* recv, size_t count, DType t, Op op, const std::string& what) {
   Library& l = loaded(what);
-  l.check(l.MPI_Reduce_scatter_block(send, recv, count_of(count, what), type_of(l, t, true, op, what), op_of(l, op),
-                                     l.world),
-          what + ": MPI_Reduce_scatter_block");
+  Handle req = nullptr;
+  int r = l.MPI_Ireduce_scatter_block(send, recv, count_of(count, what), type_of(l, t, true, op, what), op_of(l, op),
+                                      l.world, &req);
+  wait(l, r, req, what + ": MPI_Ireduce_scatter_block");
 }
 
 void broadcast(void* buf, size_t bytes, int root, const std::string& what) {
   Library& l = loaded(what);
-  l.check(l.MPI_Bcast(buf, count_of(bytes, what), l.byte, root, l.world), what + ": MPI_Bcast");
+  Handle req = nullptr;
+  wait(l, l.MPI_Ibcast(buf, count_of(bytes, what), l.byte, root, l.world, &req), req, what + ": MPI_Ibcast");
 }
 
 void barrier(const std::string& what) {
   Library& l = loaded(what);
-  l.check(l.MPI_Barrier(l.world), what + ": MPI_Barrier");
+  Handle req = nullptr;
+  wait(l, l.MPI_Ibarrier(l.world, &req), req, what + ": MPI_Ibarrier");
 }
 
 }  // namespace arrayc::detail::mpi

@@ -2,7 +2,9 @@
 // libmpi.so.40, or ARRAYC_MPI_LIBRARY), so that one build runs without MPI installed; using
 // it then raises arrayc::Error saying why. MPI is initialized on first use (with
 // MPI_THREAD_MULTIPLE where the library offers it) and finalized at exit. Errors are returned,
-// not fatal (MPI_ERRORS_RETURN), and become arrayc::Error. OpenMPI's ABI: its handles are the
+// not fatal (MPI_ERRORS_RETURN), and become arrayc::Error. Collectives are started nonblocking
+// and polled: one that another process never joins raises arrayc::Error after
+// ARRAYC_COLLECTIVE_TIMEOUT seconds instead of hanging. OpenMPI's ABI: its handles are the
 // addresses of its predefined objects (ompi_mpi_comm_world, ompi_mpi_float, ...).
 #pragma once
 #include <cstddef>

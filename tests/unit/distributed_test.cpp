@@ -14,6 +14,7 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <chrono>
 #include <limits>
 #include <thread>
 
@@ -386,6 +387,29 @@ TEST(Mpi, AGpuCollectiveThatAPeerNeverJoinsEndsInAnError) {
     unsetenv("ARRAYC_COLLECTIVE_TIMEOUT");
   }
   processes::barrier();
+}
+
+}  // namespace
+
+namespace {
+
+// Rank 1 joins a barrier 3 seconds late: rank 0's, with ARRAYC_COLLECTIVE_TIMEOUT=1, raises
+// instead of waiting. The late barrier still completes the pending one, so the job ends cleanly.
+TEST(Mpi, ACpuCollectiveThatAPeerJoinsTooLateRaisesInsteadOfHanging) {
+  ARRAYC_REQUIRE_MPIRUN();
+  processes::barrier();
+  if (processes::rank() == 0) {
+    setenv("ARRAYC_COLLECTIVE_TIMEOUT", "1", 1);
+    EXPECT_ARRAYC_ERROR(processes::barrier(),
+                        "barrier: MPI_Ibarrier did not finish within ARRAYC_COLLECTIVE_TIMEOUT=1 seconds (process 0 of " +
+                            std::to_string(processes::count()) + "; did another process not call it?)");
+    unsetenv("ARRAYC_COLLECTIVE_TIMEOUT");
+  } else {
+    std::this_thread::sleep_for(std::chrono::seconds(3));
+    processes::barrier();  // the one rank 0 gave up on
+  }
+  processes::barrier();
+  EXPECT_EQ(processes::all_reduce(full({}, 1.0, DType::Float64, cpu())).item<double>(), processes::count());
 }
 
 }  // namespace

@@ -16,6 +16,8 @@ PACKAGES=(
   libzstd-dev
   clang-19          # tests/repl: libFuzzer build of the arrayc parser (skipped without it)
   libclang-rt-19-dev
+  openmpi-bin       # mpirun and OpenMPI's libmpi.so.40 (loaded at run time): the tests labelled mpi
+  libopenmpi3
 )
 
 missing=()

@@ -2,6 +2,7 @@
 #pragma once
 #include "arrayc/array.h"
 #include "arrayc/device.h"
+#include "arrayc/distributed.h"
 #include "arrayc/dtype.h"
 #include "arrayc/error.h"
 #include "arrayc/format.h"

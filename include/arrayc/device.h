@@ -28,6 +28,8 @@ void set_default_device(Device d);
 // eval() and a jit call return once they are queued, so time GPU work up to synchronize() (or
 // read a value back). A kernel's failure on the device (an illegal address) is raised here as
 // arrayc::Error. On the CPU, work is done when eval() returns and this does nothing.
-void synchronize(Device d = default_device());
+void synchronize(Device d);
+// Waits for every device this process has used (several GPUs, each with its own stream).
+void synchronize();
 
 }  // namespace arrayc

@@ -26,6 +26,8 @@ void synchronize(Device d) {
   detail::backend_for(d).synchronize(d);
 }
 
+void synchronize() { detail::cuda::synchronize_all(); }
+
 Device gpu(int index) { return detail::checked(Device{Device::Kind::GPU, index}); }
 
 Device default_device() {

@@ -69,6 +69,9 @@ const std::vector<EnvVar>& env_vars() {
       {"ARRAYC_FAST_MATH", "library"},   {"ARRAYC_NUM_THREADS", "library"}, {"ARRAYC_STREAM_BYTES", "library"},
       {"ARRAYC_DEVICE", "library"},      {"ARRAYC_LIBDEVICE", "library"},  {"ARRAYC_GEMM_TILE", "library"},     {"ARRAYC_HOST_CPU", "library"},
       {"ARRAYC_CACHE", "library"},       {"ARRAYC_CACHE_DIR", "library"},  {"ARRAYC_CACHE_MAX_BYTES", "library"},
+      // several GPUs and processes
+      {"ARRAYC_PEER_ACCESS", "library"},         {"ARRAYC_NCCL_LIBRARY", "library"}, {"ARRAYC_MPI_LIBRARY", "library"},
+      {"ARRAYC_COLLECTIVE_TIMEOUT", "library"},
       {"ARRAYC_HISTORY", "tool"},        {"ARRAYC_BENCH_BREAK", "harness"}, {"ARRAYC_REQUIRE_GPU", "tests"},
       // transforms: the JAX reference gradients' tests
       {"ARRAYC_REQUIRE_JAX_DATA", "tests"}, {"ARRAYC_JAX_DATA", "tests"},
@@ -135,5 +138,19 @@ int64_t cache_max_bytes_setting() {
 }
 
 std::string gemm_tile_setting() { return value("ARRAYC_GEMM_TILE"); }
+
+// several GPUs and processes
+bool peer_access_setting() { return flag("ARRAYC_PEER_ACCESS", true); }
+std::string nccl_library_setting() {
+  std::string v = value("ARRAYC_NCCL_LIBRARY");
+  return v.empty() ? "libnccl.so.2" : v;
+}
+std::string mpi_library_setting() {
+  std::string v = value("ARRAYC_MPI_LIBRARY");
+  return v.empty() ? "libmpi.so.40" : v;
+}
+int64_t collective_timeout_setting() {
+  return integer("ARRAYC_COLLECTIVE_TIMEOUT", 1, 86400, " (seconds)").value_or(600);
+}
 
 }  // namespace arrayc::detail

@@ -48,5 +48,15 @@ std::string cache_dir_setting();
 int64_t cache_max_bytes_setting();
 // ARRAYC_GEMM_TILE: "" when unset (parsed by choose_gemm).
 std::string gemm_tile_setting();
+// Several GPUs and processes (docs/distributed.md). ARRAYC_PEER_ACCESS, 0 or 1 (default 1): copies
+// between GPUs peer to peer where possible, or always staged through pinned host memory.
+bool peer_access_setting();
+// ARRAYC_NCCL_LIBRARY / ARRAYC_MPI_LIBRARY: the library to dlopen ("libnccl.so.2",
+// "libmpi.so.40" when unset).
+std::string nccl_library_setting();
+std::string mpi_library_setting();
+// ARRAYC_COLLECTIVE_TIMEOUT, seconds from 1 to 86400 (default 600): how long a collective across
+// processes may wait before it is aborted with arrayc::Error.
+int64_t collective_timeout_setting();
 
 }  // namespace arrayc::detail

@@ -20,18 +20,24 @@ namespace {
 // PTX made without a GPU picks product tiles as for an H100/H200 (132 SMs).
 constexpr int kAssumedSMs = 132;
 
-// A kernel loaded on one device from its cubin. `ptx` always has the entry, the architecture and
-// the launch facts; its texts (IR, PTX) only when the kernel was compiled in this process, not
-// loaded from the disk cache.
+// A kernel compiled (by LLVM, then to a cubin by the driver's linker) once per architecture, not
+// per device: GPUs of one kind share the cache entry, and each loads the cubin into its own
+// context when a launch on it is planned (cuda::load keeps the module per device). `ptx` always
+// has the entry, the architecture and the launch facts; its texts (IR, PTX) only when the kernel
+// was compiled in this process, not loaded from the disk cache.
 struct GpuBinary : Binary {
   PtxKernel ptx;
-  const cuda::Function* fn = nullptr;
+  std::string cubin;
   std::string link_log;  // the driver linker's info log (registers, spills); "" when loaded from disk
 };
 
 const GpuBinary& gpu_binary(const Binary& b) { return static_cast<const GpuBinary&>(b); }
 
-std::string target_of(Device d) { return d.str() + " sm_" + std::to_string(cuda::device_info(d.index).sm()); }
+// The binary's kernel, loaded on d.
+const cuda::Function& function(const GpuBinary& g, Device d) { return cuda::load(d.index, g.cubin, g.ptx.entry); }
+
+// The kind of GPU, not which one: the cache key's target.
+std::string target_of(Device d) { return "cuda sm_" + std::to_string(cuda::device_info(d.index).sm()); }
 
 // The disk cache's artifact of a GPU kernel: a header line, the launch facts, then the cubin.
 constexpr std::string_view kArtifactMagic = "arrayc-cubin 1\n";
@@ -53,24 +59,27 @@ std::unique_ptr<Binary> load_artifact(Device d, const std::string& a) {
   if (std::sscanf(a.c_str() + e + 1, "%d %d", &g->ptx.sm, &g->ptx.elements_per_thread) != 2 ||
       g->ptx.elements_per_thread < 1 || g->ptx.sm != cuda::device_info(d.index).sm())
     throw bad("bad launch facts");
-  g->fn = &cuda::load(d.index, a.substr(f + 1), g->ptx.entry);
+  g->cubin = a.substr(f + 1);
+  function(*g, d);  // the driver's verdict on the cubin belongs to the load
   g->name = g->ptx.entry;
   return g;
 }
 
 // What the disk cache keys a GPU unit on beside its text: the driver (which compiles PTX to the
-// cubin) and everything that decides the PTX. One string per device, for the process.
+// cubin) and everything that decides the PTX. One string per architecture, for the process.
 std::string_view disk_target_of(Device d) {
   static std::mutex mu;
   static std::map<int, std::string> targets;
+  int sm = cuda::device_info(d.index).sm();
   std::lock_guard<std::mutex> lock(mu);
-  std::string& t = targets[d.index];
-  if (t.empty()) t = gpu_disk_target(cuda::driver_version(), cuda::device_info(d.index).sm());
+  std::string& t = targets[sm];
+  if (t.empty()) t = gpu_disk_target(cuda::driver_version(), sm);
   return t;
 }
 
 // A unit compiled to PTX by `emit` (for the device's architecture), linked to a cubin by the
-// driver and loaded on d; `text` is its cache key's core and what the stages show as its kernel.
+// driver on d and loaded there; `text` is its cache key's core and what the stages show as its
+// kernel.
 CompileUnit gpu_unit(Device d, std::string options, std::string name, std::string text,
                      std::function<PtxKernel(int sm)> emit) {
   CompileUnit u;
@@ -81,10 +90,10 @@ CompileUnit gpu_unit(Device d, std::string options, std::string name, std::strin
     auto g = std::make_unique<GpuBinary>();
     auto start = std::chrono::steady_clock::now();
     g->ptx = emit(cuda::device_info(d.index).sm());
-    std::string cubin = cuda::link_cubin(d.index, g->ptx.ptx, g->ptx.entry, g->link_log);
-    g->fn = &cuda::load(d.index, cubin, g->ptx.entry);
+    g->cubin = cuda::link_cubin(d.index, g->ptx.ptx, g->ptx.entry, g->link_log);
+    function(*g, d);  // the driver's verdict on the cubin belongs to the compile
     g->name = g->ptx.entry;
-    g->artifact = artifact_of(g->ptx, cubin);
+    g->artifact = artifact_of(g->ptx, g->cubin);
     g->compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
     return std::unique_ptr<Binary>(std::move(g));
   };
@@ -92,7 +101,7 @@ CompileUnit gpu_unit(Device d, std::string options, std::string name, std::strin
   u.load = [d](const std::string& artifact) { return load_artifact(d, artifact); };
   u.stages = [d, name = std::move(name), text = u.text, emit](const Binary& b) {
     const GpuBinary& g = gpu_binary(b);
-    const cuda::Function& f = *g.fn;
+    const cuda::Function& f = function(g, d);
     // A kernel loaded from the disk cache kept no texts: emit them again (no driver compile).
     PtxKernel p = g.ptx.ptx.empty() ? emit(g.ptx.sm) : g.ptx;
     StageTexts st;
@@ -132,8 +141,8 @@ CompileUnit gemm_unit(Device d, const GemmKernel& gk) {
 // A kernel step in one launch.
 class KernelLaunch final : public Launch {
  public:
-  KernelLaunch(int dev, const KernelStep& ks, const GpuBinary& g, PtxLaunchConfig c)
-      : dev_(dev), ks_(ks), fn_(*g.fn), c_(c) {}
+  KernelLaunch(Device d, const KernelStep& ks, const GpuBinary& g, PtxLaunchConfig c)
+      : dev_(d.index), ks_(ks), fn_(function(g, d)), c_(c) {}
   void run(const std::vector<void*>& ptrs) const override {
     counters().kernel_launches++;
     PtxArgs a(ks_.kernel, ptrs, ks_.launch.params, 0, ks_.launch.parallel_extent);
@@ -151,9 +160,10 @@ class KernelLaunch final : public Launch {
 // partials into a scratch buffer, then the combine kernel, both compiled when planned.
 class SplitLaunch final : public Launch {
  public:
-  SplitLaunch(int dev, const KernelStep& ks, const GpuBinary& g, PtxLaunchConfig c, ReductionSplit split,
+  SplitLaunch(Device d, const KernelStep& ks, const GpuBinary& g, PtxLaunchConfig c, ReductionSplit split,
               const GpuBinary& comb, PtxLaunchConfig cc)
-      : dev_(dev), ks_(ks), fn_(*g.fn), c_(c), split_(std::move(split)), comb_(*comb.fn), cc_(cc) {}
+      : dev_(d.index), ks_(ks), fn_(function(g, d)), c_(c), split_(std::move(split)), comb_(function(comb, d)),
+        cc_(cc) {}
   void run(const std::vector<void*>& ptrs) const override {
     counters().kernel_launches++;
     const Kernel& k = ks_.kernel;
@@ -181,8 +191,8 @@ class SplitLaunch final : public Launch {
 // A float product: the generated tiled kernel.
 class GemmLaunch final : public Launch {
  public:
-  GemmLaunch(int dev, const GemmProblem& p, const GemmKernel& gk, const GpuBinary& g)
-      : dev_(dev), fn_(*g.fn), grid_(gemm_grid(gk, p)), block_(static_cast<unsigned>(gk.tile.threads())),
+  GemmLaunch(Device d, const GemmProblem& p, const GemmKernel& gk, const GpuBinary& g)
+      : dev_(d.index), fn_(function(g, d)), grid_(gemm_grid(gk, p)), block_(static_cast<unsigned>(gk.tile.threads())),
         v_{p.m, p.n, p.k, p.batch, p.a_rs, p.a_cs, p.a_bs, p.b_rs, p.b_cs, p.b_bs} {}
   void run(const std::vector<void*>& ptrs) const override {
     counters().kernel_launches++;
@@ -251,17 +261,17 @@ class CudaBackend final : public Backend {
       GemmProblem p = problem(*dot, ctx);
       if (p.m == 0 || p.n == 0 || p.batch == 0) return nullptr;
       GemmKernel gk = choose_gemm(p, sms);
-      return std::make_unique<GemmLaunch>(d.index, p, gk, gpu_binary(c.get(gemm_unit(d, gk))));
+      return std::make_unique<GemmLaunch>(d, p, gk, gpu_binary(c.get(gemm_unit(d, gk))));
     }
     const auto& ks = std::get<KernelStep>(step.op);
     if (ks.launch.parallel_extent == 0) return nullptr;
     const GpuBinary& g = gpu_binary(c.get(kernel_unit(d, ks.kernel, ctx.user)));
     PtxLaunchConfig cfg = ptx_launch_config(ks.kernel, g.ptx, ks.launch, sms);
-    if (cfg.chunks == 1) return std::make_unique<KernelLaunch>(d.index, ks, g, cfg);
+    if (cfg.chunks == 1) return std::make_unique<KernelLaunch>(d, ks, g, cfg);
     ReductionSplit split = split_reduction(ks.kernel, ks.launch, cfg.chunks);
     const GpuBinary& comb = gpu_binary(c.get(kernel_unit(d, split.combine, EmitOptions{})));
     PtxLaunchConfig cc = ptx_launch_config(split.combine, comb.ptx, split.second, sms);
-    return std::make_unique<SplitLaunch>(d.index, ks, g, cfg, std::move(split), comb, cc);
+    return std::make_unique<SplitLaunch>(d, ks, g, cfg, std::move(split), comb, cc);
   }
 
   std::vector<StageTexts> stages(const Step& step, const Schedule& s, Device d, const PlanContext& ctx,

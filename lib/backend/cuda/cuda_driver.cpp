@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 
 #include <algorithm>
+#include <atomic>
 #include <bit>
 #include <cstdint>
 #include <map>
@@ -13,6 +14,7 @@
 #include <vector>
 
 #include "arrayc/error.h"
+#include "support/env.h"
 
 // The driver's types and entry points: from the toolkit's header when the build has it (the
 // compiler then checks our uses against the real prototypes), otherwise the few we use,
@@ -25,6 +27,8 @@ typedef enum cudaError_enum {
   CUDA_SUCCESS = 0,
   CUDA_ERROR_OUT_OF_MEMORY = 2,
   CUDA_ERROR_NO_DEVICE = 100,
+  CUDA_ERROR_NOT_READY = 600,
+  CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED = 704,
   CUDA_ERROR_MAX_ = 0x7fffffff,
 } CUresult;
 typedef int CUdevice;
@@ -33,6 +37,7 @@ typedef struct CUctx_st* CUcontext;
 typedef struct CUmod_st* CUmodule;
 typedef struct CUfunc_st* CUfunction;
 typedef struct CUstream_st* CUstream;
+typedef struct CUevent_st* CUevent;
 typedef enum CUdevice_attribute_enum {
   CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_BLOCK = 1,
   CU_DEVICE_ATTRIBUTE_WARP_SIZE = 10,
@@ -56,6 +61,8 @@ typedef enum CUjit_option_enum {
 typedef enum CUjitInputType_enum { CU_JIT_INPUT_PTX = 1 } CUjitInputType;
 typedef struct CUlinkState_st* CUlinkState;
 #define CU_STREAM_NON_BLOCKING 0x1
+#define CU_EVENT_DISABLE_TIMING 0x2
+#define CU_MEMHOSTALLOC_PORTABLE 0x1
 
 // Prototypes only for decltype below; they are never called by name.
 CUresult cuInit(unsigned int flags);
@@ -89,6 +96,15 @@ CUresult cuLinkAddData_v2(CUlinkState state, CUjitInputType type, void* data, si
 CUresult cuLinkComplete(CUlinkState state, void** cubin, size_t* size);
 CUresult cuLinkDestroy(CUlinkState state);
 CUresult cuFuncGetAttribute(int* pi, CUfunction_attribute attrib, CUfunction fn);
+CUresult cuDeviceCanAccessPeer(int* can, CUdevice dev, CUdevice peer);
+CUresult cuCtxEnablePeerAccess(CUcontext peer, unsigned int flags);
+CUresult cuEventCreate(CUevent* event, unsigned int flags);
+CUresult cuEventRecord(CUevent event, CUstream stream);
+CUresult cuEventDestroy_v2(CUevent event);
+CUresult cuStreamWaitEvent(CUstream stream, CUevent event, unsigned int flags);
+CUresult cuStreamQuery(CUstream stream);
+CUresult cuMemHostAlloc(void** p, size_t bytes, unsigned int flags);
+CUresult cuMemFreeHost(void* p);
 CUresult cuLaunchKernel(CUfunction f, unsigned int grid_x, unsigned int grid_y, unsigned int grid_z,
                         unsigned int block_x, unsigned int block_y, unsigned int block_z,
                         unsigned int shared_bytes, CUstream stream, void** params, void** extra);
@@ -105,13 +121,16 @@ namespace {
   X(cuDevicePrimaryCtxRetain) X(cuCtxSetCurrent) X(cuStreamCreate) X(cuStreamSynchronize) \
   X(cuMemAlloc_v2) X(cuMemFree_v2) X(cuMemGetInfo_v2) X(cuMemcpyHtoDAsync_v2)              \
   X(cuMemcpyDtoHAsync_v2) X(cuMemcpyDtoDAsync_v2) X(cuMemcpyPeerAsync)                     \
-  X(cuModuleLoadDataEx) X(cuModuleGetFunction) X(cuFuncGetAttribute) X(cuLaunchKernel)     \
-  X(cuDriverGetVersion) X(cuLinkCreate_v2) X(cuLinkAddData_v2) X(cuLinkComplete) X(cuLinkDestroy)
+  X(cuModuleLoadDataEx) X(cuModuleGetFunction) X(cuFuncGetAttribute) X(cuLaunchKernel)          \
+  X(cuDriverGetVersion) X(cuLinkCreate_v2) X(cuLinkAddData_v2) X(cuLinkComplete) X(cuLinkDestroy)  \
+  X(cuDeviceCanAccessPeer) X(cuCtxEnablePeerAccess) X(cuEventCreate) X(cuEventRecord)       \
+  X(cuEventDestroy_v2) X(cuStreamWaitEvent) X(cuStreamQuery) X(cuMemHostAlloc) X(cuMemFreeHost)
 
 // Per device: the primary context and its stream (made on first use), the allocator's cache,
 // and the last kernel launched (named when a fault surfaces).
 struct DeviceState {
   std::once_flag once;
+  std::atomic<bool> started{false};  // the context and stream exist
   CUcontext ctx = nullptr;
   CUstream stream = nullptr;
   std::mutex mu;  // everything below
@@ -119,6 +138,9 @@ struct DeviceState {
   AllocatorStats stats;
   std::string last_kernel;
   std::string fault;  // set after a sticky error: the device is unusable from then on
+  // Peer access from this context to each other device's memory: 0 not tried yet, 1 enabled,
+  // -1 impossible (copies from that device are staged through pinned host memory).
+  std::vector<int> peer;
 };
 
 struct Driver {
@@ -223,6 +245,8 @@ DeviceState& device(int dev) {
     drv.check(drv.cuDevicePrimaryCtxRetain(&d.ctx, cu), dev, "retaining the primary context");
     drv.check(drv.cuCtxSetCurrent(d.ctx), dev, "cuCtxSetCurrent");
     drv.check(drv.cuStreamCreate(&d.stream, CU_STREAM_NON_BLOCKING), dev, "creating the stream");
+    d.peer.assign(drv.count, 0);
+    d.started = true;
   });
   {
     std::lock_guard<std::mutex> lock(d.mu);
@@ -375,8 +399,89 @@ void copy_device(int dev, void* dst, const void* src, size_t bytes) {
                  "copying " + std::to_string(bytes) + " bytes on the device");
 }
 
-// Synchronous on both sides: the source's producers must be done, and the source block must not
-// be recycled by its device's stream while the copy (on the destination's stream) reads it.
+namespace {
+
+// Makes `waiter`'s stream wait (on the device, not the host) for the work queued so far on
+// `dev`'s stream: an event recorded there, which the driver lets a stream of another context wait on.
+void stream_wait(int waiter, DeviceState& w, int dev, DeviceState& d) {
+  Driver& drv = driver();
+  drv.check(drv.cuCtxSetCurrent(d.ctx), dev, "cuCtxSetCurrent");
+  CUevent ev = nullptr;
+  drv.check(drv.cuEventCreate(&ev, CU_EVENT_DISABLE_TIMING), dev, "creating an event");
+  CUresult r = drv.cuEventRecord(ev, d.stream);
+  if (r == CUDA_SUCCESS) r = drv.cuStreamWaitEvent(w.stream, ev, 0);
+  drv.cuEventDestroy_v2(ev);  // released by the driver once the wait is done
+  drv.check(r, waiter, "waiting for " + gpu(dev));
+  drv.check(drv.cuCtxSetCurrent(w.ctx), waiter, "cuCtxSetCurrent");
+}
+
+// Whether dev's context has access to peer's memory, enabling it on first use (both directions
+// are tried separately, as the hardware may allow only one). ARRAYC_PEER_ACCESS=0 reports false.
+bool peer_enabled(int dev, DeviceState& d, int peer, DeviceState& p) {
+  Driver& drv = driver();
+  std::lock_guard<std::mutex> lock(d.mu);
+  int& state = d.peer[peer];
+  if (state == 0) {
+    int can = 0;
+    CUdevice a, b;
+    drv.check(drv.cuDeviceGet(&a, dev), dev, "cuDeviceGet");
+    drv.check(drv.cuDeviceGet(&b, peer), peer, "cuDeviceGet");
+    drv.check(drv.cuDeviceCanAccessPeer(&can, a, b), dev, "cuDeviceCanAccessPeer");
+    state = can ? 1 : -1;
+    if (can) {
+      drv.check(drv.cuCtxSetCurrent(d.ctx), dev, "cuCtxSetCurrent");
+      CUresult r = drv.cuCtxEnablePeerAccess(p.ctx, 0);
+      if (r != CUDA_SUCCESS && r != CUDA_ERROR_PEER_ACCESS_ALREADY_ENABLED)
+        drv.check(r, dev, "enabling peer access to " + gpu(peer));
+    }
+  }
+  return state == 1 && peer_access_setting();
+}
+
+// Pinned (page-locked) host memory for staged copies between devices without peer access: two
+// buffers, so that one drains to the destination while the other fills from the source.
+struct Staging {
+  static constexpr size_t kChunk = size_t{32} << 20;
+  std::mutex mu;  // one staged copy at a time uses the buffers
+  void* buf[2] = {nullptr, nullptr};
+};
+
+Staging& staging() {
+  static Staging* s = new Staging;
+  return *s;
+}
+
+// The staged copy: src -> pinned buffer on the source's stream, pinned buffer -> dst on the
+// destination's stream, chunk by chunk; never through pageable memory. Returns when done.
+void copy_staged(int dst_dev, DeviceState& d, void* dst, int src_dev, DeviceState& s, const void* src, size_t bytes) {
+  Driver& drv = driver();
+  Staging& st = staging();
+  std::lock_guard<std::mutex> lock(st.mu);
+  for (void*& b : st.buf)
+    if (!b) drv.check(drv.cuMemHostAlloc(&b, Staging::kChunk, CU_MEMHOSTALLOC_PORTABLE), src_dev,
+                      "allocating pinned host memory for a copy to " + gpu(dst_dev));
+  sync_stream(src_dev, s, "copying to another device");
+  sync_stream(dst_dev, d, "copying from another device");
+  for (size_t off = 0, i = 0; off < bytes; off += Staging::kChunk, ++i) {
+    size_t n = std::min(Staging::kChunk, bytes - off);
+    void* b = st.buf[i % 2];
+    drv.check(drv.cuCtxSetCurrent(s.ctx), src_dev, "cuCtxSetCurrent");
+    drv.check(drv.cuMemcpyDtoHAsync_v2(b, dptr(static_cast<const char*>(src) + off), n, s.stream), src_dev,
+              "copying to pinned host memory (for " + gpu(dst_dev) + ")");
+    sync_stream(src_dev, s, "copying to another device");
+    // The buffer filled two chunks ago has drained: the destination's stream is at most one behind.
+    drv.check(drv.cuCtxSetCurrent(d.ctx), dst_dev, "cuCtxSetCurrent");
+    drv.check(drv.cuMemcpyHtoDAsync_v2(dptr(static_cast<char*>(dst) + off), b, n, d.stream), dst_dev,
+              "copying from pinned host memory (from " + gpu(src_dev) + ")");
+    if (i % 2 == 1 || off + n >= bytes) sync_stream(dst_dev, d, "copying from another device");
+  }
+}
+
+}  // namespace
+
+// Peer to peer where the hardware allows, asynchronously: the destination's stream waits for
+// the source's producers, copies, and the source's stream waits for the copy (so that the
+// source block is not handed out again by its allocator to work that could overwrite it first).
 void copy_peer(int dst_dev, void* dst, int src_dev, const void* src, size_t bytes) {
   if (bytes == 0) return;
   if (dst_dev == src_dev) {
@@ -384,11 +489,40 @@ void copy_peer(int dst_dev, void* dst, int src_dev, const void* src, size_t byte
     return;
   }
   DeviceState& s = device(src_dev);
-  sync_stream(src_dev, s, "copying to another device");
   DeviceState& d = device(dst_dev);
+  if (!peer_enabled(dst_dev, d, src_dev, s)) {
+    copy_staged(dst_dev, d, dst, src_dev, s, src, bytes);
+    return;
+  }
+  stream_wait(dst_dev, d, src_dev, s);
   driver().check(driver().cuMemcpyPeerAsync(dptr(dst), d.ctx, dptr(src), s.ctx, bytes, d.stream), dst_dev,
                  "copying " + std::to_string(bytes) + " bytes from " + gpu(src_dev));
-  sync_stream(dst_dev, d, "copying from another device");
+  stream_wait(src_dev, s, dst_dev, d);
+}
+
+bool can_access_peer(int dev, int peer) {
+  if (dev == peer) return true;
+  DeviceState& p = device(peer);
+  DeviceState& d = device(dev);
+  return peer_enabled(dev, d, peer, p);
+}
+
+void wait_for(int waiter, int dev) {
+  if (waiter == dev) return;
+  DeviceState& d = device(dev);
+  DeviceState& w = device(waiter);
+  stream_wait(waiter, w, dev, d);
+}
+
+void* stream(int dev) { return device(dev).stream; }
+
+bool stream_idle(int dev) {
+  DeviceState& d = device(dev);
+  CUresult r = driver().cuStreamQuery(d.stream);
+  if (r == CUDA_ERROR_NOT_READY) return false;
+  if (r == CUDA_SUCCESS) return true;
+  sync_stream(dev, d, "waiting for a collective");  // raises, naming the failure
+  return true;
 }
 
 namespace {
@@ -489,6 +623,13 @@ void launch(int dev, const Function& f, unsigned grid, unsigned block, void** ar
 void synchronize(int dev) {
   DeviceState& d = device(dev);
   sync_stream(dev, d, "synchronizing");
+}
+
+void synchronize_all() {
+  Driver& drv = driver();
+  if (!drv.reason.empty()) return;
+  for (int dev = 0; dev < drv.count; ++dev)
+    if (drv.devices[dev]->started) synchronize(dev);
 }
 
 }  // namespace arrayc::detail::cuda

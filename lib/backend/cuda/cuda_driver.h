@@ -48,11 +48,24 @@ AllocatorStats allocator_stats(int dev);
 // Transfers, ordered on the device's stream. Host->device and device->device return without
 // waiting for the copy (the host buffer may be reused at once: the driver stages pageable
 // memory before returning); device->host synchronizes, so the data are complete on return and
-// a failure of earlier work surfaces there. copy_peer waits for both devices' streams.
+// a failure of earlier work surfaces there. copy_peer between two devices goes peer to peer
+// where the hardware allows (peer access is enabled on first use) and is then asynchronous:
+// the destination's stream waits for the source's, and the source's for the copy, through
+// events. Otherwise (or under ARRAYC_PEER_ACCESS=0) it is staged through pinned host memory, in chunks,
+// and returns when done; never through pageable memory.
 void copy_to_device(int dev, void* dst, const void* src, size_t bytes);
 void copy_to_host(int dev, void* dst, const void* src, size_t bytes);
 void copy_device(int dev, void* dst, const void* src, size_t bytes);
 void copy_peer(int dst_dev, void* dst, int src_dev, const void* src, size_t bytes);
+// Whether dev reads peer's memory directly (peer access enabled; false under ARRAYC_PEER_ACCESS=0).
+bool can_access_peer(int dev, int peer);
+// Makes waiter's stream wait, on the device, for the work queued so far on dev's stream.
+void wait_for(int waiter, int dev);
+// The device's stream (a CUstream), for libraries that queue work on it (NCCL).
+void* stream(int dev);
+// Whether the device's stream has finished its work (cuStreamQuery); a failure raises as
+// synchronize does.
+bool stream_idle(int dev);
 
 // A loaded kernel, from a module that is either PTX text (JIT-compiled by the driver) or a
 // cubin (link_cubin's output, loaded as it is).
@@ -80,5 +93,7 @@ void launch(int dev, const Function& f, unsigned grid, unsigned block, void** ar
 // errors are sticky: the device cannot be used again in this process, and every later call on
 // it throws.
 void synchronize(int dev);
+// synchronize() for every device used so far in this process.
+void synchronize_all();
 
 }  // namespace arrayc::detail::cuda

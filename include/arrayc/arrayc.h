@@ -6,5 +6,7 @@
 #include "arrayc/error.h"
 #include "arrayc/format.h"
 #include "arrayc/inspect.h"
+#include "arrayc/interop.h"  // issue 28: .npy, host memory
 #include "arrayc/jit.h"
 #include "arrayc/ops.h"
+#include "arrayc/reduce_ops.h"  // issue 28: reductions, scans, sorts, creation

@@ -45,6 +45,7 @@ std::string print_graph(const Graph& g) {
     for (size_t i = 0; i < n->inputs.size(); ++i) os << (i ? ", %" : " %") << id.at(n->inputs[i].get());
     if (n->op == Op::Transpose) os << " perm=" << shape_str(n->ints);
     if (op_kind(n->op) == OpKind::Reduce) os << " axes=" << shape_str(n->ints);
+    if (op_kind(n->op) == OpKind::Axis) os << " axis=" << n->ints[0];  // scans and sorts
     os << " : " << dtype_name(n->dtype) << shape_str(n->shape);
     if (n->device != cpu()) os << " @" << n->device.str();
     os << "\n";

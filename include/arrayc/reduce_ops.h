@@ -32,7 +32,8 @@ Array all(const Array& a);
 Array all(const Array& a, const std::vector<int64_t>& axes, bool keepdims = false);
 Array var(const Array& a, double ddof = 0);
 Array var(const Array& a, const std::vector<int64_t>& axes, double ddof = 0, bool keepdims = false);
-// numpy's name; a function may share the name `std` (qualified std::... still means namespace std).
+// numpy's name. Call it qualified, arrayc::std(x): under `using namespace arrayc` a bare `std`
+// is ambiguous with namespace std (std::vector and the like still mean namespace std).
 Array std(const Array& a, double ddof = 0);
 Array std(const Array& a, const std::vector<int64_t>& axes, double ddof = 0, bool keepdims = false);
 Array logsumexp(const Array& a);

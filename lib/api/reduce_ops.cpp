@@ -57,9 +57,15 @@ Array arg_extreme(const char* name, bool is_max, const Array& a, int64_t axis, b
   if (n == 0)
     throw Error(std::string(name) + ": attempt to get " + name + " of an empty sequence (axis " +
                 std::to_string(axis) + " of shape " + shape_str(a.shape()) + ")");
-  Array m = is_max ? max(a, {axis}, true) : min(a, {axis}, true);
-  Array hit = a == m;
-  if (is_float(a.dtype())) hit = hit || (a != a);  // the extreme is NaN when any element is: the first NaN
+  // Both passes must see the same values: a computed input is materialized once (a Copy), so
+  // that the two kernels cannot round it differently (a vector and a scalar loop may).
+  Array x = a;
+  const detail::Node* base = a.node().get();
+  while (detail::op_kind(base->op) == detail::OpKind::View) base = base->inputs[0].get();
+  if (base->op != Op::Buffer && base->op != Op::Param) x = Array(detail::make_copy(a.node()));
+  Array m = is_max ? max(x, {axis}, true) : min(x, {axis}, true);
+  Array hit = x == m;
+  if (is_float(a.dtype())) hit = hit || (x != x);  // the extreme is NaN when any element is: the first NaN
   Shape along(static_cast<size_t>(r), 1);
   along[axis] = n;
   Array index = reshape(arange(n, DType::Int64, a.device()), along);

@@ -61,3 +61,10 @@ def w7():
         M = ms @ ms; s += float(np.sum(M * M))
     return s
 rec("W7 1000x(100^3)+trMMt", "numpy", med(w7, reps=5))
+
+# Issue 28: scans and sorts (the harness's cumsum-f32-1e8 and sort-f32-1e7 cases)
+x = np.random.default_rng(12).standard_normal(100_000_000).astype(np.float32)
+rec("cumsum 1e8 float32", "numpy", med(lambda: np.cumsum(x), reps=5))
+x = np.random.default_rng(13).standard_normal(10_000_000).astype(np.float32)
+rec("sort 1e7 float32", "numpy (quicksort)", med(lambda: np.sort(x), reps=5))
+rec("sort 1e7 float32", "numpy (stable)", med(lambda: np.sort(x, kind="stable"), reps=5))

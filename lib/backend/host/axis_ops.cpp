@@ -4,6 +4,7 @@
 #include <array>
 #include <cmath>
 #include <cstring>
+#include <memory>
 #include <vector>
 
 #include "backend/host/thread_pool.h"
@@ -141,13 +142,15 @@ template <> struct Keys<int64_t> {
   using K = uint64_t;
   static K key(int64_t v) { return static_cast<uint64_t>(v) ^ (uint64_t{1} << 63); }
 };
+// Branch-free: the bits of a positive float as they are with the sign bit set, of a negative one
+// inverted; -0.0 first becomes 0.0, any NaN the largest key.
 template <typename F, typename U> U float_key(F v) {
   constexpr U sign = U{1} << (sizeof(U) * 8 - 1);
-  if (std::isnan(v)) return ~U{0};
-  if (v == 0) return sign;
   U bits;
   std::memcpy(&bits, &v, sizeof bits);
-  return (bits & sign) ? ~bits : bits | sign;
+  bits = bits == sign ? U{0} : bits;
+  U key = bits ^ ((bits & sign) ? ~U{0} : sign);
+  return v != v ? ~U{0} : key;
 }
 template <> struct Keys<float> {
   using K = uint32_t;
@@ -188,6 +191,7 @@ template <typename T> void radix_sort(T* v, int64_t* idx, int64_t n, T* tv, int6
   };
   chunks(n, kSortGrain, histogram);
   std::vector<std::array<int64_t, 256>> offsets(static_cast<size_t>(nc));
+  bool first = true;  // the first pass that runs counts the input as the histograms above did
   T *src = v, *dst = tv;
   int64_t *isrc = idx, *idst = ti;
   for (int d = 0; d < kDigits; ++d) {
@@ -203,7 +207,11 @@ template <typename T> void radix_sort(T* v, int64_t* idx, int64_t n, T* tv, int6
       offsets[c].fill(0);
       for (int64_t i = b; i < e; ++i) offsets[c][(Keys<T>::key(src[i]) >> shift) & 0xff]++;
     };
-    chunks(n, kSortGrain, count);
+    if (first)
+      for (int64_t c = 0; c < nc; ++c) offsets[c] = whole[c * kDigits + d];
+    else
+      chunks(n, kSortGrain, count);
+    first = false;
     int64_t run = 0;
     for (int b = 0; b < 256; ++b)
       for (int64_t c = 0; c < nc; ++c) {
@@ -237,8 +245,10 @@ template <typename T> void sort(const AxisStep& a, const T* in, void* out_v) {
   RowMap map{a};
   auto body = [&](int64_t b, int64_t e) {
     // A contiguous output row is sorted in place; otherwise through a row buffer.
-    std::vector<T> v, tv(static_cast<size_t>(n));
-    std::vector<int64_t> idx, ti(arg ? static_cast<size_t>(n) : 0);
+    std::vector<T> v;
+    std::vector<int64_t> idx;
+    std::unique_ptr<T[]> tv(new T[static_cast<size_t>(n)]);  // scratch, not zeroed
+    std::unique_ptr<int64_t[]> ti(arg ? new int64_t[static_cast<size_t>(n)] : nullptr);
     for (int64_t r = b; r < e; ++r) {
       const T* x = in + map.in(r);
       T* vr;
@@ -259,7 +269,7 @@ template <typename T> void sort(const AxisStep& a, const T* in, void* out_v) {
         for (int64_t i = 0; i < n; ++i) ir[i] = i;
       }
       for (int64_t i = 0; i < n; ++i) vr[i] = x[i * is];
-      radix_sort<T>(vr, ir, n, tv.data(), arg ? ti.data() : nullptr);
+      radix_sort<T>(vr, ir, n, tv.get(), ti.get());
       if (os != 1) {
         if (arg) {
           int64_t* y = static_cast<int64_t*>(out_v) + map.out(r);

@@ -5,8 +5,14 @@
 #include <cmath>
 #include <cstring>
 #include <memory>
+#include <type_traits>
 #include <vector>
 
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
+#include "backend/host/host_backend.h"
 #include "backend/host/thread_pool.h"
 #include "support/stats.h"
 
@@ -66,19 +72,49 @@ template <typename T, bool Sum> T total(const T* in, int64_t s, int64_t n) {
   return r;
 }
 
+// Eight values to out[0, 8), which is 16-byte aligned: with non-temporal stores when `stream`
+// (float and double on x86-64; a plain copy otherwise).
+template <typename T> inline void store8(T* out, const T* v, bool stream) {
+#if defined(__x86_64__)
+  if (stream) {
+    if constexpr (std::is_same_v<T, float>) {
+      _mm_stream_ps(out, _mm_loadu_ps(v));
+      _mm_stream_ps(out + 4, _mm_loadu_ps(v + 4));
+      return;
+    } else if constexpr (std::is_same_v<T, double>) {
+      for (int j = 0; j < 8; j += 2) _mm_stream_pd(out + j, _mm_loadu_pd(v + j));
+      return;
+    }
+  }
+#endif
+  for (int j = 0; j < 8; ++j) out[j] = v[j];
+}
+
 // out[i] = carry (+) in[0] (+) ... (+) in[i]. Contiguous rows go in blocks of 8 whose local
 // prefixes are independent of each other, so that only one operation per block waits for the
-// carry (a plain loop waits for the previous element at every step).
-template <typename T, bool Sum> void scan_span(const T* in, int64_t is, T* out, int64_t os, int64_t n, T carry) {
+// carry (a plain loop waits for the previous element at every step). With `stream` (outputs
+// larger than the streaming threshold, ARRAYC_STREAM_BYTES) the blocks are stored
+// non-temporally: the output is not read before it is written, 1/3 less memory traffic.
+template <typename T, bool Sum>
+void scan_span(const T* in, int64_t is, T* out, int64_t os, int64_t n, T carry, bool stream = false) {
   int64_t i = 0;
   if (is == 1 && os == 1) {
+    // A scalar head up to out's first 16-byte boundary, so that the blocks are aligned.
+    while (stream && i < n && reinterpret_cast<uintptr_t>(out + i) % 16 != 0) {
+      carry = combine<T, Sum>(carry, in[i]);
+      out[i++] = carry;
+    }
     for (; i + 8 <= n; i += 8) {
       T p[8];
       p[0] = in[i];
       for (int j = 1; j < 8; ++j) p[j] = combine<T, Sum>(p[j - 1], in[i + j]);
-      for (int j = 0; j < 8; ++j) out[i + j] = combine<T, Sum>(carry, p[j]);
-      carry = out[i + 7];
+      for (int j = 0; j < 8; ++j) p[j] = combine<T, Sum>(carry, p[j]);
+      store8(out + i, p, stream);
+      carry = p[7];
     }
+#if defined(__x86_64__)
+    if (stream) _mm_sfence();  // weakly ordered stores must not overtake the pool's completion signal
+#endif
   }
   for (; i < n; ++i) {
     carry = combine<T, Sum>(carry, in[i * is]);
@@ -99,6 +135,7 @@ template <typename T, bool Sum> void scan(const AxisStep& a, const T* in, T* out
     return;
   }
   // Few long rows: two passes over chunks of each row.
+  bool stream = n * rows * static_cast<int64_t>(sizeof(T)) >= stream_threshold_bytes();
   std::vector<T> carry(static_cast<size_t>(num_chunks(n, kScanGrain)));
   for (int64_t r = 0; r < rows; ++r) {
     const T* x = in + map.in(r);
@@ -111,7 +148,9 @@ template <typename T, bool Sum> void scan(const AxisStep& a, const T* in, T* out
       c = run;
       run = combine<T, Sum>(run, t);
     }
-    auto scans = [&](int64_t c, int64_t b, int64_t e) { scan_span<T, Sum>(x + b * is, is, y + b * os, os, e - b, carry[c]); };
+    auto scans = [&](int64_t c, int64_t b, int64_t e) {
+      scan_span<T, Sum>(x + b * is, is, y + b * os, os, e - b, carry[c], stream);
+    };
     chunks(n, kScanGrain, scans);
   }
 }

@@ -1,5 +1,6 @@
 // The reference workloads W1-W8 of docs/workloads.md as Cases. Each prepares its inputs on a device,
 // gives a fresh arrayc::jit runner, the hand-written baseline, and the reference values.
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <string>
@@ -250,6 +251,93 @@ class Gather : public Instance {
   std::vector<int64_t> ih_;
 };
 
+// ---- Scans and sorts (issue 28): cumsum of 1e8 and sort of 1e7 float32 --------------------------
+
+Array cumsum_expr(const Array& x) { return arrayc::cumsum(x, 0); }
+Array sort_expr(const Array& x) { return arrayc::sort(x, 0); }
+
+// y = cumsum(x) or sort(x) of a float32 vector. The baseline is the plain C++ loop (numpy's
+// algorithm: one sequential float sum) or std::sort; the reference is computed on the host in
+// double (cumsum, with the Sum reduction's bound over each prefix) or by std::sort (exact), at
+// sampled positions.
+class AxisCase : public Instance {
+ public:
+  AxisCase(Array x, bool is_sort, bool host) : x_(std::move(x)), sort_(is_sort), host_(host) {
+    x_.eval();
+    if (host_) {
+      xh_ = x_.to_vector<float>();
+      yh_.assign(xh_.size(), 0.0f);
+    }
+  }
+  std::function<Array()> make_arrayc() override { return jit_runner(sort_ ? &sort_expr : &cumsum_expr, x_); }
+  std::function<void()> make_baseline(const std::string& variant) override {
+    if (!host_ || variant != "baseline") return nullptr;
+    if (sort_)
+      return [this] {
+        std::copy(xh_.begin(), xh_.end(), yh_.begin());
+        std::sort(yh_.begin(), yh_.end());
+      };
+    return [this] {
+      float acc = 0;
+      for (size_t i = 0; i < xh_.size(); ++i) yh_[i] = acc += xh_[i];
+    };
+  }
+  Values baseline_values() override { return {to_double(yh_), x_.shape()}; }
+  Reference reference() override {
+    std::vector<float> all = host_ ? std::vector<float>() : x_.to_vector<float>();
+    const std::vector<float>& src = host_ ? xh_ : all;
+    int64_t n = static_cast<int64_t>(src.size());
+    Reference r;
+    r.index = sample_indices(n, kSampleCount);
+    if (sort_) {
+      std::vector<float> s = src;
+      std::sort(s.begin(), s.end());
+      for (int64_t i : r.index) {
+        r.want.push_back(s[i]);
+        r.bound.push_back(0);
+      }
+      r.note = fmt("std::sort on the host, %zu sampled positions", r.index.size());
+      return r;
+    }
+    double acc = 0, sq = 0;
+    size_t next = 0;
+    const double eps = std::ldexp(1.0, -23);
+    for (int64_t i = 0; i < n && next < r.index.size(); ++i) {
+      acc += src[i];
+      sq += static_cast<double>(src[i]) * src[i];
+      if (r.index[next] != i) continue;
+      r.want.push_back(acc);
+      // As the interpreter bounds a Sum: 2 eps sqrt(n) (sqrt(sum x^2) + |sum|), plus 2 ulps.
+      r.bound.push_back(2 * eps * std::sqrt(double(i + 1)) * (std::sqrt(sq) + std::fabs(acc)) + 2 * eps * std::fabs(acc));
+      ++next;
+    }
+    r.note = fmt("prefix sums in double on the host, %zu sampled positions", r.index.size());
+    return r;
+  }
+
+ private:
+  Array x_;
+  bool sort_, host_;
+  std::vector<float> xh_, yh_;
+};
+
+Case axis_case(const char* w, const char* expr, int64_t n, const char* size, bool is_sort, uint64_t seed) {
+  Case c;
+  c.workload = w;
+  c.id = fmt("%s-f32-%s", w, size);
+  c.expr = expr;
+  c.size = size;
+  c.dtype = DType::Float32;
+  c.bound = Bound::Memory;
+  c.bytes = 2.0 * static_cast<double>(n) * sizeof(float);  // x read, y written
+  c.fvu_ulps = 4;
+  c.baseline_impl = is_sort ? "std::sort" : "C++ loop (sequential float sum)";
+  c.prepare = [=](arrayc::Device d, bool h) -> std::unique_ptr<Instance> {
+    return std::make_unique<AxisCase>(arrayc::normal({n}, seed, 0.0, 1.0, DType::Float32, d), is_sort, is_cpu(d) && h);
+  };
+  return c;
+}
+
 // ---- The table ---------------------------------------------------------------------------------
 
 
@@ -460,6 +548,10 @@ std::vector<CaseDef> make_cases() {
     v.push_back({c, mode});
   }
   add_transform_cases(v);  // transforms: W6 with vmap, W11
+  // Issue 28: scans and sorts.
+  v.push_back({axis_case("cumsum", "cumsum(x), x ~ normal(0,1)", 100'000'000, "1e8", false, 12), Mode::FullOnly});
+  v.push_back({axis_case("cumsum", "cumsum(x), x ~ normal(0,1)", 10'000'000, "1e7", false, 12), Mode::QuickOnly});
+  v.push_back({axis_case("sort", "sort(x), x ~ normal(0,1)", 10'000'000, "1e7", true, 13), Mode::Both});
   return v;
 }
 

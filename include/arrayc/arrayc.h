@@ -8,7 +8,9 @@
 #include "arrayc/format.h"
 #include "arrayc/indexing.h"
 #include "arrayc/inspect.h"
+#include "arrayc/interop.h"  // issue 28: .npy, host memory
 #include "arrayc/jit.h"
 #include "arrayc/math.h"
 #include "arrayc/ops.h"
 #include "arrayc/transforms.h"
+#include "arrayc/reduce_ops.h"  // issue 28: reductions, scans, sorts, creation

@@ -41,6 +41,10 @@ std::vector<NodeRef> run(const Program& p, const std::vector<ParamBinding>& para
       for (int o : ks->outputs) alloc(o);
       for (const Source& src : ks->inputs) ptrs.push_back(base_pointer(src, slots, params));
       for (int o : ks->outputs) ptrs.push_back(slots[o]->data);
+    } else if (const auto* as = std::get_if<AxisStep>(&step.op)) {  // scans and sorts
+      alloc(as->output);
+      ptrs = {base_pointer(as->src, slots, params) + as->in_offset * static_cast<int64_t>(dtype_size(as->in_dtype)),
+              slots[as->output]->data};
     } else {
       const DotStep& d = std::get<DotStep>(step.op);
       alloc(d.output);

@@ -449,6 +449,29 @@ NodeRef make_matmul(const NodeRef& a_in, const NodeRef& b_in) {
 
 NodeRef make_copy(const NodeRef& x) { return intern(derived(Op::Copy, x->dtype, x->shape, {x})); }
 
+// Scans and sorts (issue 28).
+NodeRef make_axis_op(Op op, const NodeRef& x_in, int64_t axis) {
+  const char* name = api_name(op);
+  ARRAYC_INTERNAL_CHECK(op_kind(op) == OpKind::Axis, std::string("make_axis_op: bad op ") + name);
+  axis = normalize_axis(name, axis, x_in->shape, x_in->rank());
+  NodeRef x = x_in;
+  DType result = x->dtype;
+  if (op == Op::Cumsum || op == Op::Cumprod) {
+    if (x->dtype == DType::Bool || x->dtype == DType::Int32) x = make_cast(x, DType::Int64);
+    result = x->dtype;
+  } else if (op == Op::Argsort) {
+    result = DType::Int64;
+  }
+  // The dtypes the backends' routines know (backend/host/axis_ops.cpp).
+  DType t = x->dtype;
+  bool known = t == DType::Int64 || t == DType::Float32 || t == DType::Float64 ||
+               ((op == Op::Sort || op == Op::Argsort) && (t == DType::Bool || t == DType::Int32));
+  reject(name, x_in->dtype, !known);
+  Node n = derived(op, result, x->shape, {x});
+  n.ints = {axis};
+  return intern(std::move(n));
+}
+
 NodeRef rebuild(const NodeRef& n, const std::vector<NodeRef>& in) {
   switch (op_kind(n->op)) {
     case OpKind::Leaf: return n;
@@ -477,6 +500,7 @@ NodeRef rebuild(const NodeRef& n, const std::vector<NodeRef>& in) {
     }
     case OpKind::Copy: return make_copy(in[0]);
     case OpKind::Gather: return make_gather(api_name(n->op), in[0], in[1], gather_axis(*n), gather_dim_map(*n));
+    case OpKind::Axis: return make_axis_op(n->op, in[0], n->ints[0]);
   }
   return n;
 }

@@ -33,6 +33,9 @@ NodeRef make_reduce_all(Op op, const NodeRef& x);
 NodeRef make_dot(const NodeRef& a, const NodeRef& b);     // numpy.dot
 NodeRef make_matmul(const NodeRef& a, const NodeRef& b);  // numpy.matmul
 NodeRef make_copy(const NodeRef& x);
+// Scans and sorts along one axis (negative counts from the end): Cumsum, Cumprod (bool and int32
+// accumulate in int64, as numpy), Sort, Argsort (int64 indices). Rank 0 raises.
+NodeRef make_axis_op(Op op, const NodeRef& x, int64_t axis);
 
 // Rebuilds `n` with new inputs of the same shapes through the checked constructors (used by
 // the passes). Shapes in attributes (reshape, broadcast) are absolute: this is not a way to

@@ -49,6 +49,7 @@ std::string print_graph(const Graph& g) {
     if (n->op == Op::Slice) os << " start_step=" << shape_str(n->ints);
     if (n->op == Op::Gather)
       os << " axis=" << n->ints[0] << " map=" << shape_str(std::vector<int64_t>(n->ints.begin() + 1, n->ints.end()));
+    if (op_kind(n->op) == OpKind::Axis) os << " axis=" << n->ints[0];  // scans and sorts
     os << " : " << dtype_name(n->dtype) << shape_str(n->shape);
     if (n->device != cpu()) os << " @" << n->device.str();
     os << "\n";

@@ -147,6 +147,7 @@ class Interpreter {
       case OpKind::Contraction: return eval_dot(n);
       case OpKind::Copy: return input(n, 0);
       case OpKind::Gather: return eval_gather(n);
+      case OpKind::Axis: return eval_axis(n);
     }
     ARRAYC_INTERNAL_CHECK(false, "interpreter: unknown op kind");
     return {};
@@ -661,6 +662,102 @@ class Interpreter {
       // An infinite or NaN result does not depend on the order: it must match exactly.
       if (!std::isfinite(r)) e = err_sum[o] == 0 ? 0 : kInf;
       out.err[o] = std::isnan(e) ? kInf : e;
+    }
+    return out;
+  }
+
+  // ---- Along one axis: scans and sorts (issue 28) ----
+
+  // Cumsum and Cumprod: each prefix as the Sum or Prod reduction computes it (floats in double,
+  // rounded once per output; integers wrapping), with that reduction's error bound over the
+  // prefix. Sort and Argsort: a stable sort with NaN last and -0.0 equal to 0.0.
+  HostArray eval_axis(const Node& n) {
+    const HostArray& a = input(n, 0);
+    HostArray out = make_host(n.dtype, n.shape, track_);
+    int64_t axis = n.ints.at(0), len = a.shape.at(axis);
+    int64_t inner = 1;
+    for (size_t d = axis + 1; d < a.shape.size(); ++d) inner *= a.shape[d];
+    int64_t rows = len == 0 ? 0 : a.numel() / len;
+    bool fl = is_float(a.dtype);
+    double eps = ulp_of(1.0, n.dtype);
+    double k_ulps = track_ ? options_.op_ulps(n.op, n.dtype) : 0;
+    std::vector<int64_t> order(static_cast<size_t>(len));
+    for (int64_t r = 0; r < rows; ++r) {
+      int64_t base = (r / inner) * len * inner + r % inner;
+      auto at = [&](int64_t i) { return base + i * inner; };
+      if (n.op == Op::Sort || n.op == Op::Argsort) {
+        for (int64_t i = 0; i < len; ++i) order[i] = i;
+        std::stable_sort(order.begin(), order.end(), [&](int64_t x, int64_t y) {
+          if (!fl) return a.i[at(x)] < a.i[at(y)];
+          double u = a.f[at(x)], v = a.f[at(y)];
+          return !std::isnan(u) && (std::isnan(v) || u < v);
+        });
+        // Bounds: the k-th smallest moves by at most the largest input error; an index is
+        // undecidable where its value is within the errors of a neighbour's.
+        double row_err = 0;
+        if (track_)
+          for (int64_t i = 0; i < len; ++i) row_err = std::max(row_err, err_of(a, at(i)));
+        for (int64_t i = 0; i < len; ++i) {
+          int64_t o = at(i), src = at(order[i]);
+          if (n.op == Op::Argsort) {
+            out.i[o] = order[i];
+            if (!track_) continue;
+            bool uncertain = false;
+            for (int64_t j : {i - 1, i + 1})
+              if (j >= 0 && j < len) {
+                int64_t other = at(order[j]);
+                uncertain |= uncertain_order(a.as_double(src), err_of(a, src), a.as_double(other), err_of(a, other));
+              }
+            out.err[o] = uncertain ? kInf : 0;
+          } else {
+            if (fl) out.f[o] = a.f[src];
+            else out.i[o] = a.i[src];
+            if (track_) out.err[o] = row_err;
+          }
+        }
+        continue;
+      }
+      bool sum = n.op == Op::Cumsum;
+      double acc = sum ? 0.0 : 1.0, comp = 0, sq = 0, err = 0, rel = 0;
+      uint64_t iacc = sum ? 0 : 1;
+      bool bad = false;
+      for (int64_t i = 0; i < len; ++i) {
+        int64_t o = at(i);
+        double e = track_ ? err_of(a, o) : 0;
+        if (!fl) {
+          uint64_t x = static_cast<uint64_t>(a.i[o]);
+          iacc = sum ? iacc + x : iacc * x;
+          out.i[o] = wrap(n.dtype, iacc);
+          err += e;
+          if (track_) out.err[o] = err != 0 ? kInf : 0;
+          continue;
+        }
+        double x = a.f[o];
+        if (sum) {
+          double s = acc + x;  // Neumaier, as Sum
+          if (std::fabs(acc) >= std::fabs(x)) comp += (acc - s) + x;
+          else comp += (x - s) + acc;
+          acc = s;
+          sq += x * x;
+          err += e;
+        } else {
+          acc *= x;
+          if (e != 0) {
+            if (x == 0 || !std::isfinite(x)) bad = true;
+            else rel += e / std::fabs(x);
+          }
+        }
+        double r = round_to(n.dtype, sum && std::isfinite(acc) ? acc + comp : acc);
+        out.f[o] = r;
+        if (!track_) continue;
+        double count = static_cast<double>(i + 1);
+        double own = k_ulps * ulp_of(r, n.dtype);
+        double bound = sum ? err + k_ulps * eps * std::sqrt(count) * (std::sqrt(sq) + std::fabs(acc)) + own
+                           : (bad ? kInf : mulabs(r, rel + k_ulps * eps * count) + own);
+        double input_err = sum ? err : (bad || rel != 0 ? 1 : 0);
+        if (!std::isfinite(r)) bound = input_err == 0 ? 0 : kInf;
+        out.err[o] = std::isnan(bound) ? kInf : bound;
+      }
     }
     return out;
   }

@@ -18,7 +18,7 @@ enum class Op : uint8_t {
 #include "ir/ops.def"
 };
 
-enum class OpKind : uint8_t { Leaf, Elementwise, View, Reduce, Contraction, Copy, Gather };
+enum class OpKind : uint8_t { Leaf, Elementwise, View, Reduce, Contraction, Copy, Gather, Axis };
 
 struct OpInfo {
   const char* name;  // the printed name (graph text)

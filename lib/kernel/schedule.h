@@ -17,7 +17,7 @@ namespace arrayc::detail {
 // Fusion decisions (passes/fusion.h makes them): which nodes are materialized, with the reason
 // for each, and the groups that become kernels.
 struct FusionGroup {
-  enum class Kind { Elementwise, Reduce, Dot } kind;
+  enum class Kind { Elementwise, Reduce, Dot, Axis } kind;
   std::vector<NodeRef> roots;  // materialized nodes; several for a multi-output kernel
 };
 
@@ -66,8 +66,22 @@ struct DotStep {
   int output;  // slot, contiguous [batch, m, n]
 };
 
+// A scan or sort along one axis (ops.def's Axis kind): the input viewed with that axis last,
+// rows = the other axes. Input element (row r, i) sits at in_offset + row_offset(r, in_strides)
+// + i * in_strides.back() of its source; the output slot is contiguous in the node's shape, and
+// out_strides are its strides in the same axis-last order.
+struct AxisStep {
+  Op op;
+  DType in_dtype, out_dtype;
+  Source src;
+  int64_t in_offset = 0;
+  Shape shape;  // axis last
+  std::vector<int64_t> in_strides, out_strides;
+  int output;
+};
+
 struct Step {
-  std::variant<KernelStep, DotStep> op;
+  std::variant<KernelStep, DotStep, AxisStep> op;
   std::string label;        // the kernel's name or "dot"
   std::vector<int> release; // slots whose last reader is this step
 };
@@ -91,6 +105,7 @@ struct Schedule {
 // The device a step runs on: that of its (first) output.
 inline Device step_device(const Step& step, const Schedule& s) {
   if (const auto* ks = std::get_if<KernelStep>(&step.op)) return s.slots[ks->outputs.at(0)].device;
+  if (const auto* as = std::get_if<AxisStep>(&step.op)) return s.slots[as->output].device;
   return s.slots[std::get<DotStep>(step.op).output].device;
 }
 

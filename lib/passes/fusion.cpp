@@ -20,6 +20,7 @@ std::string print_fusion_plan(const FusionPlan& p, const std::vector<std::string
     } else {
       const char* kind = grp.kind == FusionGroup::Kind::Elementwise ? "elementwise"
                          : grp.kind == FusionGroup::Kind::Reduce    ? "reduce"
+                         : grp.kind == FusionGroup::Kind::Axis      ? "axis"
                                                                     : "dot";
       os << "group " << i << ": " << kind;
     }
@@ -61,7 +62,8 @@ void mark_required_roots(const Graph& g, const FusionOptions& opts, FusionPlan& 
     if (outputs.count(n.get()) && !in_memory(*n)) {
       const NodeRef& base = view_base(n);
       bool view_of_memory = base != n && (in_memory(*base) || op_kind(base->op) == OpKind::Reduce ||
-                                          op_kind(base->op) == OpKind::Contraction || base->op == Op::Copy);
+                                          op_kind(base->op) == OpKind::Contraction || base->op == Op::Copy ||
+                                          op_kind(base->op) == OpKind::Axis);
       if (!view_of_memory) mark(n.get(), "requested output");
     }
     switch (kind) {
@@ -81,6 +83,13 @@ void mark_required_roots(const Graph& g, const FusionOptions& opts, FusionPlan& 
         const NodeRef& base = view_base(n->inputs[0]);
         if (!in_memory(*base)) mark(base.get(), "source of a gather: read at computed positions");
         if (!opts.fuse) mark(n.get(), "fusion disabled");
+        break;
+      }
+      case OpKind::Axis: {  // scans and sorts: a routine of the backend that reads memory
+        mark(n.get(), std::string(op_name(n->op)) + " (along an axis)");
+        const NodeRef& base = view_base(n->inputs[0]);
+        if (!in_memory(*base) && (op_kind(base->op) == OpKind::Elementwise || op_kind(base->op) == OpKind::Leaf))
+          mark(base.get(), std::string("operand of ") + op_name(n->op) + ": read from memory");
         break;
       }
       case OpKind::Elementwise:
@@ -121,6 +130,7 @@ FusionGroup::Kind group_kind(const Node& root) {
   switch (op_kind(root.op)) {
     case OpKind::Reduce: return FusionGroup::Kind::Reduce;
     case OpKind::Contraction: return FusionGroup::Kind::Dot;
+    case OpKind::Axis: return FusionGroup::Kind::Axis;
     default: return FusionGroup::Kind::Elementwise;
   }
 }

@@ -369,6 +369,29 @@ MatrixOperand matrix_operand(const SlotTable& table, const NodeRef& n) {
   return m;
 }
 
+// A scan or sort: its input's view with the axis moved last (issue 28).
+AxisStep axis_step(const SlotTable& table, const NodeRef& n) {
+  int64_t axis = n->ints[0], rank = n->rank();
+  std::vector<int64_t> perm;
+  for (int64_t d = 0; d < rank; ++d)
+    if (d != axis) perm.push_back(d);
+  perm.push_back(axis);
+  auto [src, v] = table.view_of_memory(n->inputs[0]);
+  StridedView in = v.transposed(perm);
+  StridedView out = StridedView::contiguous(n->shape).transposed(perm);
+  AxisStep a;
+  a.op = n->op;
+  a.in_dtype = n->inputs[0]->dtype;
+  a.out_dtype = n->dtype;
+  a.src = src;
+  a.in_offset = in.offset;
+  a.shape = in.shape;
+  a.in_strides = in.strides;
+  a.out_strides = out.strides;
+  a.output = table.slot_of(n.get());
+  return a;
+}
+
 Schedule lower(const Graph& g, FusionPlan plan) {
   Schedule s;
   s.plan = std::move(plan);
@@ -389,6 +412,9 @@ Schedule lower(const Graph& g, FusionPlan plan) {
       dot.output = table.slot_of(d.get());
       step.op = dot;
       step.label = "dot";
+    } else if (grp.kind == FusionGroup::Kind::Axis) {
+      step.op = axis_step(table, grp.roots[0]);
+      step.label = op_name(grp.roots[0]->op);
     } else {
       KernelStep ks = KernelBuilder(table, static_cast<int>(gi)).build(grp);
       step.label = ks.kernel.name;
@@ -429,6 +455,8 @@ Schedule lower(const Graph& g, FusionPlan plan) {
     };
     if (auto* ks = std::get_if<KernelStep>(&s.steps[i].op)) {
       for (const Source& src : ks->inputs) reads(src);
+    } else if (auto* as = std::get_if<AxisStep>(&s.steps[i].op)) {
+      reads(as->src);
     } else {
       const DotStep& d = std::get<DotStep>(s.steps[i].op);
       reads(d.a.src);

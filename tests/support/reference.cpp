@@ -28,6 +28,7 @@ double op_ulps(Op op, DType dtype) {
     case Op::RandNormal: return 16;
     // Factor of eps * sqrt(n) * (sqrt(sum t^2) + |sum t|), plus these ULPs of the result.
     case Op::Sum: case Op::Mean: case Op::Prod: case Op::Dot: return 2;
+    case Op::Cumsum: case Op::Cumprod: return 2;  // scans (issue 28): each prefix as a Sum/Prod
     // Exact: Neg, Abs, Maximum, Minimum, Where, Cast, comparisons, logic, Max, Min, leaves.
     default: return 0;
   }

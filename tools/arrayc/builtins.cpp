@@ -111,6 +111,95 @@ DType default_dtype(const Value& v) {
   return v.kind == Value::Kind::Weak && v.integral ? DType::Int64 : DType::Float64;
 }
 
+// ---- Issue 28: reductions, scans, sorts, creation, .npy ----------------------------------------
+
+std::string file_path(Args& a, size_t i) {
+  std::string path = a.string(i);
+  return (!path.empty() && path[0] == '/') ? path : a.base_dir + "/" + path;
+}
+
+void add_issue28_builtins(std::vector<Session::Builtin>& t) {
+  using B = Session::Builtin;
+  auto red = [&](const char* name, ReduceAll all, ReduceAxes axes, const char* help) {
+    t.push_back(B{name, {"x", "axis?", "keepdims?"}, help, [all, axes](Args& a) { return reduce_fn(a, all, axes); }});
+  };
+  red("any", arrayc::any, arrayc::any, "any(x, axis=None, keepdims=false): bool; false over nothing");
+  red("all", arrayc::all, arrayc::all, "all(x, axis=None, keepdims=false): bool; true over nothing");
+  red("logsumexp", arrayc::logsumexp, arrayc::logsumexp,
+      "logsumexp(x, axis=None, keepdims=false) = log(sum(exp(x))), shifted by the max (stable)");
+  using Arg = Array (*)(const Array&, int64_t, bool);
+  using ArgAll = Array (*)(const Array&);
+  auto arg = [&](const char* name, ArgAll all, Arg along, const char* help) {
+    t.push_back(B{name, {"x", "axis?", "keepdims?"}, help, [all, along](Args& a) {
+                    Array x = a.array(0);
+                    if (!a.has(1)) return array_value(all(x));
+                    return array_value(along(x, a.integer(1), a.has(2) && a.boolean(2)));
+                  }});
+  };
+  arg("argmax", arrayc::argmax, arrayc::argmax, "argmax(x, axis=None, keepdims=false): int64 index of the first maximum (the first NaN)");
+  arg("argmin", arrayc::argmin, arrayc::argmin, "argmin(x, axis=None, keepdims=false): int64 index of the first minimum (the first NaN)");
+  using Moment = Array (*)(const Array&, const std::vector<int64_t>&, double, bool);
+  auto moment = [&](const char* name, Moment f, const char* help) {
+    t.push_back(B{name, {"x", "axis?", "ddof?", "keepdims?"}, help, [f](Args& a) {
+                    Array x = a.array(0);
+                    std::vector<int64_t> axes;
+                    if (a.has(1)) axes = a.ints(1);
+                    else for (int64_t d = 0; d < x.ndim(); ++d) axes.push_back(d);
+                    return array_value(f(x, axes, a.has(2) ? a.number(2) : 0.0, a.has(3) && a.boolean(3)));
+                  }});
+  };
+  moment("var", arrayc::var, "var(x, axis=None, ddof=0, keepdims=false): mean((x - mean(x))**2) * n / (n - ddof)");
+  moment("std", arrayc::std, "std(x, axis=None, ddof=0, keepdims=false) = sqrt(var(...))");
+  using Scan = Array (*)(const Array&, int64_t);
+  using ScanAll = Array (*)(const Array&);
+  auto scan = [&](const char* name, ScanAll all, Scan along, const char* help) {
+    t.push_back(B{name, {"x", "axis?"}, help, [all, along](Args& a) {
+                    return array_value(a.has(1) ? along(a.array(0), a.integer(1)) : all(a.array(0)));
+                  }});
+  };
+  scan("cumsum", arrayc::cumsum, arrayc::cumsum, "cumsum(x, axis=None): inclusive prefix sums (of the flattened x without axis); bool/i32 give i64");
+  scan("cumprod", arrayc::cumprod, arrayc::cumprod, "cumprod(x, axis=None): inclusive prefix products; bool/i32 give i64");
+  auto sorter = [&](const char* name, Scan f, const char* help) {
+    t.push_back(B{name, {"x", "axis?"}, help, [f](Args& a) { return array_value(f(a.array(0), a.has(1) ? a.integer(1) : -1)); }});
+  };
+  sorter("sort", arrayc::sort, "sort(x, axis=-1): stable, NaN last");
+  sorter("argsort", arrayc::argsort, "argsort(x, axis=-1): int64 indices of the stable sort, NaN last");
+  t.push_back(B{"linspace", {"start", "stop", "num?", "endpoint?", "dtype?"},
+                "linspace(start, stop, num=50, endpoint=true, dtype=f64): evenly spaced, as numpy",
+                [](Args& a) {
+                  return array_value(linspace(a.number(0), a.number(1), a.has(2) ? a.integer(2) : 50,
+                                              !a.has(3) || a.boolean(3), a.has(4) ? a.dtype(4) : DType::Float64));
+                }});
+  t.push_back(B{"eye", {"N", "M?", "k?", "dtype?"}, "eye(N, M=N, k=0, dtype=f64): ones on the k-th diagonal",
+                [](Args& a) {
+                  return array_value(eye(a.integer(0), a.has(1) ? a.integer(1) : -1, a.has(2) ? a.integer(2) : 0,
+                                         a.has(3) ? a.dtype(3) : DType::Float64));
+                }});
+  auto like = [&](const char* name, double value, const char* help) {
+    t.push_back(B{name, {"x", "dtype?"}, help, [value](Args& a) {
+                    Array x = a.array(0);
+                    return array_value(full_like(x, value, a.has(1) ? a.dtype(1) : x.dtype()));
+                  }});
+  };
+  like("zeros_like", 0, "zeros_like(x, dtype=x's)");
+  like("ones_like", 1, "ones_like(x, dtype=x's)");
+  t.push_back(B{"full_like", {"x", "fill_value", "dtype?"}, "full_like(x, fill_value, dtype=x's)", [](Args& a) {
+                  Array x = a.array(0);
+                  return array_value(full_like(x, a.number(1), a.has(2) ? a.dtype(2) : x.dtype()));
+                }});
+  t.push_back(B{"load_npy", {"file"}, "load_npy(\"x.npy\"): a numpy .npy file (relative to the program's folder)",
+                [](Args& a) {
+                  if (a.scope->tracing) fail(*a.call, "load_npy() cannot be used inside a def; pass the data as an argument");
+                  return array_value(load_npy(file_path(a, 0)));
+                }});
+  t.push_back(B{"save_npy", {"x", "file"}, "save_npy(x, \"x.npy\"): write x as a numpy .npy file",
+                [](Args& a) {
+                  if (a.scope->tracing) fail(*a.call, "save_npy() cannot be used inside a def");
+                  save_npy(file_path(a, 1), a.array(0));
+                  return Value{};
+                }});
+}
+
 }  // namespace
 
 const std::vector<Session::Builtin>& builtins() {
@@ -345,6 +434,7 @@ const std::vector<Session::Builtin>& builtins() {
     // Products
     bin("dot", dot, "dot(a, b): 1-D and 2-D, as numpy");
     bin("matmul", matmul, "matmul(a, b) = a @ b, also batched");
+    add_issue28_builtins(t);
     return t;
   }();
   return table;

@@ -10,6 +10,7 @@
 #include "arrayc/error.h"
 #include "backend/cuda/cuda_driver.h"
 #include "backend/cuda/launch_plan.h"
+#include "backend/host/axis_ops.h"
 #include "codegen/nvptx/gemm.h"
 #include "codegen/nvptx/ptx_kernel.h"
 #include "support/stats.h"
@@ -242,6 +243,32 @@ GemmProblem gemm_problem(const DotStep& d, uintptr_t a_addr, uintptr_t b_addr) {
   return p;
 }
 
+// A scan or sort (issue 28) on a GPU: there is no GPU kernel for these yet, so the step copies
+// the bytes its input view spans to the host, runs the host routine (backend/host/axis_ops.h)
+// and copies the result back. Correct, and as slow as two transfers; docs/numpy_coverage.md says so.
+class AxisViaHostLaunch final : public Launch {
+ public:
+  AxisViaHostLaunch(int dev, const AxisStep& a) : dev_(dev), a_(a) {}
+  void run(const std::vector<void*>& ptrs) const override {
+    int64_t n = shape_numel(a_.shape);
+    if (n == 0) return;
+    int64_t lo = 0, hi = 0;  // the element span of the input view
+    for (size_t d = 0; d < a_.shape.size(); ++d) {
+      int64_t reach = (a_.shape[d] - 1) * a_.in_strides[d];
+      (reach < 0 ? lo : hi) += reach;
+    }
+    size_t in_size = dtype_size(a_.in_dtype), out_size = dtype_size(a_.out_dtype);
+    std::vector<char> in(static_cast<size_t>(hi - lo + 1) * in_size), out(static_cast<size_t>(n) * out_size);
+    cuda::copy_to_host(dev_, in.data(), static_cast<const char*>(ptrs[0]) + lo * static_cast<int64_t>(in_size), in.size());
+    run_axis_step(a_, in.data() - lo * static_cast<int64_t>(in_size), out.data());
+    cuda::copy_to_device(dev_, ptrs[1], out.data(), out.size());
+  }
+
+ private:
+  int dev_;
+  const AxisStep& a_;
+};
+
 class CudaBackend final : public Backend {
  public:
   void check(Device d) const override {
@@ -256,6 +283,7 @@ class CudaBackend final : public Backend {
 
   std::unique_ptr<Launch> plan(const Step& step, const Schedule& s, Device d, const PlanContext& ctx,
                                Compiler& c) override {
+    if (const auto* a = std::get_if<AxisStep>(&step.op)) return std::make_unique<AxisViaHostLaunch>(d.index, *a);
     int sms = cuda::device_info(d.index).multiprocessors;
     if (const auto* dot = std::get_if<DotStep>(&step.op)) {
       GemmProblem p = problem(*dot, ctx);
@@ -277,6 +305,7 @@ class CudaBackend final : public Backend {
   std::vector<StageTexts> stages(const Step& step, const Schedule& s, Device d, const PlanContext& ctx,
                                  Compiler& c) override {
     CompileUnit u;
+    if (std::holds_alternative<AxisStep>(step.op)) return {};  // the host routine: no code of ours
     if (const auto* dot = std::get_if<DotStep>(&step.op)) {
       u = gemm_unit(d, choose_gemm(problem(*dot, ctx), cuda::device_info(d.index).multiprocessors));
     } else {
@@ -315,6 +344,7 @@ Backend& cuda_backend() {
 }
 
 std::string ptx_for(const Step& step, const Schedule& s, int sm) {
+  if (std::holds_alternative<AxisStep>(step.op)) return "";  // scans and sorts: no PTX yet
   if (const auto* dot = std::get_if<DotStep>(&step.op)) {
     // Operands are assumed 16-byte aligned (as fresh buffers are).
     if (!is_float(dot->dtype)) return "";

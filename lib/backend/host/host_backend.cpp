@@ -8,6 +8,7 @@
 #include <atomic>
 
 #include "arrayc/error.h"
+#include "backend/host/axis_ops.h"
 #include "backend/host/blas.h"
 #include "backend/host/cpu_allocator.h"
 #include "backend/host/host_jit.h"
@@ -167,6 +168,16 @@ class HostDotLaunch final : public Launch {
   const DotStep& d_;
 };
 
+// A scan or sort (issue 28): backend/host/axis_ops.h.
+class HostAxisLaunch final : public Launch {
+ public:
+  explicit HostAxisLaunch(const AxisStep& a) : a_(a) {}  // the Program's step
+  void run(const std::vector<void*>& ptrs) const override { run_axis_step(a_, ptrs[0], ptrs[1]); }
+
+ private:
+  const AxisStep& a_;
+};
+
 std::string options_text(const EmitOptions& o) {
   return "fast=" + std::to_string(o.fast_math) + " stream=" + std::to_string(o.stream_stores);
 }
@@ -239,6 +250,7 @@ class HostBackend final : public Backend {
   std::unique_ptr<Launch> plan(const Step& step, const Schedule& s, Device, const PlanContext& ctx,
                                Compiler& c) override {
     if (const auto* d = std::get_if<DotStep>(&step.op)) return std::make_unique<HostDotLaunch>(*d);
+    if (const auto* a = std::get_if<AxisStep>(&step.op)) return std::make_unique<HostAxisLaunch>(*a);
     const auto& ks = std::get<KernelStep>(step.op);
     if (ks.launch.parallel_extent == 0) return nullptr;
     EmitOptions o = host_options(ks, s, ctx.user);

@@ -8,3 +8,4 @@
 #include "arrayc/inspect.h"
 #include "arrayc/jit.h"
 #include "arrayc/ops.h"
+#include "arrayc/products.h"

@@ -70,6 +70,8 @@ const std::vector<EnvVar>& env_vars() {
       {"ARRAYC_DEVICE", "library"},      {"ARRAYC_LIBDEVICE", "library"},  {"ARRAYC_GEMM_TILE", "library"},     {"ARRAYC_HOST_CPU", "library"},
       {"ARRAYC_CACHE", "library"},       {"ARRAYC_CACHE_DIR", "library"},  {"ARRAYC_CACHE_MAX_BYTES", "library"},
       {"ARRAYC_HISTORY", "tool"},        {"ARRAYC_BENCH_BREAK", "harness"}, {"ARRAYC_REQUIRE_GPU", "tests"},
+      // matrix products (issue 29): OpenBLAS's kernels and threads, epilogue fusion
+      {"ARRAYC_BLAS_CORE", "library"},   {"ARRAYC_BLAS_THREADS", "library"}, {"ARRAYC_EPILOGUE", "library"},
   };
   return vars;
 }
@@ -133,5 +135,10 @@ int64_t cache_max_bytes_setting() {
 }
 
 std::string gemm_tile_setting() { return value("ARRAYC_GEMM_TILE"); }
+
+// ---- matrix products (issue 29) ----
+std::string blas_core_setting() { return value("ARRAYC_BLAS_CORE"); }
+std::optional<int64_t> blas_threads_setting() { return integer("ARRAYC_BLAS_THREADS", 1, 1024); }
+bool epilogue_setting() { return flag("ARRAYC_EPILOGUE", true); }
 
 }  // namespace arrayc::detail

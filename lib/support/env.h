@@ -48,5 +48,13 @@ std::string cache_dir_setting();
 int64_t cache_max_bytes_setting();
 // ARRAYC_GEMM_TILE: "" when unset (parsed by choose_gemm).
 std::string gemm_tile_setting();
+// ---- matrix products (issue 29) ----
+// ARRAYC_BLAS_CORE: "" when unset, else an OpenBLAS core name or "openblas" (checked by
+// backend/host/blas_config.cpp).
+std::string blas_core_setting();
+// ARRAYC_BLAS_THREADS, from 1 to 1024; nullopt when unset (BLAS then runs the pool's count).
+std::optional<int64_t> blas_threads_setting();
+// ARRAYC_EPILOGUE, 0 or 1 (default 1): elementwise consumers of a CPU product fuse into its step.
+bool epilogue_setting();
 
 }  // namespace arrayc::detail

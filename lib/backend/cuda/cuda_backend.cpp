@@ -160,6 +160,7 @@ uintptr_t alignment_address(const MatrixOperand& m, DType t, const PlanContext& 
     case Source::Kind::Storage: return reinterpret_cast<uintptr_t>(m.src.storage->data) + off;
     case Source::Kind::Slot: return off;
     case Source::Kind::Param: return (ctx.param_is_aligned(m.src.index) ? 0 : 4) + off;
+    case Source::Kind::Product: break;  // epilogues are fused on the CPU only
   }
   return off;
 }

@@ -6,7 +6,8 @@
 #
 # From the repository root. It runs arrayc-matmul-bench from a bundle (.gpu/run, made on the
 # build machine with `../shared/tools/gpu-bundle .gpu build/benchmarks/arrayc-matmul-bench`) when
-# there is one, else build/benchmarks/arrayc-matmul-bench. Run it on a quiet machine.
+# there is one, else build/benchmarks/arrayc-matmul-bench. Run it on a quiet machine. The peers run
+# with $PYTHON (default python3: the one with numpy and, where installed, PyTorch).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 echo "== $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2-) ; $(nproc) CPUs ; $(date -u '+%F %T') UTC ; load $(cut -d' ' -f1-3 /proc/loadavg)"
@@ -17,4 +18,4 @@ else
 fi
 echo
 echo "== peers"
-python3 benchmarks/peers/matmul_peers.py "$@"
+"${PYTHON:-python3}" benchmarks/peers/matmul_peers.py "$@"

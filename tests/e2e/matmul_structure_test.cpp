@@ -177,7 +177,16 @@ TEST_P(MatmulStructure, EpilogueStepIsOneLaunch) {
   EXPECT_EQ(s.kernel_launches, 1);
   std::string kernels = inspect({maximum(dot(x, w) + b, 0.0)}, true).kernels.at(0).kernel;
   EXPECT_TRUE(contains(kernels, "; BLAS sgemm: [64 x 32] . [32 x 16]")) << kernels;
-  EXPECT_TRUE(contains(kernels, "; epilogue: the kernel below")) << kernels;
+  EXPECT_TRUE(contains(kernels, "; epilogue: the kernel below, on the whole product after BLAS")) << kernels;
+  // A tall product of a small b runs in panels of about 1 MiB (524 rows of 500 floats).
+  Array xt = random_array(DType::Float32, {3000, 20}, 60), wt = random_array(DType::Float32, {20, 500}, 61);
+  kernels = inspect({maximum(dot(xt, wt), 0.0)}, true).kernels.at(0).kernel;
+  EXPECT_TRUE(contains(kernels, "; epilogue: the kernel below, on each panel of 524 rows as BLAS computes it")) << kernels;
+  // With a b larger than a panel, the whole product: each panel would pack b again.
+  Array xb = random_array(DType::Float32, {600, 600}, 62), wb = random_array(DType::Float32, {600, 600}, 63);
+  kernels = inspect({maximum(dot(xb, wb), 0.0)}, true).kernels.at(0).kernel;
+  EXPECT_TRUE(contains(kernels, "on the whole product after BLAS")) << kernels;
+  EXPECT_MATCHES_REFERENCE(maximum(dot(xb, wb), 0.0));
 }
 
 // ---- OpenBLAS's configuration -----------------------------------------------------------------------

@@ -258,7 +258,10 @@ std::string ptx_for(const Step& step, const Schedule& s, int sm) {
     Device d = step_device(step, s);
     int sms = d.kind == Device::Kind::GPU ? cuda::device_info(d.index).multiprocessors : kAssumedSMs;
     GemmKernel gk = choose_gemm(gemm_problem(*dot, 0, 0), sms);
-    return "// ---- " + gk.name() + "\n" + emit_gemm_ptx(gk, sm).ptx;
+    std::string ptx = "// ---- " + gk.name() + "\n" + emit_gemm_ptx(gk, sm).ptx;
+    if (dot->has_epilogue)  // a CPU product's epilogue (GPU products keep it a kernel of its own)
+      ptx += "// ---- " + dot->epilogue.kernel.name + "\n" + emit_ptx(dot->epilogue.kernel, sm, ptx_options(EmitOptions{})).ptx;
+    return ptx;
   }
   const Kernel& k = std::get<KernelStep>(step.op).kernel;
   return "// ---- " + k.name + "\n" + emit_ptx(k, sm, ptx_options(EmitOptions{})).ptx;

@@ -150,6 +150,47 @@ template <typename T> class Product : public Instance {
   std::vector<T> ah_, bh_, ch_;
 };
 
+// ---- W9 (issue 29): a dense layer relu(x . w + b), f32 -------------------------------------------
+// Fused, the bias and relu run in the product's step (its epilogue); unfused, the product and two
+// elementwise kernels. The baseline is OpenBLAS followed by one C++ loop.
+class Layer : public Instance {
+ public:
+  Layer(int64_t m, int64_t k, int64_t n, arrayc::Device d, bool host)
+      : x_(arrayc::uniform({m, k}, 12, -1.0, 1.0, DType::Float32, d)),
+        w_(arrayc::normal({k, n}, 13, 0.0, 0.05, DType::Float32, d)),
+        b_(arrayc::normal({n}, 14, 0.0, 1.0, DType::Float32, d)), m_(m), k_(k), n_(n), host_(host) {
+    arrayc::eval({x_, w_, b_});
+    if (host_) {
+      xh_ = x_.to_vector<float>();
+      wh_ = w_.to_vector<float>();
+      bh_ = b_.to_vector<float>();
+      yh_.assign(static_cast<size_t>(m_ * n_), 0.0f);
+    }
+  }
+  static Array layer(const Array& x, const Array& w, const Array& b) { return arrayc::maximum(arrayc::dot(x, w) + b, 0.0); }
+  std::function<Array()> make_arrayc() override { return jit_runner(&Layer::layer, x_, w_, b_); }
+  std::function<void()> make_baseline(const std::string& variant) override {
+    if (!host_ || variant != "baseline") return nullptr;
+    return [this] {
+      baseline::gemm(xh_.data(), wh_.data(), yh_.data(), m_, n_, k_, false);
+      for (int64_t i = 0; i < m_; ++i)
+        for (int64_t j = 0; j < n_; ++j) yh_[i * n_ + j] = std::max(yh_[i * n_ + j] + bh_[j], 0.0f);
+    };
+  }
+  Values baseline_values() override { return {to_double(yh_), {m_, n_}}; }
+  Reference reference() override {
+    return reference_from(interpret_with_bounds(layer(x_, w_, b_)), {},
+                          fmt("interpreter on all %lld x %lld elements", static_cast<long long>(m_),
+                              static_cast<long long>(n_)));
+  }
+
+ private:
+  Array x_, w_, b_;
+  int64_t m_, k_, n_;
+  bool host_;
+  std::vector<float> xh_, wh_, bh_, yh_;
+};
+
 // ---- W7: 1000 times M = A.A, read back sum(M*M) ----------------------------------------------
 
 constexpr int kW7Iters = 1000;
@@ -520,6 +561,17 @@ std::vector<CaseDef> make_cases() {
                           [](Device d, bool h) -> std::unique_ptr<Instance> {
                             return std::make_unique<W7>(arrayc::normal({100, 100}, 11, 0.0, 1.0, DType::Float32, d),
                                                         is_cpu(d) && h);
+                          });
+    c.baseline_impl = "OpenBLAS + C++ loop";
+    v.push_back({c, Mode::Both});
+  }
+  // W9 (issue 29): relu(x . w + b), 256x784 . 784x256 f32
+  {
+    Case c = product_case("W9", "256x784 . 784x256 + b", "maximum(dot(x, w) + b, 0), x ~ uniform(-1,1), w ~ normal(0,0.05)",
+                          DType::Float32, 2.0 * 256 * 784 * 256 + 2.0 * 256 * 256,
+                          4.0 * (256 * 784 + 784 * 256 + 256 + 256 * 256), 4 * 28,
+                          [](Device d, bool h) -> std::unique_ptr<Instance> {
+                            return std::make_unique<Layer>(256, 784, 256, d, is_cpu(d) && h);
                           });
     c.baseline_impl = "OpenBLAS + C++ loop";
     v.push_back({c, Mode::Both});

@@ -49,6 +49,10 @@ rec("W4 dot 1000^3 f64", "numpy+OpenBLAS", med(lambda: a @ b, reps=11))
 # W5: JAX seed, dot(x, x.T) 3000x3000 f32
 x3 = rng.standard_normal((3000, 3000)).astype(np.float32)
 rec("W5 dot x x.T 3000 f32", "numpy+OpenBLAS", med(lambda: x3 @ x3.T, reps=5))
+# W9 (issue 29): relu(x @ w + b), 256x784 . 784x256 f32
+xl = rng.uniform(-1, 1, (256, 784)).astype(np.float32); wl = (rng.standard_normal((784, 256)) * 0.05).astype(np.float32)
+bl = rng.standard_normal(256).astype(np.float32)
+rec("W9 relu(x@w+b) 256 f32", "numpy+OpenBLAS", med(lambda: np.maximum(xl @ wl + bl, 0), reps=51))
 # W6: vmap seed, (150x100) matrix times batch of 10 vectors
 m = rng.standard_normal((150, 100)).astype(np.float32); bv = rng.standard_normal((10, 100)).astype(np.float32)
 rec("W6 batched matvec", "numpy loop+stack", med(lambda: np.stack([m @ v for v in bv]), reps=201))

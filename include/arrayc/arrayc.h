@@ -14,3 +14,4 @@
 #include "arrayc/ops.h"
 #include "arrayc/transforms.h"
 #include "arrayc/reduce_ops.h"  // issue 28: reductions, scans, sorts, creation
+#include "arrayc/products.h"

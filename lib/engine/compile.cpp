@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "arrayc/jit.h"
+#include "arrayc/products.h"
 #include "backend/cuda/cuda_backend.h"
 #include "engine/kernel_cache.h"
 #include "passes/pipeline.h"
@@ -18,6 +19,7 @@ Schedule schedule_graph(const Graph& g, const CompileOptions& o, StageLog* log) 
   if (log) log->optimized = print_graph(optimized);
   FusionOptions fo;
   fo.fuse = o.fuse;
+  fo.epilogues = o.epilogues;
   Schedule s = build_schedule(optimized, fo);
   if (debug_level() >= 2) std::cerr << "=== fused\n" << print_schedule(s);
   if (log) log->fused = print_schedule(s);
@@ -64,12 +66,18 @@ std::atomic<bool>& fast_math_flag() {
   static std::atomic<bool> f{fast_math_setting()};
   return f;
 }
+// matrix products (issue 29)
+std::atomic<bool>& epilogue_flag() {
+  static std::atomic<bool> f{epilogue_setting()};
+  return f;
+}
 }  // namespace
 
 CompileOptions user_compile_options() {
   CompileOptions o;
   o.fuse = fusion_flag();
   o.plan.user.fast_math = fast_math_flag();
+  o.epilogues = epilogue_flag();
   return o;
 }
 
@@ -81,5 +89,7 @@ void set_fusion(bool enabled) { detail::fusion_flag() = enabled; }
 bool fusion_enabled() { return detail::fusion_flag(); }
 void set_fast_math(bool enabled) { detail::fast_math_flag() = enabled; }
 bool fast_math_enabled() { return detail::fast_math_flag(); }
+void set_epilogue_fusion(bool enabled) { detail::epilogue_flag() = enabled; }
+bool epilogue_fusion_enabled() { return detail::epilogue_flag(); }
 
 }  // namespace arrayc

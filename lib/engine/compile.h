@@ -21,10 +21,12 @@ namespace arrayc::detail {
 
 struct CompileOptions {
   bool fuse = true;  // false: one kernel per op
+  bool epilogues = true;  // false: a product's elementwise consumers stay out of its step
   PlanContext plan;  // the user's emit options; what is known of jit parameters
 };
 
-// The options the user chose: set_fusion / ARRAYC_FUSION, set_fast_math / ARRAYC_FAST_MATH.
+// The options the user chose: set_fusion / ARRAYC_FUSION, set_fast_math / ARRAYC_FAST_MATH,
+// set_epilogue_fusion / ARRAYC_EPILOGUE.
 CompileOptions user_compile_options();
 
 // A schedule with a launch for every step: ready to run many times. The launches refer to the

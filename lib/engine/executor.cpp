@@ -14,6 +14,7 @@ char* base_pointer(const Source& src, const std::vector<StorageRef>& slots, cons
       const ParamBinding& pb = params.at(src.index);
       return static_cast<char*>(pb.storage->data) + pb.offset * static_cast<int64_t>(dtype_size(pb.dtype));
     }
+    case Source::Kind::Product: return nullptr;  // the product step's own scratch memory
   }
   return nullptr;
 }
@@ -47,9 +48,12 @@ std::vector<NodeRef> run(const Program& p, const std::vector<ParamBinding>& para
               slots[as->output]->data};
     } else {
       const DotStep& d = std::get<DotStep>(step.op);
-      alloc(d.output);
+      if (d.output >= 0) alloc(d.output);
       ptrs = {matrix_pointer(d.a, d.dtype, slots, params), matrix_pointer(d.b, d.dtype, slots, params),
-              slots[d.output]->data};
+              d.output >= 0 ? slots[d.output]->data : nullptr};
+      for (int o : d.epilogue.outputs) alloc(o);
+      for (const Source& src : d.epilogue.inputs) ptrs.push_back(base_pointer(src, slots, params));
+      for (int o : d.epilogue.outputs) ptrs.push_back(slots[o]->data);
     }
     if (p.launches[i]) p.launches[i]->run(ptrs);
     for (int r : step.release) slots[r].reset();
@@ -65,6 +69,7 @@ std::vector<NodeRef> run(const Program& p, const std::vector<ParamBinding>& para
         st = params.at(ov.src.index).storage;
         offset += params[ov.src.index].offset;
         break;
+      case Source::Kind::Product: ARRAYC_INTERNAL_CHECK(false, "an output reads a product's scratch memory");
     }
     out.push_back(make_buffer(st, ov.dtype, ov.shape, offset, ov.strides));
   }

@@ -14,6 +14,7 @@
 
 #include "arrayc/inspect.h"
 #include "arrayc/jit.h"
+#include "arrayc/products.h"
 #include "engine/executor.h"
 #include "ir/build.h"
 #include "support/interrupt.h"
@@ -61,7 +62,7 @@ bool aligned(const ParamBinding& b) {
 
 // The exact key: fusion and math modes, then per input dtype, device, alignment, rank and extents.
 std::vector<int64_t> exact_key(const std::vector<Array>& in, const std::vector<ParamBinding>& params) {
-  std::vector<int64_t> key{(fusion_enabled() ? 1 : 0) | (fast_math_enabled() ? 2 : 0)};
+  std::vector<int64_t> key{(fusion_enabled() ? 1 : 0) | (fast_math_enabled() ? 2 : 0) | (epilogue_fusion_enabled() ? 4 : 0)};
   for (size_t i = 0; i < in.size(); ++i) {
     const Array& a = in[i];
     key.push_back(static_cast<int64_t>(a.dtype()) | (static_cast<int64_t>(a.device().kind) << 8) |

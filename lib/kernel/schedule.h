@@ -19,6 +19,9 @@ namespace arrayc::detail {
 struct FusionGroup {
   enum class Kind { Elementwise, Reduce, Dot, Axis } kind;
   std::vector<NodeRef> roots;  // materialized nodes; several for a multi-output kernel
+  // A Dot group with an epilogue: the product computed in the group, whose elementwise
+  // consumers (the roots) run on each panel of it while it is in cache. Null otherwise.
+  NodeRef product;
 };
 
 struct FusionPlan {
@@ -33,7 +36,8 @@ struct FusionPlan {
 // Where a memory operand lives: a buffer the graph captured, a jit parameter, or a slot (a
 // buffer the schedule allocates for a materialized node).
 struct Source {
-  enum class Kind { Storage, Param, Slot } kind = Kind::Slot;
+  // Product: the product of the DotStep whose epilogue reads it (scratch memory of the step).
+  enum class Kind { Storage, Param, Slot, Product } kind = Kind::Slot;
   StorageRef storage;  // Storage
   int index = -1;      // Param index or slot index
 };
@@ -59,11 +63,28 @@ struct MatrixOperand {
   int64_t batch_stride = 0;
 };
 
+// How a product is computed, from the structure of its operands (passes/products.h decides).
+enum class ProductForm {
+  General,  // gemm
+  Gram,     // x @ x.T: b is a's transpose; one triangle (syrk on the CPU), mirrored
+  MatVec,   // m == 1 or n == 1: gemv
+};
+
 struct DotStep {
   DType dtype;
   int64_t batch = 1;  // 1 for a plain 2-D product
   MatrixOperand a, b;
-  int output;  // slot, contiguous [batch, m, n]
+  int output;  // slot, contiguous [batch, m, n]; -1 when an epilogue consumes the product
+  ProductForm form = ProductForm::General;
+  // Elementwise consumers of the product fused into this step (CPU): a kernel whose input
+  // Source::Kind::Product is the product, contiguous, and whose iteration space is the
+  // product's. ptrs: a, b, output (null with an epilogue), then the epilogue's inputs (the product's null)
+  // and outputs.
+  bool has_epilogue = false;
+  KernelStep epilogue;
+  // Whether the epilogue reads the product element for element at its own index, so that it
+  // can run on each panel of rows as soon as BLAS has computed it.
+  bool epilogue_by_rows = false;
 };
 
 // A scan or sort along one axis (ops.def's Axis kind): the input viewed with that axis last,
@@ -106,7 +127,8 @@ struct Schedule {
 inline Device step_device(const Step& step, const Schedule& s) {
   if (const auto* ks = std::get_if<KernelStep>(&step.op)) return s.slots[ks->outputs.at(0)].device;
   if (const auto* as = std::get_if<AxisStep>(&step.op)) return s.slots[as->output].device;
-  return s.slots[std::get<DotStep>(step.op).output].device;
+  const DotStep& d = std::get<DotStep>(step.op);
+  return s.slots[d.has_epilogue ? d.epilogue.outputs.at(0) : d.output].device;
 }
 
 }  // namespace arrayc::detail

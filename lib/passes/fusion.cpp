@@ -5,6 +5,8 @@
 #include <set>
 #include <sstream>
 
+#include "passes/products.h"
+
 namespace arrayc::detail {
 
 std::string print_fusion_plan(const FusionPlan& p, const std::vector<std::string>& titles) {
@@ -34,6 +36,9 @@ std::string print_fusion_plan(const FusionPlan& p, const std::vector<std::string
     for (const NodeRef& r : grp.roots)
       os << "  materializes " << name(r.get()) << " " << dtype_name(r->dtype) << shape_str(r->shape)
          << ": " << p.root_reason.at(r.get()) << "\n";
+    if (grp.product)
+      os << "  epilogue of " << name(grp.product.get()) << " dot: " << product_reason(*grp.product)
+         << "; its elementwise consumers run in the product's step\n";
   }
   return os.str();
 }
@@ -48,8 +53,21 @@ namespace {
 
 bool expands(const Node& broadcast) { return broadcast.numel() > broadcast.inputs[0]->numel(); }
 
+using Users = std::unordered_map<const Node*, std::vector<const Node*>>;
+
+// Whether a product may stay unmaterialized, to be computed in the kernel of its consumers as
+// their product step's input: every consumer is elementwise work of the product's shape.
+bool may_take_epilogue(const Node& dot, const Users& users, const FusionOptions& opts) {
+  if (!opts.fuse || !opts.epilogues || !epilogue_candidate(dot)) return false;
+  auto it = users.find(&dot);
+  if (it == users.end()) return false;
+  for (const Node* u : it->second)
+    if (op_kind(u->op) != OpKind::Elementwise || u->shape != dot.shape) return false;
+  return true;
+}
+
 // The first pass: nodes that must be materialized whatever their consumers are.
-void mark_required_roots(const Graph& g, const FusionOptions& opts, FusionPlan& p) {
+void mark_required_roots(const Graph& g, const FusionOptions& opts, const Users& users, FusionPlan& p) {
   auto mark = [&](const Node* n, const std::string& why) { p.root_reason.emplace(n, why); };
   for (const auto& [n, why] : opts.forced) mark(n, why);
   std::unordered_set<const Node*> outputs;
@@ -59,7 +77,7 @@ void mark_required_roots(const Graph& g, const FusionOptions& opts, FusionPlan& 
     OpKind kind = op_kind(n->op);
     // An output already in memory, or a view of memory (a buffer, or the result of a reduction,
     // product or copy), is returned as a view: no kernel.
-    if (outputs.count(n.get()) && !in_memory(*n)) {
+    if (outputs.count(n.get()) && !in_memory(*n) && kind != OpKind::Contraction) {
       const NodeRef& base = view_base(n);
       bool view_of_memory = base != n && (in_memory(*base) || op_kind(base->op) == OpKind::Reduce ||
                                           op_kind(base->op) == OpKind::Contraction || base->op == Op::Copy ||
@@ -69,7 +87,7 @@ void mark_required_roots(const Graph& g, const FusionOptions& opts, FusionPlan& 
     switch (kind) {
       case OpKind::Reduce: mark(n.get(), "reduction"); break;
       case OpKind::Contraction: {
-        mark(n.get(), "matrix product (BLAS call)");
+        if (outputs.count(n.get()) || !may_take_epilogue(*n, users, opts)) mark(n.get(), product_reason(*n));
         for (const NodeRef& in : n->inputs) {
           const NodeRef& base = view_base(in);
           if (!in_memory(*base) && op_kind(base->op) != OpKind::Reduce &&
@@ -140,21 +158,22 @@ FusionGroup::Kind group_kind(const Node& root) {
 FusionPlan plan_fusion(const Graph& g, const FusionOptions& opts) {
   FusionPlan p;
   p.order = topo_order(g.outputs);
-  mark_required_roots(g, opts, p);
-
-  std::unordered_map<const Node*, std::vector<const Node*>> users;
+  Users users;
   for (const NodeRef& n : p.order)
     for (const NodeRef& in : n->inputs) {
       auto& u = users[in.get()];
       if (u.empty() || u.back() != n.get()) u.push_back(n.get());  // n's uses of `in` come in a row
     }
+  mark_required_roots(g, opts, users, p);
 
   std::vector<std::vector<const Node*>> group_roots;
   std::vector<int64_t> group_ops;  // nodes computed in each group
+  std::vector<const Node*> group_product;  // the product whose epilogue a group is, if any
   auto new_group = [&](const Node* root) {
     p.group_of[root] = static_cast<int>(group_roots.size());
     group_roots.push_back({root});
     group_ops.push_back(1);
+    group_product.push_back(nullptr);
   };
 
   // Requested elementwise outputs of one shape share a kernel (one launch, several stores)
@@ -201,6 +220,24 @@ FusionPlan plan_fusion(const Graph& g, const FusionOptions& opts) {
     }
     if (kind == OpKind::Leaf || kind == OpKind::View) {
       groups_seen[n] = gs;  // free to read from any number of kernels
+      continue;
+    }
+    if (kind == OpKind::Contraction) {  // a product left unmaterialized for its epilogue
+      int gi = gs.size() == 1 ? *gs.begin() : -1;
+      const Node* root = gi >= 0 ? group_roots[gi][0] : nullptr;
+      std::string why;
+      if (gi < 0) why = "its consumers are in " + std::to_string(gs.size()) + " kernels";
+      else if (op_kind(root->op) != OpKind::Elementwise) why = "its consumers' kernel is a reduction";
+      else if (root->shape != n->shape) why = "its consumers' kernel has another shape";
+      else if (group_product[gi]) why = "its consumers' kernel takes another product";
+      if (why.empty()) {
+        p.group_of[n] = gi;
+        group_product[gi] = n;
+        ++group_ops[gi];
+      } else {
+        p.root_reason.emplace(n, product_reason(*n) + "; " + why);
+        new_group(n);
+      }
       continue;
     }
     if (gs.size() == 1 && group_ops[*gs.begin()] >= kMaxKernelOps) {
@@ -257,8 +294,12 @@ FusionPlan plan_fusion(const Graph& g, const FusionOptions& opts) {
   std::unordered_map<const Node*, NodeRef> by_ptr;
   for (const NodeRef& n : p.order) by_ptr[n.get()] = n;
   for (int gi : order) {
-    FusionGroup grp{group_kind(*group_roots[gi][0]), {}};
+    FusionGroup grp{group_kind(*group_roots[gi][0]), {}, nullptr};
     for (const Node* r : group_roots[gi]) grp.roots.push_back(by_ptr.at(r));
+    if (group_product[gi]) {
+      grp.kind = FusionGroup::Kind::Dot;
+      grp.product = by_ptr.at(group_product[gi]);
+    }
     p.groups.push_back(std::move(grp));
   }
   return p;

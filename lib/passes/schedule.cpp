@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "ir/build_index.h"
+#include "passes/products.h"
 #include "passes/strided_view.h"
 
 namespace arrayc::detail {
@@ -73,6 +74,10 @@ class SlotTable {
     if (plan_.is_root(n.get()) && !stored) {  // materialized by a kernel of this schedule: contiguous
       src.kind = Source::Kind::Slot;
       src.index = slot_of(n.get());
+      return {src, StridedView::contiguous(n->shape)};
+    }
+    if (op_kind(n->op) == OpKind::Contraction) {  // a product read by its own epilogue
+      src.kind = Source::Kind::Product;
       return {src, StridedView::contiguous(n->shape)};
     }
     if (n->op == Op::Buffer) {
@@ -180,6 +185,8 @@ class KernelBuilder {
     } else if (kind == OpKind::Gather) {
       int index = descend(n->inputs[1], chain);
       r = gather(n, chain, index);
+    } else if (kind == OpKind::Contraction) {
+      r = leaf(n, chain, false);  // the product this kernel is the epilogue of
     } else {
       ARRAYC_INTERNAL_CHECK(kind == OpKind::Elementwise, "a reduction or product inside a fused group");
       std::vector<int> args;
@@ -355,6 +362,20 @@ class KernelBuilder {
   std::map<std::string, int> leaf_keys_;
 };
 
+// Whether an epilogue kernel reads the product at each element's own index (a contiguous view of
+// it over the kernel's space, which is the product's), so that any rows of the product can be
+// finished on their own.
+bool reads_product_in_place(const KernelStep& ks) {
+  const Kernel& k = ks.kernel;
+  for (const KernelLeaf& lf : k.leaves) {
+    if (lf.ptr < 0 || ks.inputs[lf.ptr].kind != Source::Kind::Product) continue;
+    const int64_t* in = &ks.launch.params[k.param_block(lf.index)];  // offset, then strides
+    const int64_t* out = &ks.launch.params[k.param_block(k.outputs[0].index)];
+    return std::equal(in, in + k.rank + 1, out);
+  }
+  return false;
+}
+
 MatrixOperand matrix_operand(const SlotTable& table, const NodeRef& n) {
   auto [src, v] = table.view_of_memory(n);
   MatrixOperand m;
@@ -403,15 +424,24 @@ Schedule lower(const Graph& g, FusionPlan plan) {
     const FusionGroup& grp = s.plan.groups[gi];
     Step step;
     if (grp.kind == FusionGroup::Kind::Dot) {
-      const NodeRef& d = grp.roots[0];
+      const NodeRef& d = grp.product ? grp.product : grp.roots[0];
       DotStep dot;
       dot.dtype = d->dtype;
       dot.batch = d->rank() == 3 ? d->shape[0] : 1;
       dot.a = matrix_operand(table, d->inputs[0]);
       dot.b = matrix_operand(table, d->inputs[1]);
-      dot.output = table.slot_of(d.get());
-      step.op = dot;
+      dot.form = is_float(d->dtype) ? product_form(*d) : ProductForm::General;
       step.label = "dot";
+      if (grp.product) {
+        dot.output = -1;
+        dot.has_epilogue = true;
+        dot.epilogue = KernelBuilder(table, static_cast<int>(gi)).build(grp);
+        dot.epilogue_by_rows = reads_product_in_place(dot.epilogue);
+        step.label = "dot+" + dot.epilogue.kernel.name;
+      } else {
+        dot.output = table.slot_of(d.get());
+      }
+      step.op = std::move(dot);
     } else if (grp.kind == FusionGroup::Kind::Axis) {
       step.op = axis_step(table, grp.roots[0]);
       step.label = op_name(grp.roots[0]->op);
@@ -461,6 +491,7 @@ Schedule lower(const Graph& g, FusionPlan plan) {
       const DotStep& d = std::get<DotStep>(s.steps[i].op);
       reads(d.a.src);
       reads(d.b.src);
+      for (const Source& src : d.epilogue.inputs) reads(src);
     }
   }
   for (size_t slot = 0; slot < s.slots.size(); ++slot)

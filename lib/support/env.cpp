@@ -75,6 +75,8 @@ const std::vector<EnvVar>& env_vars() {
       {"ARRAYC_HISTORY", "tool"},        {"ARRAYC_BENCH_BREAK", "harness"}, {"ARRAYC_REQUIRE_GPU", "tests"},
       // transforms: the JAX reference gradients' tests
       {"ARRAYC_REQUIRE_JAX_DATA", "tests"}, {"ARRAYC_JAX_DATA", "tests"},
+      // matrix products (issue 29): OpenBLAS's kernels and threads, epilogue fusion
+      {"ARRAYC_BLAS_CORE", "library"},   {"ARRAYC_BLAS_THREADS", "library"}, {"ARRAYC_EPILOGUE", "library"},
   };
   return vars;
 }
@@ -152,5 +154,9 @@ std::string mpi_library_setting() {
 int64_t collective_timeout_setting() {
   return integer("ARRAYC_COLLECTIVE_TIMEOUT", 1, 86400, " (seconds)").value_or(600);
 }
+// ---- matrix products (issue 29) ----
+std::string blas_core_setting() { return value("ARRAYC_BLAS_CORE"); }
+std::optional<int64_t> blas_threads_setting() { return integer("ARRAYC_BLAS_THREADS", 1, 1024); }
+bool epilogue_setting() { return flag("ARRAYC_EPILOGUE", true); }
 
 }  // namespace arrayc::detail

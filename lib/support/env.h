@@ -58,5 +58,13 @@ std::string mpi_library_setting();
 // ARRAYC_COLLECTIVE_TIMEOUT, seconds from 1 to 86400 (default 600): how long a collective across
 // processes may wait before it is aborted with arrayc::Error.
 int64_t collective_timeout_setting();
+// ---- matrix products (issue 29) ----
+// ARRAYC_BLAS_CORE: "" when unset, else an OpenBLAS core name or "openblas" (checked by
+// backend/host/blas_config.cpp).
+std::string blas_core_setting();
+// ARRAYC_BLAS_THREADS, from 1 to 1024; nullopt when unset (BLAS then runs the pool's count).
+std::optional<int64_t> blas_threads_setting();
+// ARRAYC_EPILOGUE, 0 or 1 (default 1): elementwise consumers of a CPU product fuse into its step.
+bool epilogue_setting();
 
 }  // namespace arrayc::detail

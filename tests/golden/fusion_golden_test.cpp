@@ -114,6 +114,21 @@ TEST(FusionGolden, ChainsFarPastTheLimitRun) {
   EXPECT_EQ(y.to_vector<float>(), std::vector<float>(8, 100001.0f));
 }
 
+// ---- matrix products (issue 29) ----
+TEST(FusionGolden, ProductEpilogueRunsInTheProductStep) {
+  Array m = mat34();
+  Array w = array(std::vector<float>(8, 0.5f), {4, 2});
+  Array b = array(std::vector<float>{1.0f, -1.0f}, {2});
+  expect_fused("dot_epilogue", "a product's elementwise consumers run in its step, on each panel of it",
+               {maximum(dot(m, w) + b, 0.0f)});
+}
+
+TEST(FusionGolden, GramProductIsOneTriangle) {
+  Array m = mat34();
+  expect_fused("dot_gram", "x @ x.T: product-structure computes one triangle (syrk) and mirrors it",
+               {dot(m, transpose(m)) * 2.0f});
+}
+
 TEST(KernelGolden, TransposedOperandHasGenericStrides) {
   Array m = mat34();
   Stages s = inspect({transpose(m) * 2.0f});

@@ -54,6 +54,7 @@ std::string source_str(const detail::Source& s) {
     case detail::Source::Kind::Storage: return "storage";
     case detail::Source::Kind::Param: return "param " + std::to_string(s.index);
     case detail::Source::Kind::Slot: return "slot " + std::to_string(s.index);
+    case detail::Source::Kind::Product: return "product";
   }
   return "";
 }

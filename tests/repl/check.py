@@ -26,7 +26,8 @@ def run(arrayc, golden):
     prog, stage = name.split(".")[0], name.split(".")[1]
     cmd = [arrayc] + ([] if stage == "run" else ["--emit=" + stage]) + [prog + ".ac"]
     env = {k: v for k, v in os.environ.items()
-           if k not in ("ARRAYC_DEBUG", "ARRAYC_DUMP_DIR", "ARRAYC_FUSION", "ARRAYC_DEVICE", "ARRAYC_FAST_MATH")}
+           if k not in ("ARRAYC_DEBUG", "ARRAYC_DUMP_DIR", "ARRAYC_FUSION", "ARRAYC_DEVICE", "ARRAYC_FAST_MATH",
+                        "ARRAYC_EPILOGUE")}
     p = subprocess.run(cmd, cwd=d, env=env, capture_output=True, timeout=300)
     out = p.stdout.decode("utf-8", "replace") + p.stderr.decode("utf-8", "replace")
     return out, p.returncode, " ".join(cmd)

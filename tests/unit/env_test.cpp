@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "arrayc/error.h"
+#include "arrayc/products.h"
 #include "support/env.h"
 
 namespace arrayc::detail {
@@ -60,6 +61,33 @@ TEST(EnvVars, SettingsOutOfRangeAreErrorsNamingTheVariable) {
   }
   expect_rejected("ARRAYC_STREAM_BYTES", "-5", stream_bytes_setting,
                   "ARRAYC_STREAM_BYTES must be an integer >= 0 \\(bytes\\), got '-5'");
+}
+
+// matrix products (issue 29): each read in a fresh process, before any product
+TEST(EnvVars, ProductSettingsOutOfRangeAreErrors) {
+  expect_rejected("ARRAYC_EPILOGUE", "2", epilogue_setting, "ARRAYC_EPILOGUE must be an integer from 0 to 1, got '2'");
+  expect_rejected("ARRAYC_BLAS_THREADS", "0", blas_threads_setting,
+                  "ARRAYC_BLAS_THREADS must be an integer from 1 to 1024, got '0'");
+  expect_rejected("ARRAYC_BLAS_CORE", "Bogus", [] { arrayc::blas_info(); },
+                  "ARRAYC_BLAS_CORE must be 'openblas', or one of Sandybridge, Haswell, Zen, SkylakeX, Cooperlake, "
+                  "got 'Bogus'");
+  if (!__builtin_cpu_supports("avx512f"))
+    expect_rejected("ARRAYC_BLAS_CORE", "SkylakeX", [] { arrayc::blas_info(); },
+                    "ARRAYC_BLAS_CORE=SkylakeX: this CPU lacks the instructions OpenBLAS's SkylakeX kernels use");
+}
+
+TEST(EnvVars, BlasCoreAndThreadsAreApplied) {
+  if (!__builtin_cpu_supports("avx2")) GTEST_SKIP() << "the test switches to Haswell's kernels";
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        setenv("ARRAYC_BLAS_CORE", "haswell", 1);
+        setenv("ARRAYC_BLAS_THREADS", "1", 1);
+        arrayc::BlasInfo info = arrayc::blas_info();
+        std::fputs(info.str().c_str(), stderr);
+        std::_Exit(info.core == "Haswell" && info.core_reason == "ARRAYC_BLAS_CORE" && info.threads == 1 ? 0 : 1);
+      },
+      ::testing::ExitedWithCode(0), "core Haswell \\(ARRAYC_BLAS_CORE");
 }
 
 TEST(EnvVars, ADumpDirThatCannotBeMadeIsAnError) {

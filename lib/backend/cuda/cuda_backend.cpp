@@ -221,6 +221,7 @@ uintptr_t alignment_address(const MatrixOperand& m, DType t, const PlanContext& 
     case Source::Kind::Storage: return reinterpret_cast<uintptr_t>(m.src.storage->data) + off;
     case Source::Kind::Slot: return off;
     case Source::Kind::Param: return (ctx.param_is_aligned(m.src.index) ? 0 : 4) + off;
+    case Source::Kind::Product: break;  // epilogues are fused on the CPU only
   }
   return off;
 }
@@ -351,7 +352,10 @@ std::string ptx_for(const Step& step, const Schedule& s, int sm) {
     Device d = step_device(step, s);
     int sms = d.kind == Device::Kind::GPU ? cuda::device_info(d.index).multiprocessors : kAssumedSMs;
     GemmKernel gk = choose_gemm(gemm_problem(*dot, 0, 0), sms);
-    return "// ---- " + gk.name() + "\n" + emit_gemm_ptx(gk, sm).ptx;
+    std::string ptx = "// ---- " + gk.name() + "\n" + emit_gemm_ptx(gk, sm).ptx;
+    if (dot->has_epilogue)  // a CPU product's epilogue (GPU products keep it a kernel of its own)
+      ptx += "// ---- " + dot->epilogue.kernel.name + "\n" + emit_ptx(dot->epilogue.kernel, sm, ptx_options(EmitOptions{})).ptx;
+    return ptx;
   }
   const Kernel& k = std::get<KernelStep>(step.op).kernel;
   return "// ---- " + k.name + "\n" + emit_ptx(k, sm, ptx_options(EmitOptions{})).ptx;

@@ -8,6 +8,7 @@
 #include <string>
 
 #include "arrayc/error.h"
+#include "backend/host/blas_config.h"
 #include "backend/host/cpu_allocator.h"
 #include "backend/host/thread_pool.h"
 
@@ -104,6 +105,42 @@ void blas_gemm(bool trans_a, bool trans_b, blasint m, blasint n, blasint k, cons
               lda, b, ldb, 0.0, c, n);
 }
 
+// c (n x n, upper triangle) = op(a) . op(a)^T: op(a) is n x k, stored row-major (trans false)
+// or as its transpose (k x n, trans true).
+void blas_syrk(bool trans, blasint n, blasint k, const float* a, blasint lda, float* c) {
+  cblas_ssyrk(CblasRowMajor, CblasUpper, transpose_flag(trans), n, k, 1.0f, a, lda, 0.0f, c, n);
+}
+void blas_syrk(bool trans, blasint n, blasint k, const double* a, blasint lda, double* c) {
+  cblas_dsyrk(CblasRowMajor, CblasUpper, transpose_flag(trans), n, k, 1.0, a, lda, 0.0, c, n);
+}
+
+// Copies the upper triangle of the n x n matrix c to the lower, in square blocks of kMirror
+// (a block's reads and writes stay in cache), block rows spread over the pool.
+constexpr int64_t kMirror = 64;
+template <typename T>
+struct Mirror {
+  T* c;
+  int64_t n;
+  void rows(int64_t bi_begin, int64_t bi_end) const {
+    for (int64_t bi = bi_begin; bi < bi_end; ++bi) {
+      int64_t i0 = bi * kMirror, i1 = std::min(n, i0 + kMirror);
+      for (int64_t j0 = 0; j0 <= i0; j0 += kMirror) {  // blocks left of the diagonal, and on it
+        int64_t j1 = std::min(n, j0 + kMirror);
+        for (int64_t i = i0; i < i1; ++i)
+          for (int64_t j = j0; j < std::min(j1, i); ++j) c[i * n + j] = c[j * n + i];
+      }
+    }
+  }
+};
+template <typename T>
+void mirror_upper(T* c, int64_t n) {
+  Mirror<T> m{c, n};
+  int64_t blocks = (n + kMirror - 1) / kMirror;
+  parallel_for(
+      blocks, std::max<int64_t>(1, 32768 / (kMirror * std::max<int64_t>(1, n))),
+      [](void* p, int64_t begin, int64_t end) { static_cast<const Mirror<T>*>(p)->rows(begin, end); }, &m);
+}
+
 // y = op(a) . x for a stored row-major as rows x cols; y contiguous.
 void blas_gemv(bool trans, blasint rows, blasint cols, const float* a, blasint lda,
                const float* x, blasint incx, float* y) {
@@ -119,6 +156,7 @@ struct BatchedProduct {
   int64_t m, n, k;
   Operand<T> a, b;
   T* c;
+  bool gram;  // b is a's transpose: syrk, then mirror
 
   // Products [begin, end) of the batch.
   void run(int64_t begin, int64_t end) const {
@@ -127,6 +165,11 @@ struct BatchedProduct {
   }
 
   void multiply(const T* pa, const T* pb, T* pc) const {
+    if (gram && m > 1) {
+      blas_syrk(a.layout.trans, m, k, pa, a.layout.ld, pc);
+      mirror_upper(pc, m);
+      return;
+    }
     if (m != 1 && n != 1) {
       blas_gemm(a.layout.trans, b.layout.trans, m, n, k, pa, a.layout.ld, pb, b.layout.ld, pc);
       return;
@@ -150,7 +193,7 @@ struct BatchedProduct {
 
 template <typename T>
 void gemm_batched_typed(int64_t batch, const MatrixRef& a, int64_t a_batch_stride,
-                        const MatrixRef& b, int64_t b_batch_stride, T* c) {
+                        const MatrixRef& b, int64_t b_batch_stride, T* c, bool gram) {
   int64_t m = a.rows, k = a.cols, n = b.cols;
   if (batch == 0 || m == 0 || n == 0) return;
   if (k == 0) {
@@ -162,9 +205,12 @@ void gemm_batched_typed(int64_t batch, const MatrixRef& a, int64_t a_batch_strid
       throw Error("dot: matrix dimension " + std::to_string(dim) + " exceeds BLAS's limit of " +
                   std::to_string(kBlasIntMax));
   }
+  configure_blas();
   std::optional<Temp> a_temp, b_temp;
-  BatchedProduct<T> product{m, n, k, prepare<T>(a, batch, a_batch_stride, a_temp),
-                            prepare<T>(b, batch, b_batch_stride, b_temp), c};
+  Operand<T> pa = prepare<T>(a, batch, a_batch_stride, a_temp);
+  // A Gram product reads a alone (b is its transpose), so only a is ever copied.
+  Operand<T> pb = gram ? Operand<T>{nullptr, 0, Layout{false, 0}} : prepare<T>(b, batch, b_batch_stride, b_temp);
+  BatchedProduct<T> product{m, n, k, pa, pb, c, gram};
   int64_t work = m * n * k;
   if (batch > 1 && work <= (m == 1 || n == 1 ? kSmallGemv : kSmallGemm)) {
     parallel_for(
@@ -180,20 +226,23 @@ void gemm_batched_typed(int64_t batch, const MatrixRef& a, int64_t a_batch_strid
 
 }  // namespace
 
-void gemm(DType dtype, const MatrixRef& a, const MatrixRef& b, void* c) {
-  gemm_batched(dtype, 1, a, 0, b, 0, c);
+void gemm(DType dtype, const MatrixRef& a, const MatrixRef& b, void* c, bool gram) {
+  gemm_batched(dtype, 1, a, 0, b, 0, c, gram);
 }
 
 void gemm_batched(DType dtype, int64_t batch, const MatrixRef& a, int64_t a_batch_stride,
-                  const MatrixRef& b, int64_t b_batch_stride, void* c) {
+                  const MatrixRef& b, int64_t b_batch_stride, void* c, bool gram) {
+  ARRAYC_INTERNAL_CHECK(!gram || (a.rows == b.cols && a.cols == b.rows && a.data == b.data &&
+                                  a.row_stride == b.col_stride && a.col_stride == b.row_stride),
+                        "gemm: a Gram product whose b is not a's transpose");
   ARRAYC_INTERNAL_CHECK(is_float(dtype), "gemm: dtype must be float32 or float64");
   ARRAYC_INTERNAL_CHECK(a.cols == b.rows, "gemm: inner dimensions differ");
   ARRAYC_INTERNAL_CHECK(batch >= 0 && a.rows >= 0 && a.cols >= 0 && b.cols >= 0,
                         "gemm: negative extent");
   if (dtype == DType::Float32)
-    gemm_batched_typed(batch, a, a_batch_stride, b, b_batch_stride, static_cast<float*>(c));
+    gemm_batched_typed(batch, a, a_batch_stride, b, b_batch_stride, static_cast<float*>(c), gram);
   else
-    gemm_batched_typed(batch, a, a_batch_stride, b, b_batch_stride, static_cast<double*>(c));
+    gemm_batched_typed(batch, a, a_batch_stride, b, b_batch_stride, static_cast<double*>(c), gram);
 }
 
 }  // namespace arrayc::detail

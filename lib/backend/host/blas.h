@@ -18,12 +18,13 @@ struct MatrixRef {
 };
 
 // c = a (m x k) . b (k x n), c contiguous row-major m x n, not aliasing a or b. dtype is Float32
-// or Float64. Uses gemv when m == 1 or n == 1; k == 0 gives zeros.
-void gemm(DType dtype, const MatrixRef& a, const MatrixRef& b, void* c);
+// or Float64. Uses gemv when m == 1 or n == 1; k == 0 gives zeros. `gram`: b is a's transpose
+// (the same memory read across): syrk computes the upper triangle, which is then mirrored.
+void gemm(DType dtype, const MatrixRef& a, const MatrixRef& b, void* c, bool gram = false);
 
 // `batch` products; product i reads a at a.data + i * a_batch_stride elements (likewise b; a
 // batch stride of 0 reuses one operand for every product) and writes c + i * m * n elements.
 void gemm_batched(DType dtype, int64_t batch, const MatrixRef& a, int64_t a_batch_stride,
-                  const MatrixRef& b, int64_t b_batch_stride, void* c);
+                  const MatrixRef& b, int64_t b_batch_stride, void* c, bool gram = false);
 
 }  // namespace arrayc::detail

@@ -10,6 +10,7 @@
 #include "arrayc/error.h"
 #include "backend/host/axis_ops.h"
 #include "backend/host/blas.h"
+#include "backend/host/blas_config.h"
 #include "backend/host/cpu_allocator.h"
 #include "backend/host/host_jit.h"
 #include "backend/host/thread_pool.h"
@@ -152,20 +153,81 @@ class HostKernelLaunch final : public Launch {
   CombineFn combine_;
 };
 
-// A float product through OpenBLAS.
+// A float product through OpenBLAS, and its epilogue when one is fused in.
+//
+// With an epilogue, the product goes to scratch memory and the epilogue kernel turns it into the
+// step's outputs. When the epilogue reads the product at each element's own index, the rows are
+// done in panels: BLAS computes a panel into the scratch, and the epilogue runs on it while it
+// is still in cache, so the product never travels to memory and back (docs/blas.md: the panel
+// size and what it measured).
 class HostDotLaunch final : public Launch {
  public:
-  explicit HostDotLaunch(const DotStep& d) : d_(d) {}  // the Program's step
+  HostDotLaunch(const DotStep& d, const HostBinary* epilogue)  // the Program's step
+      : d_(d), fn_(epilogue ? epilogue->fn : nullptr) {
+    if (!d_.has_epilogue) return;
+    for (size_t i = 0; i < d_.epilogue.inputs.size(); ++i)
+      if (d_.epilogue.inputs[i].kind == Source::Kind::Product) product_ptr_ = static_cast<int>(i);
+    ARRAYC_INTERNAL_CHECK(product_ptr_ >= 0, "an epilogue that does not read its product");
+    m_ = d_.batch * d_.a.rows;
+    n_ = d_.b.cols;
+    panel_ = epilogue_panel_rows(d_);
+  }
+
   void run(const std::vector<void*>& ptrs) const override {
     counters().kernel_launches++;
     MatrixRef a{ptrs[0], d_.a.rows, d_.a.cols, d_.a.row_stride, d_.a.col_stride};
     MatrixRef b{ptrs[1], d_.b.rows, d_.b.cols, d_.b.row_stride, d_.b.col_stride};
-    if (d_.batch == 1) gemm(d_.dtype, a, b, ptrs[2]);
-    else gemm_batched(d_.dtype, d_.batch, a, d_.a.batch_stride, b, d_.b.batch_stride, ptrs[2]);
+    bool gram = d_.form == ProductForm::Gram;
+    if (!d_.has_epilogue) {
+      if (d_.batch == 1) gemm(d_.dtype, a, b, ptrs[2], gram);
+      else gemm_batched(d_.dtype, d_.batch, a, d_.a.batch_stride, b, d_.b.batch_stride, ptrs[2], gram);
+      return;
+    }
+    if (m_ == 0 || n_ == 0) return;
+    size_t elem = dtype_size(d_.dtype);
+    size_t bytes = static_cast<size_t>(panel_ * n_) * elem;
+    char* scratch = static_cast<char*>(cpu_alloc(bytes));
+    std::vector<void*> eptrs(ptrs.begin() + 3, ptrs.end());
+    const int64_t* params = d_.epilogue.launch.params.data();
+    try {
+      for (int64_t r0 = 0; r0 < m_; r0 += panel_) {
+        int64_t rows = std::min(panel_, m_ - r0);
+        if (d_.batch == 1) {
+          MatrixRef ap = a;
+          ap.data = static_cast<const char*>(a.data) + r0 * a.row_stride * static_cast<int64_t>(elem);
+          ap.rows = rows;
+          gemm(d_.dtype, ap, b, scratch, gram && rows == m_);
+        } else {
+          gemm_batched(d_.dtype, d_.batch, a, d_.a.batch_stride, b, d_.b.batch_stride, scratch, gram);
+        }
+        // The kernel indexes the product by the element's index in the whole output.
+        eptrs[product_ptr_] = scratch - r0 * n_ * static_cast<int64_t>(elem);
+        Panel p{fn_, eptrs.data(), params, r0 * n_};
+        parallel_for(rows * n_, kGrain, run_panel, &p);
+      }
+    } catch (...) {
+      cpu_free(scratch, bytes);
+      throw;
+    }
+    cpu_free(scratch, bytes);
   }
 
  private:
+  struct Panel {
+    KernelFn fn;
+    void* const* ptrs;
+    const int64_t* params;
+    int64_t first;  // the panel's first element
+  };
+  static void run_panel(void* ctx, int64_t begin, int64_t end) {
+    auto* p = static_cast<Panel*>(ctx);
+    p->fn(p->ptrs, p->params, p->first + begin, p->first + end);
+  }
+
   const DotStep& d_;
+  KernelFn fn_;
+  int product_ptr_ = -1;
+  int64_t m_ = 0, n_ = 0, panel_ = 1;
 };
 
 // A scan or sort (issue 28): backend/host/axis_ops.h.
@@ -242,6 +304,24 @@ std::string host_notes(const KernelStep& ks, const Schedule& s, const EmitOption
   return text;
 }
 
+// What a product step runs, for the stage texts: the BLAS routine, the epilogue's panels and
+// OpenBLAS's configuration.
+std::string blas_notes(const DotStep& d) {
+  const char* t = d.dtype == DType::Float64 ? "d" : "s";
+  const char* routine = d.form == ProductForm::Gram ? "syrk (upper triangle, then mirrored)"
+                        : d.form == ProductForm::MatVec ? "gemv" : "gemm";
+  std::string text = "  ; BLAS " + std::string(t) + routine + ": [" + std::to_string(d.a.rows) + " x " +
+                     std::to_string(d.a.cols) + "] . [" + std::to_string(d.b.rows) + " x " + std::to_string(d.b.cols) + "]" +
+                     (d.batch > 1 ? ", batch of " + std::to_string(d.batch) : "") + "\n";
+  if (d.has_epilogue) {
+    int64_t rows = epilogue_panel_rows(d);
+    text += rows >= d.batch * d.a.rows ? "  ; epilogue: the kernel below, on the whole product after BLAS\n"
+                                       : "  ; epilogue: the kernel below, on each panel of " + std::to_string(rows) +
+                                             " rows as BLAS computes it\n";
+  }
+  return text + "  ; " + blas_info().str() + "\n";
+}
+
 class HostBackend final : public Backend {
  public:
   void check(Device) const override {}
@@ -249,7 +329,11 @@ class HostBackend final : public Backend {
 
   std::unique_ptr<Launch> plan(const Step& step, const Schedule& s, Device, const PlanContext& ctx,
                                Compiler& c) override {
-    if (const auto* d = std::get_if<DotStep>(&step.op)) return std::make_unique<HostDotLaunch>(*d);
+    if (const auto* d = std::get_if<DotStep>(&step.op)) {
+      if (!d->has_epilogue) return std::make_unique<HostDotLaunch>(*d, nullptr);
+      EmitOptions o = host_options(d->epilogue, s, ctx.user);
+      return std::make_unique<HostDotLaunch>(*d, &static_cast<const HostBinary&>(c.get(host_unit(d->epilogue.kernel, o, ""))));
+    }
     if (const auto* a = std::get_if<AxisStep>(&step.op)) return std::make_unique<HostAxisLaunch>(*a);
     const auto& ks = std::get<KernelStep>(step.op);
     if (ks.launch.parallel_extent == 0) return nullptr;
@@ -261,9 +345,20 @@ class HostBackend final : public Backend {
   std::vector<StageTexts> stages(const Step& step, const Schedule& s, Device, const PlanContext& ctx,
                                  Compiler& c) override {
     const auto* ks = std::get_if<KernelStep>(&step.op);
-    if (!ks) return {};  // OpenBLAS: no code of ours
+    std::string notes;
+    if (const auto* d = std::get_if<DotStep>(&step.op)) {  // OpenBLAS, then the epilogue's code if any
+      notes = blas_notes(*d);
+      if (!d->has_epilogue) {
+        StageTexts st;
+        st.name = "dot";
+        st.kernel = notes;
+        st.target = host_target_description();
+        return {st};
+      }
+      ks = &d->epilogue;
+    }
     EmitOptions o = host_options(*ks, s, ctx.user);
-    CompileUnit u = host_unit(ks->kernel, o, host_notes(*ks, s, o));
+    CompileUnit u = host_unit(ks->kernel, o, notes + host_notes(*ks, s, o));
     return {u.stages(c.get(u))};
   }
 
@@ -301,6 +396,17 @@ int64_t stream_threshold_bytes() {
 }
 
 void set_stream_threshold_bytes(int64_t bytes) { g_stream_threshold.store(bytes, std::memory_order_relaxed); }
+
+int64_t epilogue_panel_rows(const DotStep& d) {
+  int64_t m = d.batch * d.a.rows, n = std::max<int64_t>(1, d.b.cols), k = d.a.cols;
+  if (!d.epilogue_by_rows || d.batch > 1 || d.form == ProductForm::Gram) return m;
+  int64_t elem = static_cast<int64_t>(dtype_size(d.dtype));
+  // Each panel is a BLAS call that packs b again: with a b larger than a panel, that cost more
+  // than the cache saved (W9 2048^3 f32 in panels of 1024 rows: 1.05x slower than whole).
+  if (k * n * elem > kEpiloguePanelBytes) return m;
+  int64_t rows = std::max<int64_t>(1, kEpiloguePanelBytes / (n * elem));
+  return std::max<int64_t>(1, std::min(m, rows));
+}
 
 int64_t output_bytes(const KernelStep& ks, const Schedule& s) {
   int64_t bytes = 0;

@@ -21,4 +21,12 @@ int64_t stream_threshold_bytes();
 // Overrides it (tests and benchmarks). Programs already prepared keep their stores.
 void set_stream_threshold_bytes(int64_t bytes);
 
+// A product with an epilogue (DotStep::has_epilogue) runs in panels of rows: each is computed
+// by BLAS into scratch memory of about kEpiloguePanelBytes, then finished by the epilogue while
+// in cache. All rows at once when b itself is larger than that (each panel's BLAS call packs b
+// again), when the epilogue does not read the product in place, for batches and for Gram
+// products. Returns the rows per panel.
+constexpr int64_t kEpiloguePanelBytes = int64_t{1} << 20;
+int64_t epilogue_panel_rows(const DotStep& d);
+
 }  // namespace arrayc::detail

@@ -1,0 +1,201 @@
+// arrayc-matmul-bench: matrix products on the CPU (issue 29; docs/blas.md).
+//
+//   arrayc-matmul-bench [--calibrate] [--rows] [--big] [--reps N] [--layer MxKxN]
+//
+// --calibrate: OpenBLAS's candidate cores on this CPU x thread counts (1, half, all of the
+//   pool's), W3/W4/W5 through arrayc, medians in ms; the fastest of each column marked.
+// --rows: W3, W4, W5 (syrk and, for comparison, a general product of the same shapes), and the
+//   layer relu(x @ w + b) (W9) at 256x784x256 (and 4096^3 with --big), each with its epilogue fused
+//   and not (ARRAYC_EPILOGUE=0: the product, then one fused elementwise kernel). Medians in ms.
+// Neither flag: both. Peers (numpy, PyTorch) come from benchmarks/peers/matmul_peers.py with the
+// same shapes; benchmarks/matmul_host.sh runs both.
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <vector>
+
+#include "arrayc/arrayc.h"
+#include "backend/host/blas_config.h"
+#include "backend/host/thread_pool.h"
+
+namespace {
+
+using arrayc::Array;
+using arrayc::DType;
+
+double median_ms(const std::function<void()>& f, int reps) {
+  f();  // warm-up: compile, first touch
+  f();
+  std::vector<double> t;
+  for (int i = 0; i < reps; ++i) {
+    auto s = std::chrono::steady_clock::now();
+    f();
+    t.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - s).count());
+  }
+  std::sort(t.begin(), t.end());
+  return t[t.size() / 2];
+}
+
+struct Shape3 {
+  const char* name;
+  int64_t m, k, n;
+  DType dtype;
+  bool gram;  // x @ x.T
+};
+const Shape3 kCalib[] = {
+    {"W3 10000x784.784x10 f32", 10000, 784, 10, DType::Float32, false},
+    {"W4 1000^3 f64", 1000, 1000, 1000, DType::Float64, false},
+    {"W5 3000x3000.T f32", 3000, 3000, 3000, DType::Float32, true},
+};
+
+// A jitted product of the case's inputs, evaluated per call.
+std::function<void()> product_call(const Shape3& s, bool general_for_gram = false) {
+  Array x = arrayc::uniform({s.m, s.k}, 1, 0.0, 1.0, s.dtype).eval();
+  if (s.gram) {
+    if (general_for_gram) {  // another node holding the same values: a general product
+      Array y = (x + 0.0).eval();
+      auto f = arrayc::jit([](const Array& a, const Array& b) { return arrayc::dot(a, arrayc::transpose(b)); });
+      return [=]() mutable { f(x, y).eval(); };
+    }
+    auto f = arrayc::jit([](const Array& a) { return arrayc::dot(a, arrayc::transpose(a)); });
+    return [=]() mutable { f(x).eval(); };
+  }
+  Array w = arrayc::normal({s.k, s.n}, 2, 0.0, 1.0, s.dtype).eval();
+  auto f = arrayc::jit([](const Array& a, const Array& b) { return arrayc::dot(a, b); });
+  return [=]() mutable { f(x, w).eval(); };
+}
+
+void calibrate(int reps) {
+  int all = arrayc::detail::num_threads();
+  std::vector<int> threads{1};
+  if (all / 2 > 1) threads.push_back(all / 2);
+  if (all > 1) threads.push_back(all);
+  std::vector<std::string> cores = arrayc::detail::blas_core_candidates();
+  arrayc::BlasInfo info = arrayc::blas_info();
+  std::printf("== OpenBLAS calibration: %s\n", info.config.c_str());
+  std::printf("   OpenBLAS's own pick: %s; arrayc's default: %s (%s)\n", info.detected_core.c_str(), info.core.c_str(),
+              info.core_reason.c_str());
+  if (cores.empty()) std::printf("   this OpenBLAS cannot switch cores: its own pick only\n");
+  if (cores.empty()) cores.push_back("openblas");
+  std::vector<std::function<void()>> calls;
+  for (const Shape3& s : kCalib) calls.push_back(product_call(s));
+  std::printf("%-12s %7s", "core", "threads");
+  for (const Shape3& s : kCalib) std::printf(" %24s", s.name);
+  std::printf("\n");
+  struct Row {
+    std::string core;
+    int threads;
+    std::vector<double> ms;
+  };
+  std::vector<Row> rows;
+  for (const std::string& core : cores) {
+    arrayc::detail::set_blas_core(core);
+    for (int t : threads) {
+      arrayc::detail::set_blas_thread_count(t);
+      Row r{arrayc::blas_info().core, t, {}};
+      for (auto& c : calls) r.ms.push_back(median_ms(c, reps));
+      rows.push_back(r);
+      std::printf("%-12s %7d", r.core.c_str(), t);
+      for (double ms : r.ms) std::printf(" %21.3f ms", ms);
+      std::printf("\n");
+      std::fflush(stdout);
+    }
+  }
+  std::printf("fastest:");
+  for (size_t j = 0; j < std::size(kCalib); ++j) {
+    const Row* best = &rows[0];
+    for (const Row& r : rows)
+      if (r.ms[j] < best->ms[j]) best = &r;
+    std::printf("  %s: %s x%d (%.3f ms)", kCalib[j].name, best->core.c_str(), best->threads, best->ms[j]);
+  }
+  std::printf("\n\n");
+  arrayc::detail::set_blas_core("default");
+  arrayc::detail::set_blas_thread_count(0);
+}
+
+// relu(x @ w + b) with its epilogue fused and not, calls alternating (so that both see the same
+// machine): {fused median, unfused median, fused min, unfused min} in ms.
+std::vector<double> layer_ms(int64_t m, int64_t k, int64_t n, int reps) {
+  Array x = arrayc::uniform({m, k}, 3, -1.0, 1.0, DType::Float32).eval();
+  Array w = arrayc::normal({k, n}, 4, 0.0, 0.05, DType::Float32).eval();
+  Array b = arrayc::normal({n}, 5, 0.0, 1.0, DType::Float32).eval();
+  auto layer = [](const Array& x, const Array& w, const Array& b) { return arrayc::maximum(arrayc::dot(x, w) + b, 0.0); };
+  auto fused = arrayc::jit(layer), unfused = arrayc::jit(layer);
+  std::vector<double> t[2];
+  for (int i = -2; i < reps; ++i)
+    for (int v = 0; v < 2; ++v) {
+      arrayc::set_epilogue_fusion(v == 0);  // part of jit's key: each object keeps its own program
+      auto s = std::chrono::steady_clock::now();
+      (v == 0 ? fused : unfused)(x, w, b).eval();
+      double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - s).count();
+      if (i >= 0) t[v].push_back(ms);
+    }
+  arrayc::set_epilogue_fusion(true);
+  for (auto& v : t) std::sort(v.begin(), v.end());
+  return {t[0][t[0].size() / 2], t[1][t[1].size() / 2], t[0][0], t[1][0]};
+}
+
+struct Layer {
+  int64_t m, k, n;
+};
+
+void layer_row(const Layer& l, int reps) {
+  int r = l.m * l.k * l.n > (int64_t{1} << 33) ? std::max(3, reps / 4) : reps;
+  std::vector<double> t = layer_ms(l.m, l.k, l.n, r);
+  char name[64];
+  std::snprintf(name, sizeof name, "W9 relu(x@w+b) %lldx%lldx%lld", static_cast<long long>(l.m),
+                static_cast<long long>(l.k), static_cast<long long>(l.n));
+  std::printf("%-32s fused %10.3f ms   unfused %10.3f ms   unfused/fused %.3f   (min %.3f / %.3f)\n", name, t[0],
+              t[1], t[1] / t[0], t[2], t[3]);
+  std::fflush(stdout);
+}
+
+void rows(bool big, int reps) {
+  std::printf("== arrayc rows (%s)\n", arrayc::blas_info().str().c_str());
+  for (const Shape3& s : kCalib) {
+    std::printf("%-32s %10.3f ms\n", s.name, median_ms(product_call(s), reps));
+    if (s.gram)
+      std::printf("%-32s %10.3f ms\n", "W5 as a general product (gemm)", median_ms(product_call(s, true), reps));
+    std::fflush(stdout);
+  }
+  std::vector<Layer> layers{{256, 784, 256}, {10000, 784, 10}, {2048, 2048, 2048}};
+  if (big) layers.push_back({4096, 4096, 4096});
+  for (const Layer& l : layers) layer_row(l, reps);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  bool calib = false, show_rows = false, big = false;
+  int reps = 11;
+  for (int i = 1; i < argc; ++i) {
+    std::string a = argv[i];
+    if (a == "--calibrate") calib = true;
+    else if (a == "--rows") show_rows = true;
+    else if (a == "--big") big = true;
+    else if (a == "--reps" && i + 1 < argc) reps = std::max(1, std::atoi(argv[++i]));
+    else if (a == "--layer" && i + 1 < argc) {  // one layer row only: --layer MxKxN
+      long long m, k, n;
+      if (std::sscanf(argv[++i], "%lldx%lldx%lld", &m, &k, &n) != 3) return 2;
+      layer_row({m, k, n}, reps);
+      return 0;
+    }
+    else {
+      std::fprintf(stderr, "usage: arrayc-matmul-bench [--calibrate] [--rows] [--big] [--reps N]\n");
+      return 2;
+    }
+  }
+  if (!calib && !show_rows) calib = show_rows = true;
+  try {
+    std::printf("threads: %d (ARRAYC_NUM_THREADS, else the CPUs available)\n\n", arrayc::detail::num_threads());
+    if (calib) calibrate(reps);
+    if (show_rows) rows(big, reps);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "arrayc-matmul-bench: %s\n", e.what());
+    return 1;
+  }
+  return 0;
+}

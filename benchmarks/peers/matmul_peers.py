@@ -1,0 +1,86 @@
+"""Peers for arrayc-matmul-bench (issue 29): numpy, and PyTorch when importable, on the same
+shapes: W3 (10000x784 . 784x10 f32), W4 (1000^3 f64), W5 (x @ x.T, 3000^2 f32) and the layer
+relu(x @ w + b) (W9) at 256x784x256, 10000x784x10, 2048^3 (and 4096^3 with --big), f32.
+Prints one line per row: name, peer, median ms.  Usage: python3 matmul_peers.py [--big] [--reps N]"""
+import sys, time
+
+import numpy as np
+
+big = "--big" in sys.argv
+reps = int(sys.argv[sys.argv.index("--reps") + 1]) if "--reps" in sys.argv else 11
+
+
+def med(fn, reps=reps, warm=2):
+    for _ in range(warm):
+        fn()
+    ts = []
+    for _ in range(reps):
+        t = time.perf_counter()
+        fn()
+        ts.append(time.perf_counter() - t)
+    ts.sort()
+    return ts[len(ts) // 2] * 1e3
+
+
+def rec(name, peer, ms):
+    print(f"{name:32s} {peer:26s} {ms:10.3f} ms", flush=True)
+
+
+rng = np.random.default_rng(0)
+layers = [(256, 784, 256), (10000, 784, 10), (2048, 2048, 2048)] + ([(4096, 4096, 4096)] if big else [])
+
+try:
+    cfg = np.show_config(mode="dicts")["Build Dependencies"]["blas"]
+    blas = f"{cfg.get('name')} {cfg.get('version')}"
+except Exception:
+    blas = "?"
+print(f"numpy {np.__version__} ({blas})")
+a3 = rng.random((10000, 784), dtype=np.float32)
+w3 = rng.standard_normal((784, 10)).astype(np.float32)
+rec("W3 10000x784.784x10 f32", "numpy", med(lambda: a3 @ w3))
+a4 = rng.random((1000, 1000))
+b4 = rng.random((1000, 1000))
+rec("W4 1000^3 f64", "numpy", med(lambda: a4 @ b4))
+x5 = rng.standard_normal((3000, 3000)).astype(np.float32)
+rec("W5 3000x3000.T f32", "numpy (syrk)", med(lambda: x5 @ x5.T, reps=max(3, reps // 2)))
+for m, k, n in layers:
+    x = rng.uniform(-1, 1, (m, k)).astype(np.float32)
+    w = (rng.standard_normal((k, n)) * 0.05).astype(np.float32)
+    b = rng.standard_normal(n).astype(np.float32)
+    rec(f"W9 relu(x@w+b) {m}x{k}x{n}", "numpy", med(lambda: np.maximum(x @ w + b, 0), reps=max(3, reps // (4 if m >= 4096 else 1))))
+
+try:
+    import torch
+except ImportError:
+    torch = None
+if torch is None:
+    print("PyTorch: not importable; no torch rows")
+    sys.exit(0)
+print(f"torch {torch.__version__}, {torch.get_num_threads()} threads")
+with torch.no_grad():
+    t3, tw3 = torch.from_numpy(a3), torch.from_numpy(w3)
+    rec("W3 10000x784.784x10 f32", "torch", med(lambda: t3 @ tw3))
+    t4, tb4 = torch.from_numpy(a4), torch.from_numpy(b4)
+    rec("W4 1000^3 f64", "torch", med(lambda: t4 @ tb4))
+    t5 = torch.from_numpy(x5)
+    rec("W5 3000x3000.T f32", "torch", med(lambda: t5 @ t5.T, reps=max(3, reps // 2)))
+    for m, k, n in layers:
+        x = torch.empty(m, k).uniform_(-1, 1)
+        w = torch.randn(k, n) * 0.05
+        b = torch.randn(n)
+        r = max(3, reps // (4 if m >= 4096 else 1))
+        rec(f"W9 relu(x@w+b) {m}x{k}x{n}", "torch eager", med(lambda: torch.relu(x @ w + b), reps=r))
+        rec(f"W9 relu(x@w+b) {m}x{k}x{n}", "torch addmm+relu_", med(lambda: torch.relu_(torch.addmm(b, x, w)), reps=r))
+    try:
+        layer = torch.compile(lambda x, w, b: torch.relu(x @ w + b))
+        for m, k, n in layers:
+            x = torch.empty(m, k).uniform_(-1, 1)
+            w = torch.randn(k, n) * 0.05
+            b = torch.randn(n)
+            t = time.perf_counter()
+            layer(x, w, b)
+            first = (time.perf_counter() - t) * 1e3
+            r = max(3, reps // (4 if m >= 4096 else 1))
+            rec(f"W9 relu(x@w+b) {m}x{k}x{n}", f"torch.compile (1st {first:.0f} ms)", med(lambda: layer(x, w, b), reps=r))
+    except Exception as e:  # no C++ compiler, or an old torch
+        print(f"torch.compile: not available ({type(e).__name__}: {str(e)[:120]})")

@@ -1,0 +1,40 @@
+#include "passes/products.h"
+
+namespace arrayc::detail {
+namespace {
+
+// Whether t is x transposed in its last two dims (a 2-D transpose).
+bool is_transpose_of(const Node& t, const Node& x) {
+  return t.op == Op::Transpose && t.rank() == 2 && t.inputs[0].get() == &x && t.ints == std::vector<int64_t>{1, 0};
+}
+
+}  // namespace
+
+ProductForm product_form(const Node& dot) {
+  const Node& a = *dot.inputs[0];
+  const Node& b = *dot.inputs[1];
+  int64_t m = dot.shape[dot.rank() - 2], n = dot.shape.back();
+  if (m == 1 || n == 1) return ProductForm::MatVec;
+  if (dot.rank() == 2 && (is_transpose_of(b, a) || is_transpose_of(a, b))) return ProductForm::Gram;
+  return ProductForm::General;
+}
+
+std::string product_reason(const Node& dot) {
+  std::string r = "matrix product (BLAS call)";
+  if (!is_float(dot.dtype)) return r;
+  bool cpu = dot.device.kind == Device::Kind::CPU;
+  switch (product_form(dot)) {
+    case ProductForm::General: return r;
+    case ProductForm::MatVec: return r + "; product-structure: one row or column, gemv";
+    case ProductForm::Gram:
+      return r + (cpu ? "; product-structure: x @ x.T, one triangle (syrk), mirrored"
+                      : "; product-structure: x @ x.T, a general product on the GPU");
+  }
+  return r;
+}
+
+bool epilogue_candidate(const Node& dot) {
+  return dot.device.kind == Device::Kind::CPU && is_float(dot.dtype) && shape_numel(dot.shape) > 1;
+}
+
+}  // namespace arrayc::detail

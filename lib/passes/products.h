@@ -1,0 +1,25 @@
+// product-structure: how each matrix product is computed, decided from the graph, and whether
+// its elementwise consumers fuse into it as an epilogue. The fusion pass asks these questions
+// and records their answers as reasons (`:fused` shows them); the schedule carries the form in
+// its DotStep.
+#pragma once
+#include <string>
+
+#include "ir/graph.h"
+#include "kernel/schedule.h"
+
+namespace arrayc::detail {
+
+// Gram when one operand is the other transposed, by node (x @ x.T, x.T @ x; 2-D), MatVec when
+// the product has one row or one column, General otherwise.
+ProductForm product_form(const Node& dot);
+
+// The reason printed for a product's node: "matrix product (BLAS call)", followed by what
+// product-structure chose for it when that is not a general product.
+std::string product_reason(const Node& dot);
+
+// Whether a product may take its elementwise consumers into its step: on the CPU, float
+// dtypes, more than one element. The fusion pass then decides whether they join its kernel.
+bool epilogue_candidate(const Node& dot);
+
+}  // namespace arrayc::detail

@@ -28,8 +28,8 @@ class BodyEmitter {
   BodyEmitter(llvm::IRBuilder<>& b, const Kernel& k, const EmitOptions& opts)
       : b_(b), k_(k), opts_(opts) {}
 
-  llvm::Type* value_type(DType t) const;   // i1 for bool
-  llvm::Type* memory_type(DType t) const;  // i8 for bool
+  llvm::Type* value_type(DType t) const;   // i1 for bool; float for 16-bit floats on the host
+  llvm::Type* memory_type(DType t) const;  // i8 for bool; half, and i16 for bfloat16, on the host
 
   // Emits the body for one element: ptrs are the memory operands' base pointers, offsets the
   // element offset of each indexed operand. Returns the value of every instruction.
@@ -50,6 +50,15 @@ class BodyEmitter {
 
  private:
   llvm::Value* op(const KernelInstr& in, const std::vector<llvm::Value*>& args);
+  // One op on values of result dtype t and operand dtype at (neither a 16-bit float on the host).
+  llvm::Value* scalar_op(Op op, DType t, DType at, const std::vector<llvm::Value*>& args);
+  // 16-bit floats (body_emitter.cpp).
+  llvm::Value* widen_half(llvm::Value* v, DType t);
+  llvm::Value* half_bits(llvm::Value* v, DType t);
+  llvm::Value* round_half(llvm::Value* x, DType t);
+  llvm::Value* half_to_f32(llvm::Value* v, DType t);
+  llvm::Value* double_to_f32_odd(llvm::Value* x);
+  llvm::Value* half_min_max(bool max, llvm::Value* a, llvm::Value* b);
   llvm::Value* leaf(const KernelLeaf& lf, const std::vector<llvm::Value*>& ptrs, llvm::Value* offset);
   llvm::Value* random(const KernelLeaf& lf, llvm::Value* index);
   llvm::Value* int_pow(DType t, llvm::Value* base, llvm::Value* exp);

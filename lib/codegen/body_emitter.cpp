@@ -431,9 +431,9 @@ Value* BodyEmitter::scalar_op(Op op, DType t, DType at, const std::vector<Value*
 bool BodyEmitter::sincos(size_t i, std::vector<Value*>& v) {
   const KernelInstr& in = k_.body[i];
   if (in.op != Op::Sin && in.op != Op::Cos) return false;
-  if (is_half(in.dtype)) return false;  // computed one by one in float32
   bool cpu = opts_.target == EmitOptions::Target::Cpu;
-  if (cpu && in.dtype != DType::Float32 && in.dtype != DType::Float64) return false;
+  // 16-bit floats: on the host the float32 pair, each rounded; on NVPTX one by one in float32.
+  if (is_half(in.dtype) && !cpu) return false;
   Op partner = in.op == Op::Sin ? Op::Cos : Op::Sin;
   size_t j = i + 1;
   while (j < k_.body.size() && !(k_.body[j].op == partner && k_.body[j].args == in.args)) ++j;
@@ -460,6 +460,10 @@ bool BodyEmitter::sincos(size_t i, std::vector<Value*>& v) {
     b_.CreateCall(fn, {x, s_out, c_out});
     sv = b_.CreateLoad(ty, s_out);
     cv = b_.CreateLoad(ty, c_out);
+  }
+  if (is_half(in.dtype)) {
+    sv = round_half(sv, in.dtype);
+    cv = round_half(cv, in.dtype);
   }
   v[i] = in.op == Op::Sin ? sv : cv;
   v[j] = in.op == Op::Sin ? cv : sv;

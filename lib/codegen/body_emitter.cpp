@@ -58,12 +58,14 @@ void BodyEmitter::store(DType t, Value* v, Value* ptr, Value* offset) {
 
 // A host value from memory (half, or bfloat16's i16) to float32, exactly.
 Value* BodyEmitter::widen_half(Value* v, DType t) {
+  host_half_ = true;
   if (t == DType::Float16) return b_.CreateFPExt(v, b_.getFloatTy());
   return b_.CreateBitCast(b_.CreateShl(b_.CreateZExt(v, b_.getInt32Ty()), 16), b_.getFloatTy());
 }
 
 // A host float32 that is exactly a 16-bit value to its memory form.
 Value* BodyEmitter::half_bits(Value* v, DType t) {
+  host_half_ = true;
   if (t == DType::Float16) return b_.CreateFPTrunc(v, b_.getHalfTy());
   return b_.CreateTrunc(b_.CreateLShr(b_.CreateBitCast(v, b_.getInt32Ty()), 16), b_.getInt16Ty());
 }

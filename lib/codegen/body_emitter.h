@@ -47,6 +47,10 @@ class BodyEmitter {
   // Whether the body so far called the host's packed sincos (vmath.h), whose loops need their
   // vector width given explicitly.
   bool packed_sincos() const { return packed_sincos_; }
+  // Whether the loop should be given 16 float lanes: the packed sincos, or 16-bit floats on the
+  // host (whose conversions the vectorizer's cost model prices so that it picks 4 lanes, half
+  // of float32's speed where 16 lanes run W8 at float32's).
+  bool wants_float_lanes() const { return packed_sincos_ || host_half_; }
 
  private:
   llvm::Value* op(const KernelInstr& in, const std::vector<llvm::Value*>& args);
@@ -70,6 +74,7 @@ class BodyEmitter {
   const Kernel& k_;
   EmitOptions opts_;
   bool packed_sincos_ = false;
+  bool host_half_ = false;
 };
 
 }  // namespace arrayc::detail

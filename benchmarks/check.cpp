@@ -52,8 +52,12 @@ Instance::Reference reference_from(const HostArray& h, std::vector<int64_t> inde
 namespace {
 
 double eps_of(DType t) {
-  return t == DType::Float32 ? std::numeric_limits<float>::epsilon()
-                             : std::numeric_limits<double>::epsilon();
+  switch (t) {
+    case DType::Float16: return 0x1p-10;
+    case DType::BFloat16: return 0x1p-7;
+    case DType::Float32: return std::numeric_limits<float>::epsilon();
+    default: return std::numeric_limits<double>::epsilon();
+  }
 }
 
 // Whether `got` may stand for `want`: NaN only for NaN, an infinity only for the same one.

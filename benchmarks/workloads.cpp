@@ -401,15 +401,15 @@ Case elementwise(const char* w, const char* expr, int64_t n, const char* size, d
   constexpr DType t = arrayc::dtype_of<T>();
   Case c;
   c.workload = w;
-  c.id = fmt("%s-%s-%s", w, t == DType::Float32 ? "f32" : "f64", size);
+  c.id = fmt("%s-%s-%s", w, t == DType::Float16 ? "f16" : t == DType::Float32 ? "f32" : "f64", size);
   c.expr = expr;
   c.size = size;
   c.dtype = t;
   c.bound = Bound::Memory;
   c.bytes = 2.0 * static_cast<double>(n) * sizeof(T);  // x read, y written
   c.fvu_ulps = fvu_ulps;
-  c.baseline_impl = "C++ loop -O3 -march=native";
-  if (baseline::libmvec::available()) c.libmvec_impl = "C++ loop + glibc libmvec";
+  if (base) c.baseline_impl = "C++ loop -O3 -march=native";
+  if (vec && baseline::libmvec::available()) c.libmvec_impl = "C++ loop + glibc libmvec";
   c.prepare = [=](arrayc::Device d, bool h) -> std::unique_ptr<Instance> {
     return std::make_unique<Elementwise<T>>(input(n, t, d), f, base, vec, is_cpu(d) && h);
   };
@@ -604,6 +604,12 @@ std::vector<CaseDef> make_cases() {
   v.push_back({axis_case("cumsum", "cumsum(x), x ~ normal(0,1)", 100'000'000, "1e8", false, 12), Mode::FullOnly});
   v.push_back({axis_case("cumsum", "cumsum(x), x ~ normal(0,1)", 10'000'000, "1e7", false, 12), Mode::QuickOnly});
   v.push_back({axis_case("sort", "sort(x), x ~ normal(0,1)", 10'000'000, "1e7", true, 13), Mode::Both});
+  // W8 in float16 (dtypes): half the bytes of float32's row, computed in float32 per op and
+  // rounded to float16 (numpy's rule); no hand-written baseline.
+  v.push_back({elementwise<arrayc::float16>("W8", w8, 100'000'000, "1e8", 64, &w8_expr, nullptr, nullptr, &normal_input_w8),
+               Mode::FullOnly});
+  v.push_back({elementwise<arrayc::float16>("W8", w8, 10'000'000, "1e7", 64, &w8_expr, nullptr, nullptr, &normal_input_w8),
+               Mode::QuickOnly});
   return v;
 }
 

@@ -48,14 +48,21 @@ Array normal(const Shape& shape, uint64_t seed, double mean = 0.0, double stddev
              DType dtype = DType::Float32, Device device = default_device());
 
 // A scalar of the given value, typed the way numpy types a Python scalar next to `like`.
-Array scalar_like(double value, bool integral, const Array& like);
+// An integral value beside an integer array must fit its dtype, as below (`op` names the op in
+// the error).
+Array scalar_like(double value, bool integral, const Array& like, const char* op = "scalar");
 // The same for an integer, exact in all 64 bits (numpy 2, NEP 50): beside an int32 array a value
 // outside int32 raises arrayc::Error naming `op`, where it used to saturate.
 Array scalar_like(int64_t value, const Array& like, const char* op);
-// A C++ scalar next to `like` in the op `op` (the scalar operators below).
+// An unsigned integer past int64 (beside a uint64 or float array; any other dtype raises).
+Array scalar_like_unsigned(uint64_t value, const Array& like, const char* op);
+// A C++ scalar next to `like` in the op `op` (the scalar operators below). Integers are weak as
+// Python's (NEP 50): one that `like`'s integer dtype cannot hold raises (uint8 array + 300).
 template <typename S> Array scalar_for(S s, const Array& like, const char* op) {
-  if constexpr (std::is_integral_v<S> && !std::is_same_v<S, bool> &&
-                !(std::is_unsigned_v<S> && sizeof(S) >= sizeof(int64_t)))
+  if constexpr (std::is_integral_v<S> && !std::is_same_v<S, bool> && std::is_unsigned_v<S> &&
+                sizeof(S) >= sizeof(int64_t))
+    return scalar_like_unsigned(static_cast<uint64_t>(s), like, op);
+  else if constexpr (std::is_integral_v<S> && !std::is_same_v<S, bool>)
     return scalar_like(static_cast<int64_t>(s), like, op);
   else
     return scalar_like(static_cast<double>(s), std::is_integral_v<S>, like);

@@ -71,20 +71,46 @@ namespace {
 
 // A float read as an integer follows the cast op's rule (detail::float_to_int: saturating,
 // NaN -> 0), where a plain C++ conversion of NaN, inf or an out-of-range value is undefined.
+// Integers convert to another integer T as the cast op does (wrapping), to a float T with one
+// rounding (16-bit floats through float32, as the cast op).
 template <typename T> T from_float(double x) {
   if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) return static_cast<T>(detail::float_to_int(dtype_of<T>(), x));
   else return static_cast<T>(x);
 }
 
+template <typename T> T from_int(DType t, int64_t v) {
+  if constexpr (std::is_same_v<T, float16> || std::is_same_v<T, bfloat16>)
+    return T::from_bits(dtype_of<T>() == DType::Float16 ? float16_bits(detail::int_to_float(DType::Float16, t, v))
+                                                        : bfloat16_bits(detail::int_to_float(DType::BFloat16, t, v)));
+  else if constexpr (std::is_floating_point_v<T>)
+    return static_cast<T>(detail::int_to_float(dtype_of<T>(), t, v));
+  else
+    return static_cast<T>(v);  // wraps to T's width (uint64's bit pattern is its value)
+}
+
 template <typename T> T read_element(const char* p, DType t) {
   switch (t) {
     case DType::Bool: return static_cast<T>(*reinterpret_cast<const uint8_t*>(p) != 0);
-    case DType::Int32: return static_cast<T>(*reinterpret_cast<const int32_t*>(p));
-    case DType::Int64: return static_cast<T>(*reinterpret_cast<const int64_t*>(p));
+    case DType::Float16: {
+      uint16_t b;
+      std::memcpy(&b, p, 2);
+      if constexpr (std::is_same_v<T, float16>) return float16::from_bits(b);
+      else return from_float<T>(float16_value(b));
+    }
+    case DType::BFloat16: {
+      uint16_t b;
+      std::memcpy(&b, p, 2);
+      if constexpr (std::is_same_v<T, bfloat16>) return bfloat16::from_bits(b);
+      else return from_float<T>(bfloat16_value(b));
+    }
     case DType::Float32: return from_float<T>(*reinterpret_cast<const float*>(p));
     case DType::Float64: return from_float<T>(*reinterpret_cast<const double*>(p));
+    default: {  // integers: sign- or zero-extended to 64 bits
+      uint64_t v = 0;
+      std::memcpy(&v, p, dtype_size(t));
+      return from_int<T>(t, detail::wrap_int(t, v));
+    }
   }
-  return T{};
 }
 
 }  // namespace
@@ -140,11 +166,10 @@ Array Array::to(Device d) const {
 #define ARRAYC_INSTANTIATE(T)                         \
   template std::vector<T> Array::to_vector<T>() const; \
   template T Array::item<T>() const;
-ARRAYC_INSTANTIATE(bool)
-ARRAYC_INSTANTIATE(int32_t)
-ARRAYC_INSTANTIATE(int64_t)
-ARRAYC_INSTANTIATE(float)
-ARRAYC_INSTANTIATE(double)
+#define ARRAYC_FOR_EACH_ELEMENT_TYPE(X) \
+  X(bool) X(int8_t) X(uint8_t) X(int16_t) X(uint16_t) X(int32_t) X(uint32_t) X(int64_t) X(uint64_t) \
+  X(float16) X(bfloat16) X(float) X(double)
+ARRAYC_FOR_EACH_ELEMENT_TYPE(ARRAYC_INSTANTIATE)
 #undef ARRAYC_INSTANTIATE
 
 // ---- Creation -------------------------------------------------------------------------------
@@ -167,11 +192,10 @@ template <typename T> Array array(const std::vector<T>& data, const Shape& shape
   }
   return Array(detail::make_buffer(st, t, shape, 0, detail::contiguous_strides(shape)));
 }
-template Array array(const std::vector<bool>&, const Shape&, Device);
-template Array array(const std::vector<int32_t>&, const Shape&, Device);
-template Array array(const std::vector<int64_t>&, const Shape&, Device);
-template Array array(const std::vector<float>&, const Shape&, Device);
-template Array array(const std::vector<double>&, const Shape&, Device);
+#define ARRAYC_INSTANTIATE(T) template Array array(const std::vector<T>&, const Shape&, Device);
+ARRAYC_FOR_EACH_ELEMENT_TYPE(ARRAYC_INSTANTIATE)
+#undef ARRAYC_INSTANTIATE
+#undef ARRAYC_FOR_EACH_ELEMENT_TYPE
 
 Array full(const Shape& shape, double value, DType dtype, Device device) {
   detail::check_dtype("full", dtype);
@@ -181,9 +205,10 @@ namespace {
 // An integer scalar of dtype t, exact; arrayc::Error when an integer dtype cannot hold it.
 detail::Scalar integer_scalar(const char* op, int64_t value, DType t) {
   detail::check_dtype(op, t);
-  if (t == DType::Int32 && (value < INT32_MIN || value > INT32_MAX))
-    throw Error(std::string(op) + ": the integer " + std::to_string(value) +
-                " is out of bounds for int32 (numpy 2 raises too; use int64)");
+  bool below = value < int_min(t), above = value > 0 && static_cast<uint64_t>(value) > int_max(t);
+  if (is_int(t) && (below || above))
+    throw Error(std::string(op) + ": the integer " + std::to_string(value) + " is out of bounds for " +
+                dtype_name(t) + " (numpy 2 raises too; use a wider dtype)");
   return detail::Scalar::of_int(t, value);
 }
 }  // namespace
@@ -233,8 +258,26 @@ Array scalar_like(int64_t value, const Array& like, const char* op) {
   return Array(detail::make_constant(integer_scalar(op, value, t), {}, like.device()));
 }
 
-Array scalar_like(double value, bool integral, const Array& like) {
+Array scalar_like_unsigned(uint64_t value, const Array& like, const char* op) {
+  if (value <= static_cast<uint64_t>(INT64_MAX)) return scalar_like(static_cast<int64_t>(value), like, op);
   DType t = like.dtype();
+  detail::Scalar s;
+  s.dtype = t;
+  if (is_float(t)) {
+    s.f = detail::int_to_float(t, DType::UInt64, static_cast<int64_t>(value));
+  } else if (t == DType::UInt64) {
+    s.i = static_cast<int64_t>(value);
+  } else {
+    throw Error(std::string(op) + ": the integer " + std::to_string(value) + " is out of bounds for " +
+                dtype_name(t == DType::Bool ? DType::Int64 : t) + " (numpy 2 raises too; use a wider dtype)");
+  }
+  return Array(detail::make_constant(s, {}, like.device()));
+}
+
+Array scalar_like(double value, bool integral, const Array& like, const char* op) {
+  DType t = like.dtype();
+  if (integral && !is_float(t) && value >= -0x1p63 && value < 0x1p63)
+    return scalar_like(static_cast<int64_t>(value), like, op);
   if (!is_float(t)) {
     if (!integral) t = DType::Float64;
     else if (t == DType::Bool) t = DType::Int64;

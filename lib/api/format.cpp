@@ -12,6 +12,8 @@
 #include <string>
 #include <vector>
 
+#include "ir/node.h"
+
 namespace arrayc {
 
 namespace {
@@ -23,10 +25,24 @@ constexpr int kPrecision = 8;
 
 // Shortest text that reads back as the same value, laid out as Python's repr of a float:
 // positional for exponents -4 .. 15 ("3000000.0", "0.0001"), else scientific ("1e+16").
-template <typename T> std::string shortest(T v) {
+// The shortest scientific text of v, a value of dtype t, that reads back as v ("-1.2345e+06").
+std::string shortest_scientific(double v, DType t) {
   char buf[64];
-  auto r = std::to_chars(buf, buf + sizeof buf, v, std::chars_format::scientific);
-  std::string s(buf, r.ptr);  // "-1.2345e+06"
+  if (t == DType::Float32 || t == DType::Float64) {
+    auto r = t == DType::Float32 ? std::to_chars(buf, buf + sizeof buf, static_cast<float>(v), std::chars_format::scientific)
+                                 : std::to_chars(buf, buf + sizeof buf, v, std::chars_format::scientific);
+    return std::string(buf, r.ptr);
+  }
+  for (int digits = 1;; ++digits) {  // 16-bit floats: at most 5 digits
+    std::snprintf(buf, sizeof buf, "%.*e", digits - 1, v);
+    if (detail::round_float(t, std::strtod(buf, nullptr)) == v) break;
+  }
+  std::string s = buf;  // "%e" writes e+06; to_chars writes e+06 too
+  return s;
+}
+
+std::string shortest(double v, DType t) {
+  std::string s = shortest_scientific(v, t);  // "-1.2345e+06"
   bool neg = !s.empty() && s[0] == '-';
   if (neg) s.erase(0, 1);
   size_t e = s.find('e');
@@ -61,7 +77,7 @@ std::string nonfinite(double v) {
 // The digits numpy would show for each element, padded so that they line up.
 struct FloatFormat {
   bool scientific = false;
-  bool is_f32 = false;
+  DType dtype = DType::Float64;
   int frac = 0;  // digits after the point (fixed) or in the mantissa (scientific)
 };
 
@@ -78,11 +94,11 @@ std::string sci(double v, int frac) {
 }
 
 // Digits needed (at most kPrecision) to show v as unique with `frac` digits.
-int needed_fraction(double v, bool scientific, bool is_f32) {
+int needed_fraction(double v, bool scientific, DType t) {
   for (int f = 0; f < kPrecision; ++f) {
     std::string s = scientific ? sci(v, f) : fixed(v, f);
     double back = std::strtod(s.c_str(), nullptr);
-    if (is_f32 ? static_cast<float>(back) == static_cast<float>(v) : back == v) return f;
+    if (detail::round_float(t, back) == detail::round_float(t, v)) return f;
   }
   return kPrecision;
 }
@@ -90,8 +106,8 @@ int needed_fraction(double v, bool scientific, bool is_f32) {
 // Fraction digits of v in positional notation: the fewest that read back as v, at most
 // kPrecision, and trailing zeros of the rounded text dropped (numpy: 0.49999800000000004 is
 // "0.499998").
-int fixed_digits(double v, bool is_f32) {
-  int f = needed_fraction(v, false, is_f32);
+int fixed_digits(double v, DType t) {
+  int f = needed_fraction(v, false, t);
   if (f == kPrecision) {
     std::string s = fixed(v, f);
     while (f > 0 && s.back() == '0') {
@@ -102,9 +118,9 @@ int fixed_digits(double v, bool is_f32) {
   return f;
 }
 
-FloatFormat choose_format(const std::vector<double>& vals, bool is_f32) {
+FloatFormat choose_format(const std::vector<double>& vals, DType t) {
   FloatFormat f;
-  f.is_f32 = is_f32;
+  f.dtype = t;
   double max_abs = 0, min_abs = INFINITY;
   for (double v : vals) {
     if (!std::isfinite(v) || v == 0) continue;
@@ -115,7 +131,7 @@ FloatFormat choose_format(const std::vector<double>& vals, bool is_f32) {
     f.scientific = max_abs >= 1e8 || min_abs < 1e-4 || max_abs / min_abs > 1e3;
   for (double v : vals)
     if (std::isfinite(v))
-      f.frac = std::max(f.frac, f.scientific ? needed_fraction(v, true, is_f32) : fixed_digits(v, is_f32));
+      f.frac = std::max(f.frac, f.scientific ? needed_fraction(v, true, t) : fixed_digits(v, t));
   return f;
 }
 
@@ -129,7 +145,7 @@ std::string format_float(double v, const FloatFormat& f) {
   }
   // Fixed: every element with the common number of digits, trailing zeros turned into spaces
   // (numpy's 'maxprec' mode: "1.5 " lines up with "2.25").
-  int own = fixed_digits(v, f.is_f32);
+  int own = fixed_digits(v, f.dtype);
   std::string s = fixed(v, own);
   if (own == 0) s += '.';
   return s + std::string(static_cast<size_t>(f.frac - own), ' ');
@@ -163,7 +179,7 @@ class Printer {
     if (is_float(dtype_)) {
       std::vector<double> vals;
       for (int64_t k : shown) vals.push_back(floats_[static_cast<size_t>(k)]);
-      fmt_ = choose_format(vals, dtype_ == DType::Float32);
+      fmt_ = choose_format(vals, dtype_);
     }
     for (int64_t k : shown) width_ = std::max(width_, element(k).size());
   }
@@ -189,9 +205,8 @@ class Printer {
     size_t i = static_cast<size_t>(k);
     switch (dtype_) {
       case DType::Bool: return ints_[i] != 0 ? "True" : "False";
-      case DType::Int32:
-      case DType::Int64: return std::to_string(ints_[i]);
-      default: return format_float(floats_[i], fmt_);
+      case DType::UInt64: return std::to_string(static_cast<uint64_t>(ints_[i]));
+      default: return is_float(dtype_) ? format_float(floats_[i], fmt_) : std::to_string(ints_[i]);
     }
   }
 
@@ -254,20 +269,16 @@ class Printer {
 
 }  // namespace
 
-std::string format_number(double v) { return std::isfinite(v) ? shortest(v) : nonfinite(v); }
+std::string format_number(double v) { return std::isfinite(v) ? shortest(v, DType::Float64) : nonfinite(v); }
 
 std::string to_string(const Array& a) {
   if (a.ndim() == 0) {
-    switch (a.dtype()) {
-      case DType::Bool: return a.item<bool>() ? "True" : "False";
-      case DType::Int32:
-      case DType::Int64: return std::to_string(a.item<int64_t>());
-      case DType::Float32: {
-        float f = a.item<float>();
-        return std::isfinite(f) ? shortest(f) : nonfinite(f);
-      }
-      case DType::Float64: return format_number(a.item<double>());
-    }
+    DType t = a.dtype();
+    if (t == DType::Bool) return a.item<bool>() ? "True" : "False";
+    if (t == DType::UInt64) return std::to_string(a.item<uint64_t>());
+    if (is_int(t)) return std::to_string(a.item<int64_t>());
+    double v = a.item<double>();
+    return std::isfinite(v) ? shortest(v, t) : nonfinite(v);
   }
   if (a.size() == 0) return "[]";
   return Printer(a).str();

@@ -15,44 +15,135 @@ using llvm::Value;
 
 llvm::Type* BodyEmitter::value_type(DType t) const {
   auto& c = b_.getContext();
+  bool host = opts_.target == EmitOptions::Target::Cpu;
   switch (t) {
     case DType::Bool: return llvm::Type::getInt1Ty(c);
-    case DType::Int32: return llvm::Type::getInt32Ty(c);
-    case DType::Int64: return llvm::Type::getInt64Ty(c);
+    case DType::Float16: return host ? llvm::Type::getFloatTy(c) : llvm::Type::getHalfTy(c);
+    case DType::BFloat16: return host ? llvm::Type::getFloatTy(c) : llvm::Type::getBFloatTy(c);
     case DType::Float32: return llvm::Type::getFloatTy(c);
     case DType::Float64: return llvm::Type::getDoubleTy(c);
+    default: return llvm::Type::getIntNTy(c, static_cast<unsigned>(8 * dtype_size(t)));
   }
-  return nullptr;
 }
 
 llvm::Type* BodyEmitter::memory_type(DType t) const {
-  return t == DType::Bool ? llvm::Type::getInt8Ty(b_.getContext()) : value_type(t);
+  auto& c = b_.getContext();
+  if (t == DType::Bool) return llvm::Type::getInt8Ty(c);
+  // bfloat16 is moved as i16 on the host, where the conversions are integer operations.
+  if (opts_.target == EmitOptions::Target::Cpu && is_half(t))
+    return t == DType::Float16 ? llvm::Type::getHalfTy(c) : llvm::Type::getInt16Ty(c);
+  return value_type(t);
 }
 
 Value* BodyEmitter::load(DType t, Value* ptr, Value* offset) {
   Value* p = b_.CreateInBoundsGEP(memory_type(t), ptr, offset);
   Value* v = b_.CreateAlignedLoad(memory_type(t), p, llvm::Align(dtype_size(t)));
-  return t == DType::Bool ? b_.CreateICmpNE(v, b_.getInt8(0)) : v;
+  if (t == DType::Bool) return b_.CreateICmpNE(v, b_.getInt8(0));
+  if (is_half(t) && opts_.target == EmitOptions::Target::Cpu) return widen_half(v, t);
+  return v;
 }
 
 void BodyEmitter::store(DType t, Value* v, Value* ptr, Value* offset) {
   if (t == DType::Bool) v = b_.CreateZExt(v, b_.getInt8Ty());
+  if (is_half(t) && opts_.target == EmitOptions::Target::Cpu) v = half_bits(v, t);
   Value* p = b_.CreateInBoundsGEP(memory_type(t), ptr, offset);
   b_.CreateAlignedStore(v, p, llvm::Align(dtype_size(t)));
 }
 
+// ---- 16-bit floats ----
+// On the host a float16/bfloat16 value is a float32 that is exactly a 16-bit value: loads widen,
+// every op's result is rounded (round_half), stores narrow exactly. On NVPTX the value is a
+// half/bfloat: add, subtract, multiply, compare, min/max and select are native where the GPU has
+// them (sm_80+; LLVM promotes to float32 elsewhere), other ops widen to float32 and round back.
+
+// A host value from memory (half, or bfloat16's i16) to float32, exactly.
+Value* BodyEmitter::widen_half(Value* v, DType t) {
+  host_half_ = true;
+  if (t == DType::Float16) return b_.CreateFPExt(v, b_.getFloatTy());
+  return b_.CreateBitCast(b_.CreateShl(b_.CreateZExt(v, b_.getInt32Ty()), 16), b_.getFloatTy());
+}
+
+// A host float32 that is exactly a 16-bit value to its memory form.
+Value* BodyEmitter::half_bits(Value* v, DType t) {
+  host_half_ = true;
+  if (t == DType::Float16) return b_.CreateFPTrunc(v, b_.getHalfTy());
+  return b_.CreateTrunc(b_.CreateLShr(b_.CreateBitCast(v, b_.getInt32Ty()), 16), b_.getInt16Ty());
+}
+
+// A float32 rounded to t (nearest even; overflow to inf, NaN stays NaN, subnormals kept), as a
+// value of t: on the host the float32 of the rounded value, on NVPTX the half/bfloat.
+Value* BodyEmitter::round_half(Value* x, DType t) {
+  if (opts_.target != EmitOptions::Target::Cpu) return b_.CreateFPTrunc(x, value_type(t));
+  if (t == DType::Float16) return b_.CreateFPExt(b_.CreateFPTrunc(x, b_.getHalfTy()), b_.getFloatTy());
+  // bfloat16: add 0x7fff plus the kept lowest bit, drop the low half; NaN stays quiet NaN.
+  auto* i32 = b_.getInt32Ty();
+  Value* u = b_.CreateBitCast(x, i32);
+  Value* lsb = b_.CreateAnd(b_.CreateLShr(u, 16), llvm::ConstantInt::get(i32, 1));
+  Value* r = b_.CreateAdd(u, b_.CreateAdd(lsb, llvm::ConstantInt::get(i32, 0x7fff)));
+  Value* nan = b_.CreateOr(u, llvm::ConstantInt::get(i32, 0x00400000));
+  r = b_.CreateSelect(b_.CreateFCmpUNO(x, x), nan, r);
+  return b_.CreateBitCast(b_.CreateAnd(r, llvm::ConstantInt::get(i32, 0xffff0000u)), b_.getFloatTy());
+}
+
+// numpy's maximum/minimum of two float32 values that are 16-bit values, without llvm.maximum:
+// InstCombine narrows maximum(fpext a, fpext b) to a half maximum, which the x86 backend's
+// promotion then gets wrong for NaN (maximum(0, NaN) gave 0 in LLVM 19). NaN propagates; of
+// equal values (+0 and -0) the maximum has the sign bits and-ed, the minimum or-ed.
+Value* BodyEmitter::half_min_max(bool max, Value* a, Value* b) {
+  auto* i32 = b_.getInt32Ty();
+  Value* ua = b_.CreateBitCast(a, i32);
+  Value* ub = b_.CreateBitCast(b, i32);
+  Value* tie = b_.CreateBitCast(max ? b_.CreateAnd(ua, ub) : b_.CreateOr(ua, ub), b_.getFloatTy());
+  Value* a_wins = max ? b_.CreateFCmpOGT(a, b) : b_.CreateFCmpOLT(a, b);
+  Value* b_wins = max ? b_.CreateFCmpOGT(b, a) : b_.CreateFCmpOLT(b, a);
+  Value* r = b_.CreateSelect(a_wins, a, b_.CreateSelect(b_wins, b, tie));
+  return b_.CreateSelect(b_.CreateFCmpUNO(a, b), b_.CreateFAdd(a, b), r);
+}
+
+// A value of t as a float32 (exact).
+Value* BodyEmitter::half_to_f32(Value* v, DType t) {
+  (void)t;
+  return v->getType()->isFloatTy() ? v : b_.CreateFPExt(v, b_.getFloatTy());
+}
+
+// A double rounded to float32 with round-to-odd (truncate, then set the last bit when inexact):
+// rounding that float32 to 16 bits gives the correctly rounded 16-bit value of the double,
+// float32 having more than two bits beyond either 16-bit format.
+Value* BodyEmitter::double_to_f32_odd(Value* x) {
+  auto* i32 = b_.getInt32Ty();
+  Value* f = b_.CreateFPTrunc(x, b_.getFloatTy());
+  Value* back = b_.CreateFPExt(f, b_.getDoubleTy());
+  auto fabs = [&](Value* v) { return b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, v); };
+  Value* u = b_.CreateBitCast(f, i32);
+  // Rounded away from zero: step back toward zero (the bits of a float are sign and magnitude).
+  u = b_.CreateSelect(b_.CreateFCmpOGT(fabs(back), fabs(x)), b_.CreateSub(u, llvm::ConstantInt::get(i32, 1)), u);
+  u = b_.CreateSelect(b_.CreateFCmpUNE(back, x), b_.CreateOr(u, llvm::ConstantInt::get(i32, 1)), u);
+  return b_.CreateBitCast(u, b_.getFloatTy());
+}
+
 Value* BodyEmitter::cast(Value* v, DType from, DType to) {
   if (from == to) return v;
+  if (is_half(from) || is_half(to)) {
+    Value* x = v;
+    if (is_half(from)) {
+      x = half_to_f32(v, from);
+      from = DType::Float32;
+    }
+    if (!is_half(to)) return cast(x, from, to);
+    x = from == DType::Float64 ? double_to_f32_odd(x) : cast(x, from, DType::Float32);
+    return round_half(x, to);
+  }
   llvm::Type* ty = value_type(to);
   if (to == DType::Bool)
     return is_float(from) ? b_.CreateFCmpUNE(v, llvm::ConstantFP::get(v->getType(), 0.0))
                           : b_.CreateICmpNE(v, llvm::ConstantInt::get(v->getType(), 0));
   if (from == DType::Bool) return is_float(to) ? b_.CreateUIToFP(v, ty) : b_.CreateZExt(v, ty);
   if (is_float(from) && is_float(to)) return b_.CreateFPCast(v, ty);
-  if (is_float(to)) return b_.CreateSIToFP(v, ty);
+  if (is_float(to)) return is_unsigned(from) ? b_.CreateUIToFP(v, ty) : b_.CreateSIToFP(v, ty);
   if (is_float(from))  // saturating, NaN -> 0 (numpy leaves this undefined; we pin it down)
-    return b_.CreateIntrinsic(llvm::Intrinsic::fptosi_sat, {ty, v->getType()}, {v});
-  return b_.CreateSExtOrTrunc(v, ty);
+    return b_.CreateIntrinsic(is_unsigned(to) ? llvm::Intrinsic::fptoui_sat : llvm::Intrinsic::fptosi_sat,
+                              {ty, v->getType()}, {v});
+  return is_unsigned(from) ? b_.CreateZExtOrTrunc(v, ty) : b_.CreateSExtOrTrunc(v, ty);
 }
 
 // Transcendentals: our vectorizable polynomials on the host, libdevice's __nv_* on NVPTX (the
@@ -81,10 +172,12 @@ Value* BodyEmitter::identity(Op reduce, DType t) {
       return fl ? llvm::ConstantFP::get(ty, 1.0) : llvm::ConstantInt::get(ty, 1);
     case Op::Max:
       if (fl) return llvm::ConstantFP::getInfinity(ty, true);
-      return t == DType::Bool ? b_.getFalse() : llvm::ConstantInt::get(ty, llvm::APInt::getSignedMinValue(ty->getIntegerBitWidth()));
+      if (t == DType::Bool || is_unsigned(t)) return llvm::ConstantInt::get(ty, 0);
+      return llvm::ConstantInt::get(ty, llvm::APInt::getSignedMinValue(ty->getIntegerBitWidth()));
     case Op::Min:
       if (fl) return llvm::ConstantFP::getInfinity(ty, false);
-      return t == DType::Bool ? b_.getTrue() : llvm::ConstantInt::get(ty, llvm::APInt::getSignedMaxValue(ty->getIntegerBitWidth()));
+      if (t == DType::Bool || is_unsigned(t)) return llvm::ConstantInt::get(ty, llvm::APInt::getMaxValue(ty->getIntegerBitWidth()));
+      return llvm::ConstantInt::get(ty, llvm::APInt::getSignedMaxValue(ty->getIntegerBitWidth()));
     default: ARRAYC_INTERNAL_CHECK(false, "not a reduction");
   }
   return nullptr;
@@ -103,10 +196,12 @@ Value* BodyEmitter::combine(Op reduce, DType t, Value* acc, Value* v) {
     case Op::Prod: return fl ? b_.CreateFMul(acc, v) : b_.CreateMul(acc, v);
     case Op::Max:
       if (fl) return b_.CreateBinaryIntrinsic(llvm::Intrinsic::maximum, acc, v);
-      return t == DType::Bool ? b_.CreateOr(acc, v) : b_.CreateBinaryIntrinsic(llvm::Intrinsic::smax, acc, v);
+      if (t == DType::Bool) return b_.CreateOr(acc, v);
+      return b_.CreateBinaryIntrinsic(is_unsigned(t) ? llvm::Intrinsic::umax : llvm::Intrinsic::smax, acc, v);
     case Op::Min:
       if (fl) return b_.CreateBinaryIntrinsic(llvm::Intrinsic::minimum, acc, v);
-      return t == DType::Bool ? b_.CreateAnd(acc, v) : b_.CreateBinaryIntrinsic(llvm::Intrinsic::smin, acc, v);
+      if (t == DType::Bool) return b_.CreateAnd(acc, v);
+      return b_.CreateBinaryIntrinsic(is_unsigned(t) ? llvm::Intrinsic::umin : llvm::Intrinsic::smin, acc, v);
     default: ARRAYC_INTERNAL_CHECK(false, "not a reduction");
   }
   return nullptr;
@@ -208,7 +303,7 @@ Value* BodyEmitter::int_pow(DType t, Value* base, Value* exp) {
     auto* done = llvm::BasicBlock::Create(m->getContext(), "done", f);
     llvm::Constant* zero = llvm::ConstantInt::get(ty, 0);
     llvm::Constant* one = llvm::ConstantInt::get(ty, 1);
-    fb.CreateCondBr(fb.CreateICmpSLT(e, zero), neg, loop);
+    fb.CreateCondBr(is_unsigned(t) ? fb.getFalse() : fb.CreateICmpSLT(e, zero), neg, loop);
     fb.SetInsertPoint(neg);
     Value* odd = fb.CreateICmpNE(fb.CreateAnd(e, one), zero);
     Value* minus_one = fb.CreateSelect(odd, llvm::ConstantInt::get(ty, -1, true), one);
@@ -271,18 +366,39 @@ Value* BodyEmitter::small_power(Value* x, Value* exp) {
 Value* BodyEmitter::op(const KernelInstr& in, const std::vector<Value*>& a) {
   DType t = in.dtype;
   DType at = in.args.empty() ? t : k_.body[in.args[0]].dtype;  // operand dtype
+  if (in.op == Op::Cast) return cast(a[0], at, t);
+  if (!is_half(t) && !is_half(at)) return scalar_op(in.op, t, at, a);
+  // 16-bit floats (see round_half). Exact ops need no rounding; on NVPTX they and +, -, * are
+  // native.
+  bool exact = in.op == Op::Neg || in.op == Op::Abs || in.op == Op::Maximum || in.op == Op::Minimum ||
+               in.op == Op::Where || t == DType::Bool;
+  bool host = opts_.target == EmitOptions::Target::Cpu;
+  if (host && (in.op == Op::Maximum || in.op == Op::Minimum)) return half_min_max(in.op == Op::Maximum, a[0], a[1]);
+  if (exact || (!host && (in.op == Op::Add || in.op == Op::Sub || in.op == Op::Mul)))
+    return scalar_op(in.op, host && is_half(t) ? DType::Float32 : t, host && is_half(at) ? DType::Float32 : at, a);
+  std::vector<Value*> wide;
+  for (size_t i = 0; i < a.size(); ++i) {
+    DType d = k_.body[in.args[i]].dtype;
+    wide.push_back(is_half(d) ? half_to_f32(a[i], d) : a[i]);
+  }
+  Value* r = scalar_op(in.op, is_half(t) ? DType::Float32 : t, is_half(at) ? DType::Float32 : at, wide);
+  return is_half(t) ? round_half(r, t) : r;
+}
+
+Value* BodyEmitter::scalar_op(Op op, DType t, DType at, const std::vector<Value*>& a) {
   bool fl = is_float(at);
   bool boolean = at == DType::Bool;
+  bool unsigned_order = boolean || is_unsigned(at);
   using P = llvm::CmpInst::Predicate;
   auto cmp = [&](P fp, P sp, P up) -> Value* {
     if (fl) return b_.CreateFCmp(fp, a[0], a[1]);
-    return b_.CreateICmp(boolean ? up : sp, a[0], a[1]);
+    return b_.CreateICmp(unsigned_order ? up : sp, a[0], a[1]);
   };
-  switch (in.op) {
+  switch (op) {
     case Op::Neg: return fl ? b_.CreateFNeg(a[0]) : b_.CreateNeg(a[0]);
     case Op::Not: return b_.CreateNot(a[0]);
     case Op::Abs:
-      if (boolean) return a[0];
+      if (unsigned_order) return a[0];
       if (fl) return b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, a[0]);
       return b_.CreateBinaryIntrinsic(llvm::Intrinsic::abs, a[0], b_.getFalse());
     case Op::Exp: return math(static_cast<int>(MathFn::Exp), a);
@@ -291,7 +407,6 @@ Value* BodyEmitter::op(const KernelInstr& in, const std::vector<Value*>& a) {
     case Op::Cos: return math(static_cast<int>(MathFn::Cos), a);
     case Op::Tanh: return math(static_cast<int>(MathFn::Tanh), a);
     case Op::Sqrt: return math(static_cast<int>(MathFn::Sqrt), a);
-    case Op::Cast: return cast(a[0], at, t);
     case Op::Add: return fl ? b_.CreateFAdd(a[0], a[1]) : b_.CreateAdd(a[0], a[1]);
     case Op::Sub: return fl ? b_.CreateFSub(a[0], a[1]) : b_.CreateSub(a[0], a[1]);
     case Op::Mul: return fl ? b_.CreateFMul(a[0], a[1]) : b_.CreateMul(a[0], a[1]);
@@ -302,10 +417,10 @@ Value* BodyEmitter::op(const KernelInstr& in, const std::vector<Value*>& a) {
       return math(static_cast<int>(MathFn::Pow), a);
     case Op::Maximum:
       if (fl) return b_.CreateBinaryIntrinsic(llvm::Intrinsic::maximum, a[0], a[1]);
-      return b_.CreateBinaryIntrinsic(boolean ? llvm::Intrinsic::umax : llvm::Intrinsic::smax, a[0], a[1]);
+      return b_.CreateBinaryIntrinsic(unsigned_order ? llvm::Intrinsic::umax : llvm::Intrinsic::smax, a[0], a[1]);
     case Op::Minimum:
       if (fl) return b_.CreateBinaryIntrinsic(llvm::Intrinsic::minimum, a[0], a[1]);
-      return b_.CreateBinaryIntrinsic(boolean ? llvm::Intrinsic::umin : llvm::Intrinsic::smin, a[0], a[1]);
+      return b_.CreateBinaryIntrinsic(unsigned_order ? llvm::Intrinsic::umin : llvm::Intrinsic::smin, a[0], a[1]);
     case Op::Eq: return cmp(P::FCMP_OEQ, P::ICMP_EQ, P::ICMP_EQ);
     case Op::Ne: return cmp(P::FCMP_UNE, P::ICMP_NE, P::ICMP_NE);
     case Op::Lt: return cmp(P::FCMP_OLT, P::ICMP_SLT, P::ICMP_ULT);
@@ -316,8 +431,8 @@ Value* BodyEmitter::op(const KernelInstr& in, const std::vector<Value*>& a) {
     case Op::Or: return b_.CreateOr(a[0], a[1]);
     case Op::Where: return b_.CreateSelect(a[0], a[1], a[2]);
     default:
-      if (Value* r = numpy_op(in, a)) return r;  // numpy math (issue 28): body_emitter_math.cpp
-      ARRAYC_INTERNAL_CHECK(false, std::string("no lowering for ") + op_name(in.op));
+      if (Value* r = numpy_op(op, at, a)) return r;  // numpy math (issue 28): body_emitter_math.cpp
+      ARRAYC_INTERNAL_CHECK(false, std::string("no lowering for ") + op_name(op));
   }
   return nullptr;
 }
@@ -333,7 +448,8 @@ bool BodyEmitter::sincos(size_t i, std::vector<Value*>& v) {
   const KernelInstr& in = k_.body[i];
   if (in.op != Op::Sin && in.op != Op::Cos) return false;
   bool cpu = opts_.target == EmitOptions::Target::Cpu;
-  if (cpu && in.dtype != DType::Float32 && in.dtype != DType::Float64) return false;
+  // 16-bit floats: on the host the float32 pair, each rounded; on NVPTX one by one in float32.
+  if (is_half(in.dtype) && !cpu) return false;
   Op partner = in.op == Op::Sin ? Op::Cos : Op::Sin;
   size_t j = i + 1;
   while (j < k_.body.size() && !(k_.body[j].op == partner && k_.body[j].args == in.args)) ++j;
@@ -360,6 +476,10 @@ bool BodyEmitter::sincos(size_t i, std::vector<Value*>& v) {
     b_.CreateCall(fn, {x, s_out, c_out});
     sv = b_.CreateLoad(ty, s_out);
     cv = b_.CreateLoad(ty, c_out);
+  }
+  if (is_half(in.dtype)) {
+    sv = round_half(sv, in.dtype);
+    cv = round_half(cv, in.dtype);
   }
   v[i] = in.op == Op::Sin ? sv : cv;
   v[j] = in.op == Op::Sin ? cv : sv;

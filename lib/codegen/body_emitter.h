@@ -28,8 +28,8 @@ class BodyEmitter {
   BodyEmitter(llvm::IRBuilder<>& b, const Kernel& k, const EmitOptions& opts)
       : b_(b), k_(k), opts_(opts) {}
 
-  llvm::Type* value_type(DType t) const;   // i1 for bool
-  llvm::Type* memory_type(DType t) const;  // i8 for bool
+  llvm::Type* value_type(DType t) const;   // i1 for bool; float for 16-bit floats on the host
+  llvm::Type* memory_type(DType t) const;  // i8 for bool; half, and i16 for bfloat16, on the host
 
   // Emits the body for one element: ptrs are the memory operands' base pointers, offsets the
   // element offset of each indexed operand. Returns the value of every instruction.
@@ -47,9 +47,22 @@ class BodyEmitter {
   // Whether the body so far called the host's packed sincos (vmath.h), whose loops need their
   // vector width given explicitly.
   bool packed_sincos() const { return packed_sincos_; }
+  // Whether the loop should be given 16 float lanes: the packed sincos, or 16-bit floats on the
+  // host (whose conversions the vectorizer's cost model prices so that it picks 4 lanes, half
+  // of float32's speed where 16 lanes run W8 at float32's).
+  bool wants_float_lanes() const { return packed_sincos_ || host_half_; }
 
  private:
   llvm::Value* op(const KernelInstr& in, const std::vector<llvm::Value*>& args);
+  // One op on values of result dtype t and operand dtype at (neither a 16-bit float on the host).
+  llvm::Value* scalar_op(Op op, DType t, DType at, const std::vector<llvm::Value*>& args);
+  // 16-bit floats (body_emitter.cpp).
+  llvm::Value* widen_half(llvm::Value* v, DType t);
+  llvm::Value* half_bits(llvm::Value* v, DType t);
+  llvm::Value* round_half(llvm::Value* x, DType t);
+  llvm::Value* half_to_f32(llvm::Value* v, DType t);
+  llvm::Value* double_to_f32_odd(llvm::Value* x);
+  llvm::Value* half_min_max(bool max, llvm::Value* a, llvm::Value* b);
   llvm::Value* leaf(const KernelLeaf& lf, const std::vector<llvm::Value*>& ptrs, llvm::Value* offset);
   llvm::Value* random(const KernelLeaf& lf, llvm::Value* index);
   llvm::Value* gather(const KernelLeaf& lf, const std::vector<llvm::Value*>& ptrs,
@@ -58,13 +71,14 @@ class BodyEmitter {
   llvm::Value* small_power(llvm::Value* x, llvm::Value* exp);
   llvm::Value* math(int fn, const std::vector<llvm::Value*>& args);
   // The numpy math ops (issue 28; body_emitter_math.cpp); nullptr for other ops.
-  llvm::Value* numpy_op(const KernelInstr& in, const std::vector<llvm::Value*>& args);
+  llvm::Value* numpy_op(Op op, DType operand, const std::vector<llvm::Value*>& args);
   bool sincos(size_t i, std::vector<llvm::Value*>& v);
 
   llvm::IRBuilder<>& b_;
   const Kernel& k_;
   EmitOptions opts_;
   bool packed_sincos_ = false;
+  bool host_half_ = false;
 };
 
 }  // namespace arrayc::detail

@@ -38,16 +38,16 @@ MathFn transcendental(Op op) {
 
 }  // namespace
 
-Value* BodyEmitter::numpy_op(const KernelInstr& in, const std::vector<Value*>& a) {
-  DType at = in.args.empty() ? in.dtype : k_.body[in.args[0]].dtype;  // operand dtype
+Value* BodyEmitter::numpy_op(Op op, DType at, const std::vector<Value*>& a) {
   bool fl = is_float(at);
+  bool uns = is_unsigned(at);  // unsigned integers: logical shifts, unsigned division
   llvm::Type* ty = a[0]->getType();
   auto& b = b_;
   auto fconst = [&](double v) { return llvm::ConstantFP::get(ty, v); };
   auto iconst = [&](int64_t v) { return llvm::ConstantInt::get(ty, v, true); };
   auto unary = [&](llvm::Intrinsic::ID id) { return b.CreateUnaryIntrinsic(id, a[0]); };
   auto fmod = [&]() { return math(static_cast<int>(MathFn::Fmod), {a[0], a[1]}); };
-  switch (in.op) {
+  switch (op) {
     case Op::Floor: return fl ? unary(llvm::Intrinsic::floor) : a[0];
     case Op::Ceil: return fl ? unary(llvm::Intrinsic::ceil) : a[0];
     case Op::Round: return fl ? unary(llvm::Intrinsic::roundeven) : a[0];
@@ -58,6 +58,7 @@ Value* BodyEmitter::numpy_op(const KernelInstr& in, const std::vector<Value*>& a
         r = b.CreateSelect(b.CreateFCmpOLT(a[0], fconst(0)), fconst(-1), r);
         return b.CreateSelect(b.CreateFCmpOGT(a[0], fconst(0)), fconst(1), r);
       }
+      if (uns) return b.CreateZExt(b.CreateICmpNE(a[0], iconst(0)), ty);
       return b.CreateSub(b.CreateZExt(b.CreateICmpSGT(a[0], iconst(0)), ty),
                          b.CreateZExt(b.CreateICmpSLT(a[0], iconst(0)), ty));
     case Op::IsNan: return fl ? b.CreateFCmpUNO(a[0], a[0]) : b.getFalse();
@@ -75,10 +76,18 @@ Value* BodyEmitter::numpy_op(const KernelInstr& in, const std::vector<Value*>& a
       unsigned bits = ty->getIntegerBitWidth();
       Value* in_range = b.CreateICmpULT(a[1], iconst(bits));
       Value* amount = b.CreateSelect(in_range, a[1], iconst(0));
-      if (in.op == Op::Shl) return b.CreateSelect(in_range, b.CreateShl(a[0], amount), iconst(0));
+      if (op == Op::Shl || uns)
+        return b.CreateSelect(in_range, op == Op::Shl ? b.CreateShl(a[0], amount) : b.CreateLShr(a[0], amount),
+                              iconst(0));
       return b.CreateSelect(in_range, b.CreateAShr(a[0], amount), b.CreateAShr(a[0], iconst(bits - 1)));
     }
     case Op::Fmod: case Op::FloorDiv: case Op::Mod: {
+      if (uns) {  // x / 0 and x % 0 give 0; no negative operands, so floor is truncation
+        Value* zero = b.CreateICmpEQ(a[1], iconst(0));
+        Value* d = b.CreateSelect(zero, iconst(1), a[1]);
+        Value* r = b.CreateSelect(zero, iconst(0), op == Op::FloorDiv ? b.CreateUDiv(a[0], d) : b.CreateURem(a[0], d));
+        return r;
+      }
       if (!fl) {
         // x / 0 and x % 0 give 0, MIN / -1 wraps to MIN (numpy's results): the division runs on
         // a divisor of 1 in those lanes, so it never traps.
@@ -89,15 +98,15 @@ Value* BodyEmitter::numpy_op(const KernelInstr& in, const std::vector<Value*>& a
         Value* r = b.CreateSRem(a[0], d);
         q = b.CreateSelect(minus_one, b.CreateNeg(a[0]), q);
         q = b.CreateSelect(zero, iconst(0), q);
-        if (in.op != Op::Fmod) {  // floor: a remainder of the divisor's sign
+        if (op != Op::Fmod) {  // floor: a remainder of the divisor's sign
           Value* adjust = b.CreateAnd(b.CreateICmpNE(r, iconst(0)),
                                       b.CreateICmpSLT(b.CreateXor(r, a[1]), iconst(0)));
           q = b.CreateSub(q, b.CreateZExt(adjust, ty));
           r = b.CreateSelect(adjust, b.CreateAdd(r, a[1]), r);
         }
-        return in.op == Op::FloorDiv ? q : r;
+        return op == Op::FloorDiv ? q : r;
       }
-      if (in.op == Op::Fmod) return fmod();
+      if (op == Op::Fmod) return fmod();
       // numpy's npy_divmod, step by step (the interpreter's floor_divmod).
       Value* zero = fconst(0);
       Value* mod = fmod();
@@ -109,7 +118,7 @@ Value* BodyEmitter::numpy_op(const KernelInstr& in, const std::vector<Value*>& a
       auto copysign = [&](Value* m, Value* s) { return b.CreateBinaryIntrinsic(llvm::Intrinsic::copysign, m, s); };
       mod2 = b.CreateSelect(mod_nz, mod2, copysign(zero, a[1]));
       Value* b_zero = b.CreateFCmpOEQ(a[1], zero);
-      if (in.op == Op::Mod) return b.CreateSelect(b_zero, mod, mod2);
+      if (op == Op::Mod) return b.CreateSelect(b_zero, mod, mod2);
       Value* quotient = b.CreateFDiv(a[0], a[1]);
       Value* fdiv = b.CreateUnaryIntrinsic(llvm::Intrinsic::floor, div2);
       fdiv = b.CreateSelect(b.CreateFCmpOGT(b.CreateFSub(div2, fdiv), fconst(0.5)), b.CreateFAdd(fdiv, fconst(1)), fdiv);
@@ -125,7 +134,7 @@ Value* BodyEmitter::numpy_op(const KernelInstr& in, const std::vector<Value*>& a
       return math(static_cast<int>(MathFn::Sigmoid), a);
     default: break;
   }
-  MathFn fn = transcendental(in.op);
+  MathFn fn = transcendental(op);
   if (fn == MathFn::Exp) return nullptr;
   return math(static_cast<int>(fn), a);
 }

@@ -81,9 +81,12 @@ int64_t normalize_axis(const char* op, int64_t axis, const Shape& shape, int64_t
 }
 
 // The dtype an elementwise op computes in, given its (already promoted) operand dtype.
+// numpy: the smallest float that holds every value of t exactly (bool and 8-bit integers ->
+// float16, 16-bit -> float32, wider -> float64).
 DType float_result(DType t) {
   if (is_float(t)) return t;
-  return t == DType::Bool ? DType::Float32 : DType::Float64;  // numpy: bool -> float16, ints -> float64
+  if (dtype_size(t) == 1) return DType::Float16;
+  return dtype_size(t) == 2 ? DType::Float32 : DType::Float64;
 }
 
 void reject(const char* op, DType t, bool cond) {
@@ -95,8 +98,9 @@ void reject(const char* op, DType t, bool cond) {
 void check_dtype(const char* op, DType t) {
   for (DType d : kAllDTypes)
     if (t == d) return;
-  fail(std::string(op) + ": dtype " + std::to_string(static_cast<int>(t)) +
-       " is not one of bool, int32, int64, float32, float64");
+  std::string names;
+  for (DType d : kAllDTypes) names += std::string(names.empty() ? "" : ", ") + dtype_name(d);
+  fail(std::string(op) + ": dtype " + std::to_string(static_cast<int>(t)) + " is not one of " + names);
 }
 
 void check_device(const char* op, Device d) {
@@ -138,7 +142,10 @@ NodeRef make_random(Op op, const Shape& shape, DType dtype, uint64_t seed, Devic
   check_extents(name, shape);
   check_dtype(name, dtype);
   if (!is_float(dtype))
-    fail(std::string(name) + ": dtype " + dtype_name(dtype) + " is not accepted (float32 or float64)");
+    fail(std::string(name) + ": dtype " + dtype_name(dtype) +
+         " is not accepted (float16, bfloat16, float32 or float64)");
+  // 16-bit floats: the float32 numbers rounded (Philox's mapping is defined for float32 and float64).
+  if (is_half(dtype)) return make_cast(make_random(op, shape, DType::Float32, seed, device), dtype);
   Node n = leaf(op, dtype, shape, device);
   n.ints = {static_cast<int64_t>(seed)};
   return intern(std::move(n));
@@ -220,9 +227,8 @@ NodeRef make_elementwise(Op op, const std::vector<NodeRef>& inputs_in) {
       result = DType::Bool;
       break;
     }
-    case Op::Div: {
-      result = float_result(common(0));
-      if (common(0) == DType::Bool) result = DType::Float64;  // numpy: bool / bool -> float64
+    case Op::Div: {  // numpy: integers and bools divide in float64
+      result = is_float(common(0)) ? common(0) : DType::Float64;
       for (NodeRef& n : in) n = make_cast(n, result);
       break;
     }
@@ -243,7 +249,7 @@ NodeRef make_elementwise(Op op, const std::vector<NodeRef>& inputs_in) {
       // numpy raises for a negative integer exponent it can see (a constant); an exponent
       // array's negative elements give 1/x^|e| truncated: 1 for x = 1, +-1 for x = -1, else 0.
       const NodeRef& e = inputs_in[1];
-      if (op == Op::Pow && is_int(result) && e->op == Op::Constant && is_int(e->dtype) && e->value.i < 0)
+      if (op == Op::Pow && is_int(result) && e->op == Op::Constant && is_signed_int(e->dtype) && e->value.i < 0)
         fail(std::string(name) + ": Integers to negative integer powers are not allowed (exponent " +
              std::to_string(e->value.i) + ")");
       for (NodeRef& n : in) n = make_cast(n, result);
@@ -333,10 +339,14 @@ NodeRef make_reduce(Op op, const NodeRef& x_in, std::vector<int64_t> axes, bool 
   std::sort(axes.begin(), axes.end());
   NodeRef x = x_in;
   switch (op) {
-    case Op::Sum: case Op::Prod:  // numpy accumulates bool and small integers in int64
-      if (x->dtype == DType::Bool || x->dtype == DType::Int32) x = make_cast(x, DType::Int64);
+    case Op::Sum: case Op::Prod:  // numpy accumulates bool and narrower integers in 64 bits
+      if (x->dtype == DType::Bool || (is_int(x->dtype) && dtype_size(x->dtype) < 8))
+        x = make_cast(x, is_unsigned(x->dtype) ? DType::UInt64 : DType::Int64);
+      // numpy's float16 sums accumulate in float32 and round once; so do bfloat16's here.
+      if (is_half(x->dtype)) return make_cast(make_reduce(op, make_cast(x, DType::Float32), axes, keepdims), x->dtype);
       break;
     case Op::Mean:
+      if (is_half(x->dtype)) return make_cast(make_reduce(op, make_cast(x, DType::Float32), axes, keepdims), x->dtype);
       if (!is_float(x->dtype)) x = make_cast(x, DType::Float64);
       break;
     default:  // Max, Min: no identity, so an empty reduction is an error (as numpy)
@@ -382,10 +392,13 @@ DType matmul_dtype(const char* op, NodeRef& a, NodeRef& b) {
   fail(std::string(op) + ": inner dimensions differ: " + describe(a) + " and " + describe(b));
 }
 
-// [m, k] x [k, n] or [batch, m, k] x [batch, k, n].
+// [m, k] x [k, n] or [batch, m, k] x [batch, k, n]. 16-bit floats multiply in float32 (float32
+// products, float32 accumulation, one rounding at the end, as numpy's float16 matmul).
 NodeRef make_dot_node(const NodeRef& a, const NodeRef& b) {
   Shape s = a->shape;
   s.back() = b->shape.back();
+  if (is_half(a->dtype))
+    return make_cast(make_dot_node(make_cast(a, DType::Float32), make_cast(b, DType::Float32)), a->dtype);
   return intern(derived(Op::Dot, a->dtype, s, {a, b}));
 }
 

@@ -22,22 +22,9 @@ constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 // ---- Scalar conversions (Cast's rules) ------------------------------------------------------
 
-// An integer value wrapped to the dtype's width (two's complement); bool is v != 0.
-int64_t wrap(DType t, uint64_t v) {
-  switch (t) {
-    case DType::Bool: return v != 0;
-    case DType::Int32: return static_cast<int32_t>(static_cast<uint32_t>(v));
-    default: return static_cast<int64_t>(v);
-  }
-}
-
-// A value rounded to a float dtype.
-double round_to(DType t, double x) {
-  return t == DType::Float32 ? static_cast<double>(static_cast<float>(x)) : x;
-}
-
-double int_to_float(DType t, int64_t v) {
-  return t == DType::Float32 ? static_cast<double>(static_cast<float>(v)) : static_cast<double>(v);
+// Integers, per dtype: signed or unsigned order (uint64 is held as its bit pattern).
+bool int_less(DType t, int64_t a, int64_t b) {
+  return t == DType::UInt64 ? static_cast<uint64_t>(a) < static_cast<uint64_t>(b) : a < b;
 }
 
 // ---- Iteration --------------------------------------------------------------------------------
@@ -178,17 +165,17 @@ class Interpreter {
       case Op::Constant:
         for (int64_t k = 0; k < count; ++k) {
           if (is_float(n.dtype))
-            out.f[k] = round_to(n.dtype, n.value.f);
+            out.f[k] = round_float(n.dtype, n.value.f);
           else
-            out.i[k] = wrap(n.dtype, static_cast<uint64_t>(n.value.i));
+            out.i[k] = wrap_int(n.dtype, static_cast<uint64_t>(n.value.i));
         }
         return out;
       case Op::Iota:
         for (int64_t k = 0; k < count; ++k) {
           if (is_float(n.dtype))
-            out.f[k] = int_to_float(n.dtype, k);
+            out.f[k] = int_to_float(n.dtype, DType::Int64, k);
           else
-            out.i[k] = wrap(n.dtype, static_cast<uint64_t>(k));
+            out.i[k] = wrap_int(n.dtype, static_cast<uint64_t>(k));
         }
         return out;
       case Op::RandUniform:
@@ -229,10 +216,19 @@ class Interpreter {
                             "interpreter: buffer view reads outside its storage");
       switch (n.dtype) {
         case DType::Bool: out.i[k] = *p != 0; break;
-        case DType::Int32: { int32_t v; std::memcpy(&v, p, 4); out.i[k] = v; break; }
-        case DType::Int64: { int64_t v; std::memcpy(&v, p, 8); out.i[k] = v; break; }
+        case DType::Float16: case DType::BFloat16: {
+          uint16_t v;
+          std::memcpy(&v, p, 2);
+          out.f[k] = n.dtype == DType::Float16 ? float16_value(v) : bfloat16_value(v);
+          break;
+        }
         case DType::Float32: { float v; std::memcpy(&v, p, 4); out.f[k] = v; break; }
         case DType::Float64: { double v; std::memcpy(&v, p, 8); out.f[k] = v; break; }
+        default: {  // integers: the little-endian bytes, wrapped (sign- or zero-extended)
+          uint64_t v = 0;
+          std::memcpy(&v, p, es);
+          out.i[k] = wrap_int(n.dtype, v);
+        }
       }
     });
     return out;
@@ -270,7 +266,7 @@ class Interpreter {
     if (is_float(from)) {
       double x = a.f[k];
       if (is_float(to)) {
-        out.f[k] = round_to(to, x);
+        out.f[k] = round_float(to, x);
         if (track_) out.err[k] = ea == 0 ? 0 : ea + ulp_of(out.f[k], to);
       } else {
         out.i[k] = float_to_int(to, x);
@@ -282,9 +278,9 @@ class Interpreter {
     } else {
       int64_t v = a.i[k];
       if (is_float(to))
-        out.f[k] = int_to_float(to, v);
+        out.f[k] = int_to_float(to, from, v);
       else
-        out.i[k] = wrap(to, static_cast<uint64_t>(v));
+        out.i[k] = wrap_int(to, static_cast<uint64_t>(v));
       if (track_) out.err[k] = ea == 0 ? 0 : kInf;
     }
   }
@@ -325,21 +321,21 @@ class Interpreter {
       default: return a >= b;  // Ge
     }
   }
-  bool compare_int(Op op, int64_t a, int64_t b) {
+  bool compare_int(Op op, DType t, int64_t a, int64_t b) {
     switch (op) {
       case Op::Eq: return a == b;
       case Op::Ne: return a != b;
-      case Op::Lt: return a < b;
-      case Op::Le: return a <= b;
-      case Op::Gt: return a > b;
-      default: return a >= b;
+      case Op::Lt: return int_less(t, a, b);
+      case Op::Le: return !int_less(t, b, a);
+      case Op::Gt: return int_less(t, b, a);
+      default: return !int_less(t, a, b);
     }
   }
 
   // Ops whose inputs are floats (the result is the same float dtype, or bool for comparisons).
   void float_element(const Node& n, const std::vector<const HostArray*>& in, int64_t k, HostArray& out) {
     DType t = in[0]->dtype;
-    bool f32 = t == DType::Float32;
+    bool f32 = t != DType::Float64;  // float16 and bfloat16 compute in float, then round
     double a = in[0]->f[k];
     double b = in.size() > 1 ? in[1]->f[k] : 0.0;
     double ea = track_ ? err_of(*in[0], k) : 0;
@@ -426,7 +422,7 @@ class Interpreter {
         ARRAYC_INTERNAL_CHECK(false, std::string("interpreter: ") + op_name(n.op) + " on floats");
     }
     ARRAYC_INTERNAL_CHECK(n.dtype == t, std::string("interpreter: dtype of ") + op_name(n.op));
-    out.f[k] = round_to(t, r);  // a no-op: computed in the dtype already
+    out.f[k] = round_float(t, r);  // float32 and float64: a no-op, computed in the dtype already
     if (track_) {
       if (std::isnan(e)) e = kInf;
       // IEEE arithmetic and sqrt of exact operands give an exact zero on every implementation
@@ -440,6 +436,7 @@ class Interpreter {
 
   // Ops whose inputs are bool or integers: exact, wrapping arithmetic.
   void int_element(const Node& n, const std::vector<const HostArray*>& in, int64_t k, HostArray& out) {
+    DType t = in[0]->dtype;
     int64_t a = in[0]->i[k];
     int64_t b = in.size() > 1 ? in[1]->i[k] : 0;
     uint64_t ua = static_cast<uint64_t>(a), ub = static_cast<uint64_t>(b);
@@ -451,20 +448,20 @@ class Interpreter {
     if (numpy_math_int(n.op, in[0]->dtype, a, b, r)) {
     } else switch (n.op) {
       case Op::Eq: case Op::Ne: case Op::Lt: case Op::Le: case Op::Gt: case Op::Ge:
-        set_bool(out, k, compare_int(n.op, a, b), uncertain);
+        set_bool(out, k, compare_int(n.op, t, a, b), uncertain);
         return;
       case Op::Not: set_bool(out, k, a == 0, uncertain); return;
       case Op::And: set_bool(out, k, a != 0 && b != 0, uncertain); return;
       case Op::Or: set_bool(out, k, a != 0 || b != 0, uncertain); return;
       case Op::Neg: r = 0 - ua; break;
-      case Op::Abs: r = a < 0 ? 0 - ua : ua; break;
+      case Op::Abs: r = is_signed_int(t) && a < 0 ? 0 - ua : ua; break;
       case Op::Add: r = ua + ub; break;
       case Op::Sub: r = ua - ub; break;
       case Op::Mul: r = ua * ub; break;
-      case Op::Maximum: r = static_cast<uint64_t>(std::max(a, b)); break;
-      case Op::Minimum: r = static_cast<uint64_t>(std::min(a, b)); break;
+      case Op::Maximum: r = static_cast<uint64_t>(int_less(t, a, b) ? b : a); break;
+      case Op::Minimum: r = static_cast<uint64_t>(int_less(t, b, a) ? b : a); break;
       case Op::Pow:
-        if (b < 0) {
+        if (is_signed_int(t) && b < 0) {
           r = a == 1 ? 1 : a == -1 ? ((b & 1) ? static_cast<uint64_t>(-1) : 1) : 0;
         } else {
           r = 1;
@@ -477,7 +474,7 @@ class Interpreter {
                     dtype_name(in[0]->dtype));
     }
     ARRAYC_INTERNAL_CHECK(!is_float(n.dtype), std::string("interpreter: dtype of ") + op_name(n.op));
-    out.i[k] = wrap(n.dtype, r);
+    out.i[k] = wrap_int(n.dtype, r);
     if (track_) out.err[k] = uncertain ? kInf : 0;
   }
 
@@ -568,8 +565,8 @@ class Interpreter {
     double init = n.op == Op::Prod ? 1.0 : (n.op == Op::Max ? -kInf : n.op == Op::Min ? kInf : 0.0);
     std::fill(acc.begin(), acc.end(), init);
     uint64_t iinit = n.op == Op::Prod ? 1 : 0;
-    if (n.op == Op::Max) iinit = static_cast<uint64_t>(std::numeric_limits<int64_t>::min());
-    if (n.op == Op::Min) iinit = static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
+    if (n.op == Op::Max && !fl) iinit = static_cast<uint64_t>(int_min(a.dtype));
+    if (n.op == Op::Min && !fl) iinit = int_max(a.dtype);
     std::fill(iacc.begin(), iacc.end(), iinit);
 
     for_each_strided(a.shape, to_out, 0, [&](int64_t k, int64_t o) {
@@ -611,8 +608,8 @@ class Interpreter {
         switch (n.op) {
           case Op::Sum: iacc[o] += ux; break;
           case Op::Prod: iacc[o] *= ux; break;
-          case Op::Max: iacc[o] = static_cast<uint64_t>(std::max(static_cast<int64_t>(iacc[o]), x)); break;
-          case Op::Min: iacc[o] = static_cast<uint64_t>(std::min(static_cast<int64_t>(iacc[o]), x)); break;
+          case Op::Max: if (int_less(a.dtype, static_cast<int64_t>(iacc[o]), x)) iacc[o] = ux; break;
+          case Op::Min: if (int_less(a.dtype, x, static_cast<int64_t>(iacc[o]))) iacc[o] = ux; break;
           default:
             throw Error(std::string("interpret: ") + op_name(n.op) + " does not accept dtype " +
                         dtype_name(a.dtype));
@@ -625,7 +622,7 @@ class Interpreter {
     double k_ulps = track_ ? options_.op_ulps(n.op, n.dtype) : 0;
     for (size_t o = 0; o < m; ++o) {
       if (!fl) {
-        out.i[o] = wrap(n.dtype, iacc[o]);
+        out.i[o] = wrap_int(n.dtype, iacc[o]);
         if (track_) out.err[o] = err_sum[o] != 0 ? kInf : 0;
         continue;
       }
@@ -637,7 +634,7 @@ class Interpreter {
       if (n.op == Op::Max || n.op == Op::Min) {
         if (count == 0) r = kNaN;  // unreachable through the builders: max of nothing raises
       }
-      r = round_to(n.dtype, r);
+      r = round_float(n.dtype, r);
       out.f[o] = r;
       if (!track_) continue;
       double e = 0;
@@ -811,7 +808,7 @@ class Interpreter {
           if (is_float(t)) {
             out.f[o] = t == DType::Float32 ? static_cast<double>(accf) : accd;
           } else {
-            out.i[o] = wrap(t, acci);
+            out.i[o] = wrap_int(t, acci);
           }
           if (track_) {
             if (is_float(t)) {
@@ -847,6 +844,12 @@ double ulp_of(double x, DType dtype) {
     if (x == std::numeric_limits<double>::max()) return x - std::nextafter(x, 0.0);
     return std::nextafter(x, kInf) - x;
   }
+  if (is_half(dtype)) {  // 2^(e - p + 1) for the binade of x (the lowest one for subnormals)
+    int p = dtype == DType::Float16 ? 11 : 8, emin = dtype == DType::Float16 ? -14 : -126;
+    int e2 = 0;
+    if (x != 0) std::frexp(x, &e2);
+    return std::ldexp(1.0, std::max(e2 - 1, emin) - (p - 1));
+  }
   return 0;  // integers are exact
 }
 
@@ -857,7 +860,7 @@ HostArray host_array(DType dtype, const Shape& shape, const std::vector<double>&
   HostArray h = make_host(dtype, shape, false);
   for (size_t k = 0; k < values.size(); ++k) {
     if (is_float(dtype))
-      h.f[k] = round_to(dtype, values[k]);
+      h.f[k] = round_float(dtype, values[k]);
     else
       h.i[k] = float_to_int(dtype, values[k]);
   }

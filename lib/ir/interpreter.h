@@ -6,12 +6,16 @@
 //    double. Sum, Prod and Mean of floats accumulate in double (compensated) and round once to
 //    the dtype at the end, so the oracle is more accurate than any summation order the JIT picks.
 //    Dot accumulates in its dtype (float for float32, double for float64), in k order.
-//  - int32 and int64 arithmetic wraps (two's complement); abs and neg of the minimum wrap too.
+//  - Integer arithmetic wraps at the dtype's width (two's complement); abs and neg of the
+//    minimum wrap too; unsigned dtypes compare unsigned (uint64 is held as its bit pattern).
+//  - float16 and bfloat16 ops compute in float (as float32's) and round the result to 16 bits,
+//    which is numpy's rule and what a native 16-bit add, multiply or divide gives.
 //  - Pow on integers: exponentiation by squaring (wrapping); a negative exponent gives 0, except
 //    for base 1 (1) and base -1 (1 or -1 by the exponent's parity).
 //  - Maximum, Minimum and the Max, Min reductions propagate NaN.
 //  - Cast float -> int saturates to the int range, NaN -> 0; float -> bool and int -> bool are
-//    x != 0 (NaN -> true); int64 -> int32 wraps; bool -> anything is 0 or 1.
+//    x != 0 (NaN -> true); int -> narrower int wraps; bool -> anything is 0 or 1; int ->
+//    float16/bfloat16 goes through float32 (node.h's int_to_float).
 //  - Sum over nothing is 0, Prod 1, Mean 0/0 = NaN.
 //  - Iota: the row-major linear index converted to the dtype; RandUniform and RandNormal: see
 //    philox.h.
@@ -45,7 +49,7 @@ struct HostArray {
 
   int64_t numel() const { return shape_numel(shape); }
   double as_double(int64_t k) const {
-    return is_float(dtype) ? f[static_cast<size_t>(k)] : static_cast<double>(i[static_cast<size_t>(k)]);
+    return is_float(dtype) ? f[static_cast<size_t>(k)] : int_value(dtype, i[static_cast<size_t>(k)]);
   }
 };
 

@@ -19,40 +19,63 @@ const OpInfo& op_info(Op op) {
   return table[static_cast<int>(op)];
 }
 
+int64_t wrap_int(DType t, uint64_t v) {
+  if (t == DType::Bool) return v != 0;
+  int bits = dtype_bits(t);
+  if (bits == 64) return static_cast<int64_t>(v);
+  uint64_t mask = (uint64_t{1} << bits) - 1;
+  v &= mask;
+  if (is_signed_int(t) && (v >> (bits - 1))) v |= ~mask;  // sign-extend
+  return static_cast<int64_t>(v);
+}
+
+double int_value(DType t, int64_t i) {
+  return t == DType::UInt64 ? static_cast<double>(static_cast<uint64_t>(i)) : static_cast<double>(i);
+}
+
+double round_float(DType t, double x) {
+  switch (t) {
+    case DType::Float16: return float16_value(float16_bits(x));
+    case DType::BFloat16: return bfloat16_value(bfloat16_bits(x));
+    case DType::Float32: return static_cast<float>(x);
+    default: return x;
+  }
+}
+
+double int_to_float(DType to, DType from, int64_t i) {
+  if (to == DType::Float64) return int_value(from, i);
+  float f = from == DType::UInt64 ? static_cast<float>(static_cast<uint64_t>(i)) : static_cast<float>(i);
+  return round_float(to, f);  // 16-bit floats: through float32, as the generated code
+}
+
 int64_t float_to_int(DType t, double x) {
   if (t == DType::Bool) return x != 0;  // NaN != 0 is true
   if (std::isnan(x)) return 0;
-  if (t == DType::Int32) {
-    if (x >= 2147483647.0) return std::numeric_limits<int32_t>::max();
-    if (x <= -2147483648.0) return std::numeric_limits<int32_t>::min();
-    return static_cast<int64_t>(x);
-  }
-  if (x >= 9223372036854775808.0) return std::numeric_limits<int64_t>::max();
-  if (x <= -9223372036854775808.0) return std::numeric_limits<int64_t>::min();
+  if (x <= static_cast<double>(int_min(t))) return int_min(t);
+  // The first value past the range: 2^(bits - 1) signed, 2^bits unsigned.
+  if (x >= std::ldexp(1.0, dtype_bits(t) - (is_signed_int(t) ? 1 : 0)))
+    return static_cast<int64_t>(int_max(t));  // uint64's maximum as its bit pattern
+  if (x >= 0x1p63) return static_cast<int64_t>(static_cast<uint64_t>(x));
   return static_cast<int64_t>(x);
 }
 
 Scalar Scalar::of(DType t, double v) {
   Scalar s;
   s.dtype = t;
-  switch (t) {
-    case DType::Bool: case DType::Int32: case DType::Int64: s.i = float_to_int(t, v); break;
-    case DType::Float32: s.f = static_cast<float>(v); break;
-    case DType::Float64: s.f = v; break;
-  }
+  if (is_float(t))
+    s.f = round_float(t, v);
+  else
+    s.i = float_to_int(t, v);
   return s;
 }
 
 Scalar Scalar::of_int(DType t, int64_t v) {
   Scalar s;
   s.dtype = t;
-  switch (t) {
-    case DType::Bool: s.i = v != 0; break;
-    case DType::Int32: s.i = static_cast<int32_t>(static_cast<uint32_t>(v)); break;  // Cast wraps
-    case DType::Int64: s.i = v; break;
-    case DType::Float32: s.f = static_cast<float>(v); break;  // one rounding, not two via double
-    case DType::Float64: s.f = static_cast<double>(v); break;
-  }
+  if (is_float(t))
+    s.f = int_to_float(t, DType::Int64, v);  // one rounding (16-bit floats: through float32)
+  else
+    s.i = wrap_int(t, static_cast<uint64_t>(v));  // Cast wraps
   return s;
 }
 
@@ -60,10 +83,12 @@ std::string Scalar::str() const {
   std::ostringstream os;
   if (dtype == DType::Bool) {
     os << (i ? "true" : "false");
+  } else if (dtype == DType::UInt64) {
+    os << static_cast<uint64_t>(i);
   } else if (is_int(dtype)) {
     os << i;
   } else {
-    os.precision(dtype == DType::Float32 ? 9 : 17);
+    os.precision(dtype == DType::Float64 ? 17 : 9);
     os << f;
   }
   return os.str();

@@ -61,7 +61,19 @@ using StorageRef = std::shared_ptr<Storage>;
 // Cast's float -> integer rule, also that of reading values (Array::item, to_vector) and of
 // scalars: truncate toward zero, saturate at the dtype's range, NaN -> 0; bool is x != 0 (NaN is
 // true).
+// Integers of every dtype are held as int64: the value itself, except uint64, held as its bit
+// pattern (values past 2^63 - 1 read negative; int_value gives the number).
 int64_t float_to_int(DType t, double x);
+// v wrapped to t's width (two's complement, as the cast op and integer overflow do); bool is v != 0.
+int64_t wrap_int(DType t, uint64_t v);
+// The number an integer of dtype t holds.
+double int_value(DType t, int64_t i);
+// x rounded to the float dtype t (nearest even; float16/bfloat16 as half.h).
+double round_float(DType t, double x);
+// The integer i of dtype `from` converted to the float dtype `to`, as the cast op does: one
+// rounding to float32 or float64; to float16/bfloat16 through float32 (as ml_dtypes does; for
+// float16 this is the one correct rounding, every integer past float16's range being past 2^24).
+double int_to_float(DType to, DType from, int64_t i);
 
 struct Scalar {
   DType dtype = DType::Float32;
@@ -69,7 +81,7 @@ struct Scalar {
   int64_t i = 0;
   static Scalar of(DType t, double v);  // v converted to t with Cast's rules (saturating, NaN -> 0)
   static Scalar of_int(DType t, int64_t v);  // exact for int64; Cast's rules otherwise (int32 wraps)
-  double as_double() const { return is_float(dtype) ? f : static_cast<double>(i); }
+  double as_double() const { return is_float(dtype) ? f : int_value(dtype, i); }
   bool operator==(const Scalar&) const = default;
   std::string str() const;
 };

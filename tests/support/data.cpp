@@ -24,7 +24,7 @@ template <typename T> std::vector<T> convert(const std::vector<double>& v) {
   out.reserve(v.size());
   for (double x : v) {
     if constexpr (std::is_integral_v<T>) out.push_back(static_cast<T>(arrayc::detail::float_to_int(arrayc::dtype_of<T>(), x)));
-    else out.push_back(static_cast<T>(x));
+    else out.push_back(T(x));  // 16-bit floats: one rounding from the double
   }
   return out;
 }
@@ -44,8 +44,16 @@ arrayc::Array make_array(DType dtype, const arrayc::Shape& shape, const std::vec
       for (double x : values) b.push_back(x != 0);
       return arrayc::array(b, shape);
     }
+    case DType::Int8: return arrayc::array(convert<int8_t>(values), shape);
+    case DType::UInt8: return arrayc::array(convert<uint8_t>(values), shape);
+    case DType::Int16: return arrayc::array(convert<int16_t>(values), shape);
+    case DType::UInt16: return arrayc::array(convert<uint16_t>(values), shape);
     case DType::Int32: return arrayc::array(convert<int32_t>(values), shape);
+    case DType::UInt32: return arrayc::array(convert<uint32_t>(values), shape);
     case DType::Int64: return arrayc::array(convert<int64_t>(values), shape);
+    case DType::UInt64: return arrayc::array(convert<uint64_t>(values), shape);
+    case DType::Float16: return arrayc::array(convert<arrayc::float16>(values), shape);
+    case DType::BFloat16: return arrayc::array(convert<arrayc::bfloat16>(values), shape);
     case DType::Float32: return arrayc::array(convert<float>(values), shape);
     case DType::Float64: return arrayc::array(values, shape);
   }
@@ -73,7 +81,13 @@ std::vector<double> float_edge_values(DType dtype) {
   std::vector<double> v = {0.0, -0.0, 1.0, -1.0, 0.5, -2.5, 3.0, 1e-7, -1e-7, 100.0, -100.0,
                            1e30, -1e30, inf, -inf, nan, 3.14159265358979, -2.718281828459045,
                            88.0, -88.0, 89.0, -104.0, 1e-3, 65504.0};
-  if (dtype == DType::Float32) {
+  if (dtype == DType::Float16) {  // smallest subnormal and normal, largest, past the largest
+    for (double x : {0x1p-24, -0x1p-24, 0x1p-14, 6.1e-5, 65504.0, -65504.0, 65519.0, 65520.0, 3e-8, 1e-8, 0.1, 2049.0})
+      v.push_back(x);
+  } else if (dtype == DType::BFloat16) {
+    for (double x : {0x1p-133, -0x1p-133, 0x1p-126, 3.3895313892515355e38, -3.3895313892515355e38, 3.39e38, 0.1, 257.0, 1e-40})
+      v.push_back(x);
+  } else if (dtype == DType::Float32) {
     using L = std::numeric_limits<float>;
     for (double x : {double(L::denorm_min()), double(L::min()), double(L::max()), double(L::lowest()),
                      3.4e38, -3.4e38, 1e-40, -1e-40, double(L::epsilon())})
@@ -89,7 +103,15 @@ std::vector<double> float_edge_values(DType dtype) {
 
 std::vector<double> int_edge_values(DType dtype) {
   std::vector<double> v = {0, 1, -1, 2, -2, 7, -7, 100, -100, 12345, -12345};
-  if (dtype == DType::Int32) {
+  if (arrayc::dtype_size(dtype) < 4) {  // the range's ends and their neighbours; 100 and 12345 wrap
+    double lo = static_cast<double>(arrayc::int_min(dtype)), hi = static_cast<double>(arrayc::int_max(dtype));
+    for (double x : {lo, lo + 1, hi, hi - 1, hi / 2, lo / 2}) v.push_back(x);
+  } else if (dtype == DType::UInt32) {
+    for (double x : {4294967295.0, 4294967294.0, 2147483648.0, 65536.0}) v.push_back(x);
+  } else if (dtype == DType::UInt64) {
+    for (double x : {4294967296.0, 3037000500.0, 9007199254740992.0, 9223372036854775808.0, 1.8446744073709550e19})
+      v.push_back(x);
+  } else if (dtype == DType::Int32) {
     for (double x : {2147483647.0, -2147483648.0, 2147483646.0, -2147483647.0, 65536.0, 46341.0})
       v.push_back(x);
   } else if (dtype == DType::Int64) {
@@ -98,6 +120,14 @@ std::vector<double> int_edge_values(DType dtype) {
       v.push_back(x);
   }
   return v;
+}
+
+void all_pairs(const std::vector<double>& e, std::vector<double>& xs, std::vector<double>& ys) {
+  for (double a : e)
+    for (double b : e) {
+      xs.push_back(a);
+      ys.push_back(b);
+    }
 }
 
 std::string dt(DType t) { return arrayc::dtype_name(t); }

@@ -26,12 +26,18 @@ std::vector<double> float_edge_values(arrayc::DType dtype);
 // Integers around 0 and at the edges of the dtype's range.
 std::vector<double> int_edge_values(arrayc::DType dtype);
 
+// Every pair (a, b) of values of e, as two arrays' values xs and ys.
+void all_pairs(const std::vector<double>& e, std::vector<double>& xs, std::vector<double>& ys);
+
 // "float32" etc., for SCOPED_TRACE.
 std::string dt(arrayc::DType t);
 
-inline constexpr arrayc::DType kIntTypes[] = {arrayc::DType::Int32, arrayc::DType::Int64};
-inline constexpr arrayc::DType kFloatTypes[] = {arrayc::DType::Float32, arrayc::DType::Float64};
-inline constexpr arrayc::DType kNumericTypes[] = {arrayc::DType::Int32, arrayc::DType::Int64,
-                                                  arrayc::DType::Float32, arrayc::DType::Float64};
+using arrayc::DType;
+inline constexpr DType kIntTypes[] = {DType::Int8,  DType::UInt8,  DType::Int16, DType::UInt16,
+                                      DType::Int32, DType::UInt32, DType::Int64, DType::UInt64};
+inline constexpr DType kFloatTypes[] = {DType::Float16, DType::BFloat16, DType::Float32, DType::Float64};
+inline constexpr DType kNumericTypes[] = {DType::Int8,    DType::UInt8,    DType::Int16,   DType::UInt16,
+                                          DType::Int32,   DType::UInt32,   DType::Int64,   DType::UInt64,
+                                          DType::Float16, DType::BFloat16, DType::Float32, DType::Float64};
 
 }  // namespace arrayc_test

@@ -50,7 +50,7 @@ TEST(Inference, ElementwiseDtypes) {
   EXPECT_EQ(ew(Op::And, {p(D::Int32, {3}), p(D::Float32, {3}, 1)})->dtype, D::Bool);
   EXPECT_EQ(ew(Op::Exp, {p(D::Int32, {3})})->dtype, D::Float64);
   EXPECT_EQ(ew(Op::Exp, {p(D::Int64, {3})})->dtype, D::Float64);
-  EXPECT_EQ(ew(Op::Sqrt, {p(D::Bool, {3})})->dtype, D::Float32);
+  EXPECT_EQ(ew(Op::Sqrt, {p(D::Bool, {3})})->dtype, D::Float16);  // numpy
   EXPECT_EQ(ew(Op::Sin, {p(D::Float32, {3})})->dtype, D::Float32);
   EXPECT_EQ(ew(Op::Div, {p(D::Int32, {3}), p(D::Int32, {3}, 1)})->dtype, D::Float64);
   EXPECT_EQ(ew(Op::Div, {p(D::Bool, {3}), p(D::Bool, {3}, 1)})->dtype, D::Float64);
@@ -213,9 +213,9 @@ TEST(BuildErrors, Dtypes) {
   EXPECT_ARRAYC_ERROR(make_dot(p(D::Bool, {2}), p(D::Bool, {2}, 1)), "dot: dtype bool is not accepted");
   EXPECT_ARRAYC_ERROR(make_matmul(p(D::Bool, {2, 2}), p(D::Bool, {2, 2}, 1)), "matmul: dtype bool is not accepted");
   EXPECT_ARRAYC_ERROR(make_random(Op::RandUniform, {2}, D::Int32, 0, kCpu),
-                      "uniform: dtype int32 is not accepted (float32 or float64)");
+                      "uniform: dtype int32 is not accepted (float16, bfloat16, float32 or float64)");
   EXPECT_ARRAYC_ERROR(make_random(Op::RandNormal, {2}, D::Bool, 0, kCpu),
-                      "normal: dtype bool is not accepted (float32 or float64)");
+                      "normal: dtype bool is not accepted (float16, bfloat16, float32 or float64)");
 }
 
 TEST(BuildErrors, Reshape) {

@@ -58,10 +58,18 @@ Value input_fn(Args& a) {
       return arrayc::array<T>(data, shape);
     };
     switch (dt) {
+      case DType::Float16: out = load(static_cast<float16*>(nullptr)); break;
+      case DType::BFloat16: out = load(static_cast<bfloat16*>(nullptr)); break;
       case DType::Float32: out = load(static_cast<float*>(nullptr)); break;
       case DType::Float64: out = load(static_cast<double*>(nullptr)); break;
+      case DType::Int8: out = load(static_cast<int8_t*>(nullptr)); break;
+      case DType::UInt8: out = load(static_cast<uint8_t*>(nullptr)); break;
+      case DType::Int16: out = load(static_cast<int16_t*>(nullptr)); break;
+      case DType::UInt16: out = load(static_cast<uint16_t*>(nullptr)); break;
       case DType::Int32: out = load(static_cast<int32_t*>(nullptr)); break;
+      case DType::UInt32: out = load(static_cast<uint32_t*>(nullptr)); break;
       case DType::Int64: out = load(static_cast<int64_t*>(nullptr)); break;
+      case DType::UInt64: out = load(static_cast<uint64_t*>(nullptr)); break;
       case DType::Bool: {
         std::vector<int32_t> data(bytes.begin(), bytes.end());
         out = cast(arrayc::array<int32_t>(data, shape), DType::Bool);
@@ -450,9 +458,11 @@ const Session::Builtin* find_builtin(std::string_view name) {
 std::vector<std::string> Session::builtin_names() {
   std::vector<std::string> out;
   for (const Builtin& b : builtins()) out.push_back(b.name);
-  for (const char* d : {"f32", "f64", "i32", "i64", "bool", "float32", "float64", "float", "int32",
-                        "int64", "int", "true", "false", "def"})
+  for (const char* d : {"float", "int", "true", "false", "def"}) out.push_back(d);
+  // dtypes: short and long names ("f16" and "float16")
+  for (const char* d : {"f16", "bf16", "f32", "f64", "i8", "u8", "i16", "u16", "i32", "u32", "i64", "u64"})
     out.push_back(d);
+  for (DType t : kAllDTypes) out.push_back(dtype_name(t));
   return out;
 }
 

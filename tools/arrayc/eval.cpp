@@ -80,11 +80,10 @@ const char* kind_name(const Value& v) {
 }
 
 std::optional<DType> dtype_from_name(std::string_view n) {
-  if (n == "f32" || n == "float32") return DType::Float32;
-  if (n == "f64" || n == "float64" || n == "float") return DType::Float64;
-  if (n == "i32" || n == "int32") return DType::Int32;
-  if (n == "i64" || n == "int64" || n == "int") return DType::Int64;
-  if (n == "bool") return DType::Bool;
+  if (n == "float") return DType::Float64;  // Python's names
+  if (n == "int") return DType::Int64;
+  DType t;
+  if (arrayc::dtype_from_name(std::string(n), t)) return t;  // long and short names (f16, u8, ...)
   return std::nullopt;
 }
 
@@ -248,11 +247,12 @@ Value Session::eval(const Program& p, int32_t index, Scope& scope) {
         if (folded.kind != Value::Kind::None) return folded;
       }
       try {
+        std::string op = std::string("operator ") + lang::op_spelling(n.op);
         Array x = a.kind == Value::Kind::Array ? *a.array
-                  : b.kind == Value::Kind::Array ? scalar_like(a.number, a.integral, *b.array)
+                  : b.kind == Value::Kind::Array ? scalar_like(a.number, a.integral, *b.array, op.c_str())
                                                  : strong(a);
         Array y = b.kind == Value::Kind::Array ? *b.array
-                  : a.kind == Value::Kind::Array ? scalar_like(b.number, b.integral, *a.array)
+                  : a.kind == Value::Kind::Array ? scalar_like(b.number, b.integral, *a.array, op.c_str())
                                                  : strong(b);
         return array_value(binary_library_fn(n.op)(x, y));
       } catch (const Error& e) {

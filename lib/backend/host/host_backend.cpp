@@ -63,14 +63,17 @@ void run_chunk(void* ctx, int64_t chunk, int64_t begin, int64_t end) {
   s->fn(ptrs.data(), params.data(), 0, s->outputs);
 }
 
+template <typename T> bool is_nan(T x) { return std::isnan(static_cast<double>(x)); }
+
+// T: the element type in memory (float16 and bfloat16 compare and add as float).
 template <typename T> T combine_values(Op op, T a, T b) {
   switch (op) {
     case Op::Prod: return static_cast<T>(a * b);
     case Op::Max:
-      if constexpr (std::is_floating_point_v<T>) if (std::isnan(a) || std::isnan(b)) return a + b;
+      if constexpr (!std::is_integral_v<T>) if (is_nan(a) || is_nan(b)) return static_cast<T>(a + b);
       return a > b ? a : b;
     case Op::Min:
-      if constexpr (std::is_floating_point_v<T>) if (std::isnan(a) || std::isnan(b)) return a + b;
+      if constexpr (!std::is_integral_v<T>) if (is_nan(a) || is_nan(b)) return static_cast<T>(a + b);
       return a < b ? a : b;
     default: return static_cast<T>(a + b);
   }
@@ -96,8 +99,16 @@ using CombineFn = void (*)(Op, const void*, int64_t, int64_t, void*, int64_t);
 CombineFn combine_fn(DType t) {
   switch (t) {
     case DType::Bool: return combine_partials<uint8_t>;  // max/min of bools: any/all
+    case DType::Int8: return combine_partials<int8_t>;
+    case DType::UInt8: return combine_partials<uint8_t>;
+    case DType::Int16: return combine_partials<int16_t>;
+    case DType::UInt16: return combine_partials<uint16_t>;
     case DType::Int32: return combine_partials<int32_t>;
+    case DType::UInt32: return combine_partials<uint32_t>;
     case DType::Int64: return combine_partials<int64_t>;
+    case DType::UInt64: return combine_partials<uint64_t>;
+    case DType::Float16: return combine_partials<float16>;  // max and min only (sums are float32)
+    case DType::BFloat16: return combine_partials<bfloat16>;
     case DType::Float32: return combine_partials<float>;
     case DType::Float64: return combine_partials<double>;
   }

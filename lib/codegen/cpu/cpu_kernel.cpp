@@ -353,7 +353,7 @@ class CpuLoopEmitter {
       llvm::BranchInst* latch = row_loop(lo, hi, row, last, body);
       ptrs_ = std::move(ptrs);
       space_.strides = std::move(strides);
-      if (body_.packed_sincos()) set_loop_hints(latch, {{"llvm.loop.vectorize.width", b_.getInt32(kSincosWidth)}});
+      if (body_.wants_float_lanes()) set_loop_hints(latch, {{"llvm.loop.vectorize.width", b_.getInt32(kSincosWidth)}});
     });
   }
 
@@ -395,7 +395,7 @@ class CpuLoopEmitter {
       // An innermost elementwise row with the packed sincos (an i64 per lane): ask for its 16
       // float lanes, or the vectorizer would size its vectors by the i64 and halve them. Not for
       // reductions, whose in-order float sums are not vectorized (forcing would only warn).
-      if (loops_ == loops_before && body_.packed_sincos() && !k_.is_reduction && !rows)
+      if (loops_ == loops_before && body_.wants_float_lanes() && !k_.is_reduction && !rows)
         set_loop_hints(latch, {{"llvm.loop.vectorize.width", b_.getInt32(kSincosWidth)}});
     };
     if (dims.size() == 1) {

@@ -225,6 +225,12 @@ class PtxEmitter {
     llvm::Type* ty = v->getType();
     if (ty->isFloatTy() || ty->isIntegerTy(32)) return shfl(v);
     if (ty->isIntegerTy(1)) return b_.CreateTrunc(shfl(b_.CreateZExt(v, b_.getInt32Ty())), ty);
+    if (ty->getPrimitiveSizeInBits() < 32) {  // 8- and 16-bit integers, half, bfloat: widened bits
+      llvm::Type* bits_ty = b_.getIntNTy(ty->getPrimitiveSizeInBits());
+      Value* bits = ty->isIntegerTy() ? v : b_.CreateBitCast(v, bits_ty);
+      Value* r = b_.CreateTrunc(shfl(b_.CreateZExt(bits, b_.getInt32Ty())), bits_ty);
+      return ty->isIntegerTy() ? r : b_.CreateBitCast(r, ty);
+    }
     Value* bits = ty->isDoubleTy() ? b_.CreateBitCast(v, b_.getInt64Ty()) : v;
     Value* lo = shfl(b_.CreateTrunc(bits, b_.getInt32Ty()));
     Value* hi = shfl(b_.CreateTrunc(b_.CreateLShr(bits, 32), b_.getInt32Ty()));

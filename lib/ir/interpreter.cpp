@@ -724,7 +724,7 @@ class Interpreter {
         if (!fl) {
           uint64_t x = static_cast<uint64_t>(a.i[o]);
           iacc = sum ? iacc + x : iacc * x;
-          out.i[o] = wrap(n.dtype, iacc);
+          out.i[o] = wrap_int(n.dtype, iacc);
           err += e;
           if (track_) out.err[o] = err != 0 ? kInf : 0;
           continue;
@@ -744,7 +744,7 @@ class Interpreter {
             else rel += e / std::fabs(x);
           }
         }
-        double r = round_to(n.dtype, sum && std::isfinite(acc) ? acc + comp : acc);
+        double r = round_float(n.dtype, sum && std::isfinite(acc) ? acc + comp : acc);
         out.f[o] = r;
         if (!track_) continue;
         double count = static_cast<double>(i + 1);

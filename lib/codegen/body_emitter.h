@@ -44,11 +44,16 @@ class BodyEmitter {
 
   llvm::Value* cast(llvm::Value* v, DType from, DType to);
 
+  // The constant parameters' values (LoopSpace::constants, as i64 bits), converted here, at the
+  // builder's point (the kernel's entry), to the values the body uses.
+  void set_constants(const std::vector<llvm::Value*>& bits);
+
   // Whether the body so far called the host's packed sincos (vmath.h), whose loops need their
   // vector width given explicitly.
   bool packed_sincos() const { return packed_sincos_; }
 
  private:
+  std::vector<llvm::Value*> constants_;  // by constant parameter
   llvm::Value* op(const KernelInstr& in, const std::vector<llvm::Value*>& args);
   llvm::Value* leaf(const KernelLeaf& lf, const std::vector<llvm::Value*>& ptrs, llvm::Value* offset);
   llvm::Value* random(const KernelLeaf& lf, llvm::Value* index);

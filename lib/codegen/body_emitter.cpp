@@ -257,10 +257,23 @@ Value* BodyEmitter::random(const KernelLeaf& lf, Value* index) {
   return b_.CreateFMul(r, math(static_cast<int>(MathFn::Cos), {b_.CreateFMul(two_pi, u2)}));
 }
 
+void BodyEmitter::set_constants(const std::vector<Value*>& bits) {
+  constants_.assign(k_.num_constants, nullptr);
+  for (const KernelLeaf& lf : k_.leaves) {
+    if (lf.param < 0) continue;
+    Value* v = bits.at(lf.param);
+    llvm::Type* ty = value_type(lf.dtype);
+    if (is_float(lf.dtype)) v = b_.CreateFPCast(b_.CreateBitCast(v, b_.getDoubleTy()), ty);
+    else v = b_.CreateTrunc(v, ty);  // bool never is a parameter (constant_is_inlined)
+    constants_[lf.param] = v;
+  }
+}
+
 Value* BodyEmitter::leaf(const KernelLeaf& lf, const std::vector<Value*>& ptrs, Value* offset) {
   switch (lf.op) {
     case Op::Buffer: return load(lf.dtype, ptrs[lf.ptr], offset);
     case Op::Constant: {
+      if (lf.param >= 0) return constants_.at(lf.param);
       llvm::Type* ty = value_type(lf.dtype);
       if (is_float(lf.dtype)) return llvm::ConstantFP::get(ty, lf.value.f);
       return llvm::ConstantInt::get(ty, static_cast<uint64_t>(lf.value.i), true);

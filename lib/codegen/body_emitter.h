@@ -44,6 +44,10 @@ class BodyEmitter {
 
   llvm::Value* cast(llvm::Value* v, DType from, DType to);
 
+  // The constant parameters' values (LoopSpace::constants, as i64 bits), converted here, at the
+  // builder's point (the kernel's entry), to the values the body uses.
+  void set_constants(const std::vector<llvm::Value*>& bits);
+
   // Whether the body so far called the host's packed sincos (vmath.h), whose loops need their
   // vector width given explicitly.
   bool packed_sincos() const { return packed_sincos_; }
@@ -53,6 +57,7 @@ class BodyEmitter {
   bool wants_float_lanes() const { return packed_sincos_ || host_half_; }
 
  private:
+  std::vector<llvm::Value*> constants_;  // by constant parameter
   llvm::Value* op(const KernelInstr& in, const std::vector<llvm::Value*>& args);
   // One op on values of result dtype t and operand dtype at (neither a 16-bit float on the host).
   llvm::Value* scalar_op(Op op, DType t, DType at, const std::vector<llvm::Value*>& args);

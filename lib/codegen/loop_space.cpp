@@ -30,6 +30,7 @@ LoopSpace LoopSpace::unpack(llvm::IRBuilder<>& b, const Kernel& k,
                                                    : b.getInt64(sk == StrideKind::Unit ? 1 : 0));
     }
   }
+  for (int c = 0; c < k.num_constants; ++c) s.constants.push_back(param(k.constant_param(c)));
   return s;
 }
 

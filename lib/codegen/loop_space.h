@@ -25,6 +25,7 @@ struct LoopSpace {
   llvm::Value* finalize = nullptr;
   std::vector<llvm::Value*> offsets;               // per indexed operand
   std::vector<std::vector<llvm::Value*>> strides;  // per indexed operand, per loop dim
+  std::vector<llvm::Value*> constants;             // per constant parameter: its i64 bits
 
   // Reads k's parameters in the order of the calling convention; param(i) gives params[i]
   // (emitting a load, or returning an argument).

@@ -1,5 +1,7 @@
 #include "kernel/kernel.h"
 
+#include <cmath>
+#include <cstring>
 #include <sstream>
 
 namespace arrayc::detail {
@@ -14,6 +16,19 @@ std::string kinds_str(const std::vector<StrideKind>& s) {
 
 }  // namespace
 
+bool constant_is_inlined(const Scalar& v) {
+  if (!is_float(v.dtype)) return v.i >= -16 && v.i <= 16;
+  if (std::isnan(v.f) || std::isinf(v.f)) return true;
+  return std::abs(v.f) <= 16 && std::floor(2 * v.f) == 2 * v.f;
+}
+
+int64_t constant_param_bits(const Scalar& v) {
+  if (!is_float(v.dtype)) return v.i;
+  int64_t bits;
+  std::memcpy(&bits, &v.f, sizeof bits);
+  return bits;
+}
+
 std::string Kernel::str() const {
   std::ostringstream os;
   os << "kernel " << name << " rank=" << rank;
@@ -26,7 +41,10 @@ std::string Kernel::str() const {
       const KernelLeaf& lf = leaves[in.leaf];
       switch (lf.op) {
         case Op::Buffer: os << "load ptr" << lf.ptr; break;
-        case Op::Constant: os << "const " << lf.value.str(); break;
+        case Op::Constant:
+          if (lf.param >= 0) os << "const $" << lf.param;
+          else os << "const " << lf.value.str();
+          break;
         case Op::Iota: os << "iota"; break;
         case Op::Gather: os << "gather ptr" << lf.ptr << " at %" << in.args[0] << " aux=idx" << lf.aux; break;
         default: os << op_name(lf.op) << " seed=" << lf.seed; break;

@@ -8,7 +8,9 @@
 //   ptrs[k]      base pointer of memory operand k (inputs first, then outputs)
 //   params       [extent_0 .. extent_{rank-1},
 //                 reduce_begin, reduce_end, finalize,
-//                 then for every indexed operand j: offset_j, stride_j_0 .. stride_j_{rank-1}]
+//                 then for every indexed operand j: offset_j, stride_j_0 .. stride_j_{rank-1},
+//                 then every constant parameter c: its value (an integer's int64, a float's
+//                 double, as bits)]
 //   [begin, end) the range of linear indices of the parallel space this call computes: the whole
 //                iteration space for an elementwise kernel, the outer (kept) dims for a reduction.
 // A reduction folds the linear range [reduce_begin, reduce_end) of its reduced dims (the last
@@ -38,7 +40,15 @@ struct KernelLeaf {
   // and their offsets are the axis's stride and extent in the source.
   int aux = -1;
   std::vector<StrideKind> aux_strides;  // the kinds of aux and aux + 1 (all Zero)
+  int param = -1;                   // Constant passed at launch: which constant parameter
 };
+
+// Whether a constant is compiled into the kernel's code (0, 1, small integers and halves, NaN
+// and the infinities: the values whose code differs, such as x ** 2) rather than passed at launch
+// as a parameter, so that a new value (a learning rate, a loop's scale) reuses the binary.
+bool constant_is_inlined(const Scalar& v);
+// A constant parameter's value in params.
+int64_t constant_param_bits(const Scalar& v);
 
 struct KernelInstr {
   Op op;  // an elementwise op, or Buffer to mean "the value of leaf `leaf`"
@@ -66,15 +76,18 @@ struct Kernel {
   std::vector<KernelOutput> outputs;
   int num_ptrs = 0;
   int num_indexed = 0;
+  int num_constants = 0;  // constant parameters
 
   int outer_rank() const { return rank - reduce_rank; }
   // A reduction across memory rows: some load is contiguous along the last kept dim and none
   // along the last reduced one (sum(m, 0) of a row-major m). The host kernel then accumulates a
   // block of outputs row by row, and the executor splits the reduced range between threads.
   bool reduces_across_rows() const;
-  int64_t num_params() const { return param_block(num_indexed); }
+  int64_t num_params() const { return param_block(num_indexed) + num_constants; }
   // Where indexed operand j's offset sits in the params, its rank strides after it.
   int64_t param_block(int64_t j) const { return rank + 3 + j * (rank + 1); }
+  // Where constant parameter c sits in the params.
+  int64_t constant_param(int64_t c) const { return param_block(num_indexed) + c; }
   // The text form: every field that changes the binary, nothing else.
   std::string str() const;
 };

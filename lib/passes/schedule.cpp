@@ -206,6 +206,10 @@ class KernelBuilder {
       lf.op = Op::Constant;
       lf.value = n->value;
       key = "c" + std::string(dtype_name(n->dtype)) + n->value.str();
+      if (!constant_is_inlined(n->value) && !leaf_keys_.count(key)) {
+        lf.param = k_.num_constants++;
+        constants_.push_back(constant_param_bits(n->value));
+      }
     } else {
       StridedView base = StridedView::contiguous(n->shape);
       Source src;
@@ -327,6 +331,7 @@ class KernelBuilder {
       lp.params.push_back(views_[j].offset);
       lp.params.insert(lp.params.end(), strides[j].begin(), strides[j].end());
     }
+    lp.params.insert(lp.params.end(), constants_.begin(), constants_.end());
     return lp;
   }
 
@@ -357,6 +362,7 @@ class KernelBuilder {
   int outer_ = 0;
   std::vector<int64_t> perm_;
   std::vector<StridedView> views_;  // per indexed operand
+  std::vector<int64_t> constants_;  // per constant parameter: its params value
   std::vector<Source> inputs_;
   std::map<std::pair<const Node*, std::vector<const Node*>>, int> memo_;
   std::map<std::string, int> leaf_keys_;

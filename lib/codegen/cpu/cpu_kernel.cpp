@@ -36,6 +36,7 @@ class CpuLoopEmitter {
       return b_.CreateAlignedLoad(b_.getInt64Ty(), b_.CreateConstInBoundsGEP1_64(b_.getInt64Ty(), params, i),
                                   llvm::Align(8));
     });
+    body_.set_constants(space_.constants);
     const std::vector<Value*>& offsets = space_.offsets;
     Value* reduce_begin = space_.reduce_begin;
     Value* reduce_end = space_.reduce_end;

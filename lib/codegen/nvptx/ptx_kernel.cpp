@@ -48,6 +48,7 @@ class PtxEmitter {
     int arg = 0;
     for (int i = 0; i < k_.num_ptrs; ++i) ptrs_.push_back(f_->getArg(arg++));
     space_ = LoopSpace::unpack(b_, k_, [&](int64_t i) -> Value* { return f_->getArg(arg + i); });
+    body_.set_constants(space_.constants);
     arg += k_.num_params();
     Value* begin = f_->getArg(arg++);
     Value* end = f_->getArg(arg++);

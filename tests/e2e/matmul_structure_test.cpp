@@ -46,8 +46,12 @@ TEST_P(MatmulStructure, GramProductsMatchTheInterpreter) {
       EXPECT_MATCHES_REFERENCE(matmul(x, transpose(x)));
       if (s[0] > 1 && s[1] > 0) {
         Array c = dot(x, transpose(x)).eval();
+        // float32 and float64 go through syrk and a mirror: exactly symmetric. float16 and
+        // bfloat16 products run as a general float32 product rounded at the end, which some
+        // OpenBLAS cores (SkylakeX on the 16-core Xeon) sum in a different order for (i, j) and
+        // (j, i): not checked for exact symmetry.
         if (t == DType::Float32) EXPECT_TRUE(exactly_symmetric<float>(c));
-        else EXPECT_TRUE(exactly_symmetric<double>(c));
+        else if (t == DType::Float64) EXPECT_TRUE(exactly_symmetric<double>(c));
       }
     }
   }

@@ -431,7 +431,10 @@ TEST(Vmap, JitOfVmapIsOneProgram) {
   Stages batched = jit(vmap(mv, {not_mapped, 0})).inspect(m, vs);
   EXPECT_EQ(batched.kernels.size(), one.kernels.size()) << batched.fused;
   Array r = jit(vmap(mv, {not_mapped, 0}))(m, vs);
-  EXPECT_TRUE(close(host(r), host(arrayc::tanh(matmul(vs, transpose(m))) * 2.0f), 1e-5, 1e-6));
+  // The batched product and the one it is compared with are different BLAS calls (gemm against
+  // gemm with transposed operands), which sum the 100 float32 terms in different orders on some
+  // OpenBLAS cores (seen: 3.7e-5 relative on the 16-core Xeon's SkylakeX kernels).
+  EXPECT_TRUE(close(host(r), host(arrayc::tanh(matmul(vs, transpose(m))) * 2.0f), 1e-4, 1e-6));
 }
 
 // ---- Errors -------------------------------------------------------------------------------------

@@ -257,7 +257,8 @@ class DiskCacheProcesses : public arrayc_test::DeviceTest {
 TEST_P(DiskCacheProcesses, ANewProcessLoadsWhatAnEarlierOneCompiled) {
   std::string log = dir_ + ".log";
   auto child = [&](const char* extra = "") {
-    std::string cmd = std::string(extra) + " DISK_CACHE_CHILD_DEVICE=" + (on_gpu() ? "gpu" : "cpu") + " DISK_CACHE_CHILD_DIR='" +
+    // Not sharded: the child runs its one test whatever shard the parent is (GTEST_SHARD_*).
+    std::string cmd = std::string("env -u GTEST_TOTAL_SHARDS -u GTEST_SHARD_INDEX ") + extra + " DISK_CACHE_CHILD_DEVICE=" + (on_gpu() ? "gpu" : "cpu") + " DISK_CACHE_CHILD_DIR='" +
                       dir_ + "' /proc/" + std::to_string(::getpid()) + "/exe --gtest_filter=DiskCacheChild.ComputeAndExit >'" +
                       log + "' 2>&1";
     int status = std::system(cmd.c_str());

@@ -397,6 +397,26 @@ TEST(Grad, SecondDerivative) {
   EXPECT_TRUE(close(host(gg), host(2.0 * arrayc::cos(x) - x * arrayc::sin(x)), 1e-12, 1e-12));
 }
 
+// The rules of the indexing and axis ops are built from ops with rules, so they differentiate
+// again: grad of (x -> grad(f)(x) . v) against finite differences of grad(f).
+TEST(Grad, SecondDerivativesOfIndexAndAxisOps) {
+  Array x = f64({2, 3}, 80, 0.5, 1.5), v = f64({2, 3}, 81);
+  std::vector<std::pair<const char*, std::function<Array(const Array&)>>> cases = {
+      {"slice", [](const Array& a) { Array s = a[{_, Slice(none, none, -2)}]; return sum(s * s * s); }},
+      {"take", [](const Array& a) { Array t = take(a, i64({3}, {2, 0, 2}), 1); return sum(t * t * t); }},
+      {"cumsum", [](const Array& a) { Array c = cumsum(a, 1); return sum(c * c * c); }},
+      {"cumprod", [](const Array& a) { return weighted(cumprod(a, 1)); }},
+      {"sort", [](const Array& a) { Array s = sort(a, 1); return weighted(s * s * s); }},
+  };
+  for (auto& [name, f] : cases) {
+    SCOPED_TRACE(name);
+    auto fn = f;
+    Fn h = [fn, v](const Args& a) { return sum(grad(fn)(a[0]) * v); };
+    Array hh = grad([&](const Array& a) { return h({a}); })(x);
+    EXPECT_TRUE(close(host(hh), numeric_grad(h, {x}, 0), 1e-5, 1e-6));
+  }
+}
+
 // ---- Composition with jit ----------------------------------------------------------------------
 
 Array mlp_loss(const Array& w1, const Array& w2, const Array& x, const Array& onehot) {

@@ -12,8 +12,12 @@
 #include <numeric>
 #include <utility>
 
+#include "arrayc/indexing.h"
+#include "arrayc/math.h"
 #include "arrayc/ops.h"
+#include "arrayc/reduce_ops.h"
 #include "ir/build.h"
+#include "ir/build_index.h"
 
 namespace arrayc::detail {
 namespace {
@@ -114,6 +118,101 @@ Array batch_dot(const BatchArgs& b) {
   return matmul(a, c);
 }
 
+
+// ---- Rules of the numpy math, indexing and axis ops (issue 28 / indexing) ---------------------
+
+// An elementwise unary rule g * f'(x, y).
+#define ARRAYC_UNARY(expr) [](const VjpArgs& a) -> Cts { const Array &x = a.x[0], &y = a.y; (void)x; (void)y; return {a.g * (expr)}; }
+
+// Slice: the cotangent scattered into zeros at the view's positions.
+Cts slice_vjp(const VjpArgs& a) {
+  const Array& x = a.x[0];
+  if (a.g.size() == 0) return {zeros_like(x)};
+  std::vector<Index> index;
+  for (size_t d = 0; d < a.n.shape.size(); ++d) {
+    int64_t start = a.n.ints[2 * d], step = a.n.ints[2 * d + 1];
+    int64_t stop = start + a.n.shape[d] * step;  // one past the last (before the first for step < 0)
+    index.emplace_back(Slice(start, stop < 0 ? std::nullopt : std::optional<int64_t>(stop), step));
+  }
+  return {At(zeros_like(x), std::move(index)).add(a.g)};
+}
+
+// Gather: the cotangent added back at the positions read (dense: a compare per position along
+// the axis and element read, as x.at(indices).add). Duplicate indices accumulate.
+Cts gather_vjp(const VjpArgs& a) {
+  const Array& src = a.x[0];
+  int64_t axis = a.n.ints[0], r = src.ndim(), q = a.g.ndim();
+  std::vector<int64_t> perm;  // the result dims the source dims map to (in source order), then the rest
+  std::vector<bool> used(static_cast<size_t>(q), false);
+  for (int64_t d = 0; d < r; ++d) {
+    if (d == axis) continue;
+    int64_t m = a.n.ints[1 + d];
+    ARRAYC_INTERNAL_CHECK(!used[m], "gather gradient: two source dims map to one result dim");
+    used[m] = true;
+    perm.push_back(m);
+  }
+  std::vector<int64_t> free_axes;
+  for (int64_t e = 0; e < q; ++e)
+    if (!used[e]) {
+      perm.push_back(e);
+      free_axes.push_back(r + static_cast<int64_t>(free_axes.size()));
+    }
+  Array g = transpose(a.g, perm), idx = cast(transpose(a.x[1], perm), DType::Int64);
+  Shape s = g.shape();
+  s.insert(s.begin() + axis, 1);
+  g = reshape(g, s);
+  idx = reshape(idx, s);
+  int64_t len = src.shape()[axis];
+  Device dev = src.device();
+  Array n = full({}, static_cast<double>(len), DType::Int64, dev);
+  idx = where(idx < full({}, 0.0, DType::Int64, dev), idx + n, idx);  // as the gather reads (gather_position)
+  idx = minimum(maximum(idx, full({}, 0.0, DType::Int64, dev)), n - full({}, 1.0, DType::Int64, dev));
+  Shape cs(s.size(), 1);
+  cs[axis] = len;
+  Array hit = reshape(arange(len, DType::Int64, dev), cs) == idx;
+  Array terms = where(hit, g, scalar(0, a.g));
+  return {free_axes.empty() ? terms : sum(terms, free_axes, false), std::nullopt};
+}
+
+Array batch_gather(const BatchArgs& b) {
+  Array src = b.x[0], idx = b.x[1];
+  if (!b.batched[0]) src = broadcast_to(expand_dims(src, 0), batched_shape(b.size, src.shape()));
+  if (!b.batched[1]) idx = broadcast_to(expand_dims(idx, 0), batched_shape(b.size, idx.shape()));
+  std::vector<int64_t> map{0};
+  for (size_t d = 1; d < b.n.ints.size(); ++d) map.push_back(b.n.ints[d] < 0 ? -1 : b.n.ints[d] + 1);
+  return Array(make_gather(api_name(Op::Gather), src.node(), idx.node(), b.n.ints[0] + 1, map));
+}
+
+Array batch_axis_op(const BatchArgs& b) { return Array(make_axis_op(b.n.op, b.x[0].node(), b.n.ints[0] + 1)); }
+
+// Sums of the elements at and after each position along `axis`.
+Array reverse_cumsum(const Array& g, int64_t axis) { return flip(cumsum(flip(g, axis), axis), axis); }
+
+// cumprod, exact where x holds zeros: with z the first zero of a line, dx_j for j < z is
+// sum_{i >= j} g_i y_i / x_j (x_j != 0); dx_z is sum_{i >= z} g_i y'_i with y' the cumprod with
+// x_z replaced by 1; after z every product holds x_z, so 0.
+Cts cumprod_vjp(const VjpArgs& a) {
+  const Array &x = a.x[0], &y = a.y;
+  int64_t axis = a.n.ints[0];
+  Array zero = scalar(0, x), one = scalar(1, x);
+  Array is_zero = x == zero;
+  Array zeros_so_far = cumsum(cast(is_zero, x.dtype()), axis);
+  Array before = zeros_so_far == zero, first = is_zero && zeros_so_far == one;
+  Array y1 = cumprod(where(first, one, x), axis);
+  Array before_first = reverse_cumsum(a.g * y, axis) / where(before, x, one);
+  return {where(before, before_first, where(first, reverse_cumsum(a.g * y1, axis), zero))};
+}
+
+// sort: the cotangent put back where each element came from (the inverse of the sort's
+// permutation, argsort of argsort; both stable, so ties keep the sort's own order).
+Cts sort_vjp(const VjpArgs& a) {
+  int64_t axis = a.n.ints[0];
+  return {take_along_axis(a.g, argsort(argsort(a.x[0], axis), axis), axis)};
+}
+
+constexpr double kLn2 = 0.69314718055994530942, kLn10 = 2.30258509299404568402;
+constexpr double kTwoOverSqrtPi = 1.12837916709551257390;
+
 // ---- The table ------------------------------------------------------------------------------
 
 struct Entry {
@@ -207,6 +306,65 @@ const Entry kTable[] = {
     // Copy
     {Op::Copy, {[](const VjpArgs& a) -> Cts { return {a.g}; },
                 [](const BatchArgs& b) { return Array(make_copy(b.x[0].node())); }}},
+    // numpy math (issue 28). Rounding, signs and float classes are flat (zero gradient, as JAX);
+    // integer-only ops (bits, shifts, floor_divide's integers) never carry a gradient.
+    {Op::Floor, {no_gradient, batch_elementwise}},
+    {Op::Ceil, {no_gradient, batch_elementwise}},
+    {Op::Round, {no_gradient, batch_elementwise}},
+    {Op::Trunc, {no_gradient, batch_elementwise}},
+    {Op::Sign, {no_gradient, batch_elementwise}},
+    {Op::IsNan, {no_gradient, batch_elementwise}},
+    {Op::IsInf, {no_gradient, batch_elementwise}},
+    {Op::IsFinite, {no_gradient, batch_elementwise}},
+    {Op::Log1p, {ARRAYC_UNARY(1 / (x + 1)), batch_elementwise}},
+    {Op::Expm1, {ARRAYC_UNARY(y + 1), batch_elementwise}},
+    {Op::Log2, {ARRAYC_UNARY(1 / (x * kLn2)), batch_elementwise}},
+    {Op::Log10, {ARRAYC_UNARY(1 / (x * kLn10)), batch_elementwise}},
+    {Op::Exp2, {ARRAYC_UNARY(y * kLn2), batch_elementwise}},
+    {Op::Tan, {ARRAYC_UNARY(1 + y * y), batch_elementwise}},
+    {Op::Arcsin, {ARRAYC_UNARY(1 / sqrt(1 - x * x)), batch_elementwise}},
+    {Op::Arccos, {ARRAYC_UNARY(-1 / sqrt(1 - x * x)), batch_elementwise}},
+    {Op::Arctan, {ARRAYC_UNARY(1 / (1 + x * x)), batch_elementwise}},
+    {Op::Sinh, {ARRAYC_UNARY(cosh(x)), batch_elementwise}},
+    {Op::Cosh, {ARRAYC_UNARY(sinh(x)), batch_elementwise}},
+    {Op::Arcsinh, {ARRAYC_UNARY(1 / sqrt(x * x + 1)), batch_elementwise}},
+    {Op::Erf, {ARRAYC_UNARY(kTwoOverSqrtPi * exp(-(x * x))), batch_elementwise}},
+    {Op::Sigmoid, {ARRAYC_UNARY(y * (1 - y)), batch_elementwise}},
+    {Op::Invert, {no_gradient, batch_elementwise}},
+    {Op::Arctan2, {[](const VjpArgs& a) -> Cts {  // arctan2(u, v): (v, -u) / (u^2 + v^2)
+                     const Array &u = a.x[0], &v = a.x[1];
+                     Array r = a.g / (u * u + v * v);
+                     return {r * v, -(r * u)};
+                   }, batch_elementwise}},
+    {Op::Hypot, {[](const VjpArgs& a) -> Cts {  // (x, y) / h; 0 at the origin
+                   Array zero = scalar(0, a.y);
+                   Array r = where(a.y == zero, zero, a.g / a.y);
+                   return {r * a.x[0], r * a.x[1]};
+                 }, batch_elementwise}},
+    {Op::Fmod, {[](const VjpArgs& a) -> Cts { return {a.g, -(a.g * trunc(a.x[0] / a.x[1]))}; }, batch_elementwise}},
+    {Op::FloorDiv, {no_gradient, batch_elementwise}},
+    {Op::Mod, {[](const VjpArgs& a) -> Cts { return {a.g, -(a.g * floor(a.x[0] / a.x[1]))}; }, batch_elementwise}},
+    {Op::BitAnd, {no_gradient, batch_elementwise}},
+    {Op::BitOr, {no_gradient, batch_elementwise}},
+    {Op::BitXor, {no_gradient, batch_elementwise}},
+    {Op::Shl, {no_gradient, batch_elementwise}},
+    {Op::Shr, {no_gradient, batch_elementwise}},
+    {Op::Xor, {no_gradient, batch_elementwise}},
+    // Indexing: the slice view and the gather
+    {Op::Slice, {slice_vjp, [](const BatchArgs& b) {
+                   std::vector<int64_t> starts{0}, steps{1};
+                   for (size_t d = 0; d < b.n.shape.size(); ++d) {
+                     starts.push_back(b.n.ints[2 * d]);
+                     steps.push_back(b.n.ints[2 * d + 1]);
+                   }
+                   return Array(make_slice(b.x[0].node(), starts, steps, batched_shape(b.size, b.n.shape)));
+                 }}},
+    {Op::Gather, {gather_vjp, batch_gather}},
+    // Along one axis
+    {Op::Cumsum, {[](const VjpArgs& a) -> Cts { return {reverse_cumsum(a.g, a.n.ints[0])}; }, batch_axis_op}},
+    {Op::Cumprod, {cumprod_vjp, batch_axis_op}},
+    {Op::Sort, {sort_vjp, batch_axis_op}},
+    {Op::Argsort, {no_gradient, batch_axis_op}},
 };
 
 constexpr size_t kNumOps = 0

@@ -103,7 +103,10 @@ struct OpCase {
   const char* name;
   std::vector<Array> args;
   std::function<Array(const Args&)> op;
+  double lo = 0.5, hi = 2;  // where the vmap test draws its batches (inside the op's domain)
 };
+
+Array i64(const Shape& s, const std::vector<double>& v) { return make_array(DType::Int64, s, v); }
 
 std::vector<OpCase> op_cases() {
   Array a34 = f64({3, 4}, 1), t43 = transpose(f64({4, 3}, 2));  // t43: a non-contiguous view
@@ -149,6 +152,60 @@ std::vector<OpCase> op_cases() {
       {"dot inner", {f64({4}, 18), f64({4}, 19)}, [](const Args& x) { return dot(x[0], x[1]); }},
       {"matmul batched", {f64({2, 1, 3, 4}, 20), f64({5, 4, 2}, 21)}, [](const Args& x) { return matmul(x[0], x[1]); }},
       {"cast", {a34}, [](const Args& x) { return cast(cast(x[0], DType::Float32), DType::Float64) * 0.0 + x[0]; }},
+      // numpy math (issue 28): flat ops times x (their own gradient is zero, as JAX's)
+      {"floor", {t43}, [](const Args& x) { return arrayc::floor(x[0]) * x[0]; }},
+      {"ceil", {t43}, [](const Args& x) { return arrayc::ceil(x[0]) * x[0]; }},
+      {"round", {t43}, [](const Args& x) { return arrayc::round(x[0] * 1.7) * x[0]; }},
+      {"trunc", {t43}, [](const Args& x) { return arrayc::trunc(x[0]) * x[0]; }},
+      {"sign", {t43}, [](const Args& x) { return arrayc::sign(x[0]) * x[0]; }},
+      {"float classes", {t43}, [](const Args& x) {
+         Array y = arrayc::log(x[0]);  // NaN below 0
+         return where(arrayc::isnan(y) || arrayc::isinf(y), x[0], x[0] * 2.0) + cast(arrayc::isfinite(y), DType::Float64);
+       }},
+      {"log1p", {pos}, [](const Args& x) { return arrayc::log1p(x[0]); }},
+      {"expm1", {t43}, [](const Args& x) { return arrayc::expm1(x[0]); }},
+      {"log2", {pos}, [](const Args& x) { return arrayc::log2(x[0]); }},
+      {"log10", {pos}, [](const Args& x) { return arrayc::log10(x[0]); }},
+      {"exp2", {t43}, [](const Args& x) { return arrayc::exp2(x[0]); }},
+      {"tan", {f64({3, 4}, 30, -1.2, 1.2)}, [](const Args& x) { return arrayc::tan(x[0]); }, -1.2, 1.2},
+      {"arcsin", {f64({3, 4}, 31, -0.9, 0.9)}, [](const Args& x) { return arrayc::arcsin(x[0]); }, -0.9, 0.9},
+      {"arccos", {f64({3, 4}, 32, -0.9, 0.9)}, [](const Args& x) { return arrayc::arccos(x[0]); }, -0.9, 0.9},
+      {"arctan", {t43}, [](const Args& x) { return arrayc::arctan(x[0]); }},
+      {"sinh", {t43}, [](const Args& x) { return arrayc::sinh(x[0]); }},
+      {"cosh", {t43}, [](const Args& x) { return arrayc::cosh(x[0]); }},
+      {"arcsinh", {t43}, [](const Args& x) { return arrayc::arcsinh(x[0]); }},
+      {"erf", {t43}, [](const Args& x) { return arrayc::erf(x[0]); }},
+      {"sigmoid", {t43}, [](const Args& x) { return arrayc::sigmoid(x[0]); }},
+      {"arctan2", {b314, b24}, [](const Args& x) { return arrayc::arctan2(x[0], x[1]); }},
+      {"hypot", {b314, b24}, [](const Args& x) { return arrayc::hypot(x[0], x[1]); }},
+      {"fmod", {f64({3, 1, 4}, 33, -3, 3), d24}, [](const Args& x) { return arrayc::fmod(x[0], x[1]); }},
+      {"fmod negative divisor", {f64({3, 4}, 34, -3, 3)}, [](const Args& x) { return arrayc::fmod(x[0], -0.7); }},
+      {"remainder", {f64({3, 1, 4}, 35, -3, 3), d24}, [](const Args& x) { return arrayc::remainder(x[0], x[1]); }},
+      {"remainder negative divisor", {f64({3, 4}, 36, -3, 3), f64({4}, 37, -2, -0.5)},
+       [](const Args& x) { return arrayc::remainder(x[0], x[1]); }, -2, -0.5},
+      {"floor_divide", {b314, d24}, [](const Args& x) { return arrayc::floor_divide(x[0], x[1]) * x[0] + x[1]; }},
+      {"integer ops", {t43}, [](const Args& x) {
+         Array i = cast(x[0] * 10.0, DType::Int32);
+         Array bits = bitwise_xor(bitwise_or(bitwise_and(i, 6), left_shift(i, 1)), right_shift(invert(i), 2));
+         return cast(bits, DType::Float64) * x[0] + cast(logical_xor(x[0] > 1.0, x[0] < 1.5), DType::Float64);
+       }},
+      // Indexing
+      {"slice", {f64({5, 6}, 40)}, [](const Args& x) { return x[0][{Slice(1, 4), Slice(none, none, -2)}]; }},
+      {"slice of slice", {f64({5, 6}, 41)},
+       [](const Args& x) { return x[0][{Slice(none, none, 2), Slice(1, none)}][{Slice(none, none, -1), 1}] * 3.0; }},
+      {"integer index", {f64({3, 4}, 42)}, [](const Args& x) { return x[0][1] * x[0][{_, 2}][0]; }},
+      {"take", {f64({3, 4}, 43)}, [](const Args& x) { return take(x[0], i64({2, 3}, {3, 0, -1, 3, 1, 3}), 1); }},
+      {"take flat", {f64({3, 4}, 44)}, [](const Args& x) { return take(x[0], i64({5}, {11, 0, 11, -12, 40})); }},
+      {"take_along_axis", {f64({3, 4}, 45)},
+       [](const Args& x) { return take_along_axis(x[0], i64({3, 2}, {0, 3, 3, 3, -1, 2}), 1); }},
+      // Along one axis
+      {"cumsum", {f64({3, 4}, 46)}, [](const Args& x) { return cumsum(x[0], 1) + cumsum(x[0], 0); }},
+      {"cumsum flat", {t43}, [](const Args& x) { return cumsum(x[0]); }},
+      {"cumprod", {f64({3, 4}, 47)}, [](const Args& x) { return cumprod(x[0], 1) + cumprod(x[0], 0); }},
+      {"cumprod with zeros", {make_array(DType::Float64, {3, 5}, {0, 1.5, 2, 0, -1, 2, 0, -1, 0.5, 3, 1.5, 2, -1, 0.5, 0})},
+       [](const Args& x) { return cumprod(x[0], 1) + cumprod(x[0], 0); }},
+      {"sort", {t43}, [](const Args& x) { return sort(x[0], 0) + sort(x[0], -1); }},
+      {"argsort", {t43}, [](const Args& x) { return take_along_axis(x[0], argsort(x[0], 1), 1) * x[0]; }},
   };
 }
 
@@ -177,6 +234,67 @@ TEST(Grad, MaximumTiesSplitTheCotangentAsJax) {
   EXPECT_EQ(g.to_vector<float>(), (std::vector<float>{0, 0.5f, 1}));
   Array m = grad([](const Array& a) { return max(a); })(make_array(DType::Float32, {4}, {3, 1, 3, 2}));
   EXPECT_EQ(m.to_vector<float>(), (std::vector<float>{0.5f, 0, 0.5f, 0}));
+}
+
+// Tied elements: finite differences average the tied slots' weights; the gradient gives each
+// element the cotangent of the slot the stable sort put it in (JAX does the same).
+TEST(Grad, SortTiesFollowTheStableOrder) {
+  Array x = make_array(DType::Float64, {4}, {1, 2, 1, 0}), w = make_array(DType::Float64, {4}, {10, 20, 30, 40});
+  Array g = grad([&](const Array& a) { return sum(sort(a) * w); })(x);
+  EXPECT_EQ(host(g), (std::vector<double>{20, 40, 30, 10}));
+  // argsort has no gradient: only the values read through it do.
+  Array h = grad([&](const Array& a) { return sum(cast(argsort(a), DType::Float64) * a); })(x);
+  EXPECT_EQ(host(h), (std::vector<double>{3, 0, 2, 1}));  // argsort's own values
+}
+
+// take with repeated indices: every read adds its cotangent (a scatter-add).
+TEST(Grad, TakeAccumulatesRepeatedIndices) {
+  Array x = make_array(DType::Float32, {2, 3}, {1, 2, 3, 4, 5, 6});
+  Array g = grad([](const Array& a) { return sum(take(a, i64({4}, {2, 2, -1, 0}), 1)); })(x);
+  EXPECT_EQ(g.to_vector<float>(), (std::vector<float>{1, 0, 3, 1, 0, 3}));
+  // An out-of-range index reads the clamped element, so its cotangent goes there.
+  Array c = grad([](const Array& a) { return sum(take(a, i64({2}, {7, -9}))); })(x);
+  EXPECT_EQ(c.to_vector<float>(), (std::vector<float>{1, 0, 0, 0, 0, 1}));
+}
+
+// jvp (the transposed pullback) of the new ops: the tangent of weighted(op(x)) along t equals
+// grad . t.
+TEST(Grad, JvpOfEveryOpMatchesGrad) {
+  for (const OpCase& c : op_cases()) {
+    SCOPED_TRACE(c.name);
+    auto op = c.op;
+    Fn f = [op](const Args& x) { return weighted(op(x)); };
+    Args tangents;
+    for (size_t k = 0; k < c.args.size(); ++k) tangents.push_back(f64(c.args[k].shape(), 70 + k));
+    auto [outs, tans] = jvp([&](const std::vector<Array>& in) { return std::vector<Array>{f(in)}; }, c.args, tangents);
+    double want = 0;
+    for (size_t k = 0; k < c.args.size(); ++k) {
+      std::vector<double> g = numeric_grad(f, c.args, k), t = host(tangents[k]);
+      for (size_t i = 0; i < g.size(); ++i) want += g[i] * t[i];
+    }
+    EXPECT_TRUE(close(host(tans[0]), {want}, 1e-6, 1e-6));
+  }
+}
+
+// float16 and bfloat16 differentiate like float32, at their own precision: the rules compute in
+// the input's dtype, so the gradient has it too.
+TEST(Grad, HalfPrecisionDtypes) {
+  for (DType t : {DType::Float16, DType::BFloat16}) {
+    SCOPED_TRACE(dtype_name(t));
+    Array x32 = random_array(DType::Float32, {2, 8}, 1, -1, 1);
+    Array x = cast(x32, t);
+    auto f = [](const Array& a) {
+      return sum(arrayc::sin(a) * arrayc::exp(a) + take(a, i64({3}, {0, 1, 0}), 0)[1]) +
+             sum(arrayc::sigmoid(a[{_, Slice(none, none, -3)}] * 2.0)) + sum(a[{_, Slice(0, 3)}] * a[0][1]);
+    };
+    Array g = grad(f)(x);
+    EXPECT_EQ(g.dtype(), t);
+    EXPECT_EQ(g.shape(), x.shape());
+    Array want = grad(f)(cast(x, DType::Float32));
+    double tol = t == DType::Float16 ? 2e-2 : 1e-1;
+    EXPECT_TRUE(close(host(g), host(want), tol, tol));
+    EXPECT_TRUE(close(host(jit(grad(f))(x)), host(g), 0, 0));
+  }
 }
 
 // ---- Random graphs --------------------------------------------------------------------------
@@ -279,6 +397,26 @@ TEST(Grad, SecondDerivative) {
   EXPECT_TRUE(close(host(gg), host(2.0 * arrayc::cos(x) - x * arrayc::sin(x)), 1e-12, 1e-12));
 }
 
+// The rules of the indexing and axis ops are built from ops with rules, so they differentiate
+// again: grad of (x -> grad(f)(x) . v) against finite differences of grad(f).
+TEST(Grad, SecondDerivativesOfIndexAndAxisOps) {
+  Array x = f64({2, 3}, 80, 0.5, 1.5), v = f64({2, 3}, 81);
+  std::vector<std::pair<const char*, std::function<Array(const Array&)>>> cases = {
+      {"slice", [](const Array& a) { Array s = a[{_, Slice(none, none, -2)}]; return sum(s * s * s); }},
+      {"take", [](const Array& a) { Array t = take(a, i64({3}, {2, 0, 2}), 1); return sum(t * t * t); }},
+      {"cumsum", [](const Array& a) { Array c = cumsum(a, 1); return sum(c * c * c); }},
+      {"cumprod", [](const Array& a) { return weighted(cumprod(a, 1)); }},
+      {"sort", [](const Array& a) { Array s = sort(a, 1); return weighted(s * s * s); }},
+  };
+  for (auto& [name, f] : cases) {
+    SCOPED_TRACE(name);
+    auto fn = f;
+    Fn h = [fn, v](const Args& a) { return sum(grad(fn)(a[0]) * v); };
+    Array hh = grad([&](const Array& a) { return h({a}); })(x);
+    EXPECT_TRUE(close(host(hh), numeric_grad(h, {x}, 0), 1e-5, 1e-6));
+  }
+}
+
 // ---- Composition with jit ----------------------------------------------------------------------
 
 Array mlp_loss(const Array& w1, const Array& w2, const Array& x, const Array& onehot) {
@@ -362,7 +500,7 @@ TEST(Vmap, EveryOpAgainstALoop) {
     for (size_t k = 0; k < c.args.size(); ++k) {
       Shape s{5};
       s.insert(s.end(), c.args[k].shape().begin(), c.args[k].shape().end());
-      batched.push_back(f64(s, 50 + k, 0.5, 2));
+      batched.push_back(f64(s, 50 + k, c.lo, c.hi));
     }
     auto op = c.op;
     if (c.args.size() <= 2) {
@@ -373,6 +511,18 @@ TEST(Vmap, EveryOpAgainstALoop) {
       check_vmap([op, c](const Args& x) { return op({x[0], x[1], c.args[2]}); }, {batched[0], batched[1]});
     }
   }
+}
+
+// Gathers whose indices are batched too (the batching rule batches both operands), and the
+// sort's gradient, which gathers by its own batched permutation.
+TEST(Vmap, GathersWithBatchedIndices) {
+  Array xs = f64({4, 3, 5}, 1), idx = i64({4, 2}, {0, 4, -1, 2, 3, 3, 1, 0});
+  check_vmap([](const Args& a) { return take(a[0], a[1], 1); }, {xs, idx});
+  check_vmap([](const Args& a) { return take(a[0], a[1]); }, {xs, idx});
+  check_vmap([](const Args& a) { return take(a[0], a[1], 1); }, {example(xs, 0), idx}, {not_mapped, 0});
+  check_vmap([](const Args& a) { return take_along_axis(a[0], argsort(a[0], 0), 0); }, {xs});
+  check_vmap([](const Args& a) { return grad([](const Array& x) { return weighted(sort(x, 1)); })(a[0]); }, {xs});
+  check_vmap([](const Args& a) { return grad([](const Array& x) { return weighted(take(x, i64({3}, {1, 1, 4}), 1)); })(a[0]); }, {xs});
 }
 
 TEST(Vmap, AxesNestingAndUnbatchedOutputs) {

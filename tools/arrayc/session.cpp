@@ -353,9 +353,15 @@ void Session::command(const Program& p, const Stmt& s, const std::string& filena
     DiskCacheInfo c = disk_cache_info();
     if (!c.enabled)
       *opts_.out << "disk cache: off (ARRAYC_CACHE=0)\n";
-    else
+    else {
+      Stats st = stats();
+      int64_t looked = st.disk_hits + st.disk_misses;
       *opts_.out << "disk cache: " << c.dir << (c.writable ? "" : " (not writable: memory-only)") << ", " << c.entries
-                 << " entries, " << c.bytes << " bytes of at most " << c.max_bytes << "\n";
+                 << " entries, " << c.bytes << " bytes of at most " << c.max_bytes << "; this session "
+                 << st.disk_hits << " hits of " << looked << " lookups";
+      if (looked > 0) *opts_.out << " (" << (100 * st.disk_hits / looked) << "%)";
+      *opts_.out << "\n";
+    }
   } else if (cmd == "load") {
     load(arg, s.pos);
   } else {

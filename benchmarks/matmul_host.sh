@@ -5,7 +5,7 @@
 #   bash benchmarks/matmul_host.sh [--big] [--reps N]
 #
 # From the repository root. It runs arrayc-matmul-bench from a bundle (.gpu/run, made on the
-# build machine with `../shared/tools/gpu-bundle .gpu build/benchmarks/arrayc-matmul-bench`) when
+# build machine: the executable and its libraries with a `run` script that sets the paths) when
 # there is one, else build/benchmarks/arrayc-matmul-bench. Run it on a quiet machine. The peers run
 # with $PYTHON (default python3: the one with numpy and, where installed, PyTorch).
 set -euo pipefail

@@ -13,11 +13,13 @@ namespace arrayc {
 // ---- .npy files ---------------------------------------------------------------------------------
 // load_npy reads format versions 1.0, 2.0 and 3.0, C or Fortran order (a Fortran-order file is
 // returned as a transposed view, no copy), little- or big-endian, of the dtypes arrayc has
-// (descr b1, i4, i8, f4, f8), onto the CPU; .to(device) moves it. A file that is not one of these
+// (descr b1, i1, u1, i2, u2, i4, u4, i8, u8, f2, f4, f8; numpy has no bfloat16, and a 2-byte void
+// V2, which is how np.save writes ml_dtypes' bfloat16, loads as bfloat16), onto the CPU; .to(device) moves it. A file that is not one of these
 // raises arrayc::Error naming the file and the problem (bad magic, a header that does not parse,
 // an unknown dtype, a shape whose size overflows, fewer data bytes than the header promises).
 Array load_npy(const std::string& path);
-// Writes format 1.0 (2.0 when the header needs more than 65535 bytes), C order, little-endian.
+// Writes format 1.0 (2.0 when the header needs more than 65535 bytes), C order, little-endian;
+// bfloat16 as '<V2', as np.save writes ml_dtypes' bfloat16 (view it with .view(ml_dtypes.bfloat16)).
 // Evaluates `a` and copies it from its device. Raises arrayc::Error when the file cannot be written.
 void save_npy(const std::string& path, const Array& a);
 

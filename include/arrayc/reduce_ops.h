@@ -9,10 +9,12 @@
 //   bool: float64); n - ddof <= 0 gives inf or NaN, as numpy.
 // - logsumexp: log(sum(exp(x))), stable: shifted by the max where that is finite; rows of -inf
 //   give -inf; empty axes give -inf. Integers and bool as exp does.
-// - cumsum/cumprod: inclusive scans; bool and int32 accumulate in int64 (numpy on Linux), floats
-//   in their dtype. Without an axis, of the flattened array.
-// - sort/argsort: stable, ascending, NaN last, -0.0 and 0.0 equal (kept in input order).
-//   argsort gives int64 indices along the axis.
+// - cumsum/cumprod: inclusive scans, numpy's accumulation dtypes (on Linux): bool and signed
+//   integers accumulate in int64, unsigned ones in uint64 (both wrap), float32/float64 in their
+//   dtype; float16/bfloat16 accumulate in float32 and give their dtype, each prefix rounded once.
+//   Without an axis, of the flattened array.
+// - sort/argsort: every dtype; stable, ascending, NaN last, -0.0 and 0.0 equal (kept in input
+//   order). sort keeps the dtype; argsort gives int64 indices along the axis.
 #pragma once
 #include <cstdint>
 #include <vector>

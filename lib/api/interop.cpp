@@ -148,15 +148,26 @@ class HeaderParser {
 };
 
 // descr <-> dtype: little-endian '<', big-endian '>', '|' and '=' native (little: x86, arm64).
+// numpy has no bfloat16: ml_dtypes' bfloat16 is a user dtype that np.save writes as a 2-byte
+// void, '<V2' (np.load reads it back as V2). arrayc writes bfloat16 the same way and reads a
+// 2-byte void as bfloat16, the only dtype of that size without a numpy type code.
 const char* descr_of(DType t) {
   switch (t) {
     case DType::Bool: return "|b1";
+    case DType::Int8: return "|i1";
+    case DType::UInt8: return "|u1";
+    case DType::Int16: return "<i2";
+    case DType::UInt16: return "<u2";
     case DType::Int32: return "<i4";
+    case DType::UInt32: return "<u4";
     case DType::Int64: return "<i8";
+    case DType::UInt64: return "<u8";
+    case DType::Float16: return "<f2";
+    case DType::BFloat16: return "<V2";
     case DType::Float32: return "<f4";
     case DType::Float64: return "<f8";
   }
-  return "";
+  throw Error(std::string("save_npy: dtype ") + dtype_name(t) + " has no .npy type code");
 }
 
 bool dtype_of_descr(const std::string& d, DType& t, bool& swap) {
@@ -164,10 +175,11 @@ bool dtype_of_descr(const std::string& d, DType& t, bool& swap) {
   char order = d[0];
   if (order != '<' && order != '>' && order != '|' && order != '=') return false;
   std::string code = d.substr(1);
-  swap = order == '>' && code != "b1";
   for (DType c : kAllDTypes)
     if (code == std::string(descr_of(c)).substr(1)) {
       t = c;
+      // One-byte codes and the void of bfloat16 (ml_dtypes' bytes are native) never swap.
+      swap = order == '>' && dtype_size(c) > 1 && c != DType::BFloat16;
       return true;
     }
   return false;
@@ -199,7 +211,7 @@ Array load_npy(const std::string& path) {
   DType t;
   bool swap = false;
   if (!dtype_of_descr(h.descr, t, swap))
-    bad_file(path, "dtype '" + h.descr + "' is not one arrayc has (b1, i4, i8, f4, f8)");
+    bad_file(path, "dtype '" + h.descr + "' is not one arrayc has (b1, i1, u1, i2, u2, i4, u4, i8, u8, f2, f4, f8, and V2 as bfloat16)");
   int64_t n = 1;
   for (int64_t e : h.shape)
     if (__builtin_mul_overflow(n, e, &n)) bad_file(path, "shape " + shape_str(h.shape) + " has too many elements");

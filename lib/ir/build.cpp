@@ -397,8 +397,25 @@ DType matmul_dtype(const char* op, NodeRef& a, NodeRef& b) {
 NodeRef make_dot_node(const NodeRef& a, const NodeRef& b) {
   Shape s = a->shape;
   s.back() = b->shape.back();
-  if (is_half(a->dtype))
-    return make_cast(make_dot_node(make_cast(a, DType::Float32), make_cast(b, DType::Float32)), a->dtype);
+  if (is_half(a->dtype)) {
+    // x @ x.T keeps its shape through the widening (the transpose of the one widened x), so the
+    // float32 product is still seen as a Gram product (syrk).
+    auto is_t = [](const NodeRef& t, const NodeRef& x) {
+      return t->op == Op::Transpose && t->rank() == 2 && t->inputs[0] == x && t->ints == std::vector<int64_t>{1, 0};
+    };
+    NodeRef fa, fb;
+    if (is_t(b, a)) {
+      fa = make_cast(a, DType::Float32);
+      fb = make_transpose(fa, {1, 0});
+    } else if (is_t(a, b)) {
+      fb = make_cast(b, DType::Float32);
+      fa = make_transpose(fb, {1, 0});
+    } else {
+      fa = make_cast(a, DType::Float32);
+      fb = make_cast(b, DType::Float32);
+    }
+    return make_cast(make_dot_node(fa, fb), a->dtype);
+  }
   return intern(derived(Op::Dot, a->dtype, s, {a, b}));
 }
 
@@ -468,21 +485,27 @@ NodeRef make_axis_op(Op op, const NodeRef& x_in, int64_t axis) {
   ARRAYC_INTERNAL_CHECK(op_kind(op) == OpKind::Axis, std::string("make_axis_op: bad op ") + name);
   axis = normalize_axis(name, axis, x_in->shape, x_in->rank());
   NodeRef x = x_in;
-  DType result = x->dtype;
-  if (op == Op::Cumsum || op == Op::Cumprod) {
-    if (x->dtype == DType::Bool || x->dtype == DType::Int32) x = make_cast(x, DType::Int64);
-    result = x->dtype;
-  } else if (op == Op::Argsort) {
-    result = DType::Int64;
-  }
-  // The dtypes the backends' routines know (backend/host/axis_ops.cpp).
-  DType t = x->dtype;
-  bool known = t == DType::Int64 || t == DType::Float32 || t == DType::Float64 ||
-               ((op == Op::Sort || op == Op::Argsort) && (t == DType::Bool || t == DType::Int32));
-  reject(name, x_in->dtype, !known);
-  Node n = derived(op, result, x->shape, {x});
+  DType in = x->dtype;
+  // The dtypes the backends' routines know (backend/host/axis_ops.cpp): bool and int32 (sorts),
+  // int64, uint64, float32, float64. The others go through one of these exactly:
+  // - scans accumulate as numpy does: bool and signed integers in int64, unsigned ones in
+  //   uint64; 16-bit floats in float32, each prefix rounded once to the input's dtype (as their
+  //   sum, docs/dtypes.md);
+  // - sorts of the other integers sort their int64 values, of 16-bit floats their float32 values
+  //   (the same order, NaN last and -0.0 kept), and give back the input's dtype.
+  bool scan = op == Op::Cumsum || op == Op::Cumprod;
+  DType work = in;
+  if (is_half(in)) work = DType::Float32;
+  else if (is_unsigned(in) && in != DType::UInt64) work = scan ? DType::UInt64 : DType::Int64;
+  else if (is_signed_int(in) || in == DType::Bool)
+    work = !scan && (in == DType::Bool || in == DType::Int32 || in == DType::Int64) ? in : DType::Int64;
+  if (work != in) x = make_cast(x, work);
+  Node n = derived(op, op == Op::Argsort ? DType::Int64 : work, x->shape, {x});
   n.ints = {axis};
-  return intern(std::move(n));
+  NodeRef r = intern(std::move(n));
+  // A scan's result is its accumulation dtype, except for 16-bit floats (numpy keeps float16).
+  if (op == Op::Sort || (scan && is_half(in))) r = make_cast(r, in);
+  return r;
 }
 
 NodeRef rebuild(const NodeRef& n, const std::vector<NodeRef>& in) {

@@ -685,6 +685,8 @@ class Interpreter {
       if (n.op == Op::Sort || n.op == Op::Argsort) {
         for (int64_t i = 0; i < len; ++i) order[i] = i;
         std::stable_sort(order.begin(), order.end(), [&](int64_t x, int64_t y) {
+          if (!fl && is_unsigned(a.dtype))  // uint64 above 2^63 is held as its bit pattern
+            return static_cast<uint64_t>(a.i[at(x)]) < static_cast<uint64_t>(a.i[at(y)]);
           if (!fl) return a.i[at(x)] < a.i[at(y)];
           double u = a.f[at(x)], v = a.f[at(y)];
           return !std::isnan(u) && (std::isnan(v) || u < v);

@@ -83,7 +83,8 @@ bool numpy_math_gives_bool(Op op) {
 }
 
 bool numpy_math_float(Op op, DType t, double a, double b, double& r) {
-  if (t == DType::Float32) return eval<float>(op, static_cast<float>(a), static_cast<float>(b), r);
+  // float16 and bfloat16 compute in float32 (their result is rounded to 16 bits by the caller).
+  if (t != DType::Float64) return eval<float>(op, static_cast<float>(a), static_cast<float>(b), r);
   return eval<double>(op, a, b, r);
 }
 
@@ -115,6 +116,20 @@ double numpy_math_float_spread(Op op, DType t, double a, double ea, double b, do
 bool numpy_math_int(Op op, DType t, int64_t a, int64_t b, uint64_t& r) {
   const int64_t bits = static_cast<int64_t>(8 * dtype_size(t));
   uint64_t ua = static_cast<uint64_t>(a);
+  if (is_unsigned(t)) {
+    // Unsigned values (uint64 above 2^63 arrives as its bit pattern, a negative int64): no sign,
+    // logical right shifts, unsigned division (x // 0 == x % 0 == 0, as numpy).
+    uint64_t ub = static_cast<uint64_t>(b);
+    switch (op) {
+      case Op::Sign: r = ua != 0; return true;
+      case Op::Shl: r = ub >= static_cast<uint64_t>(bits) ? 0 : ua << ub; return true;
+      case Op::Shr: r = ub >= static_cast<uint64_t>(bits) ? 0 : ua >> ub; return true;
+      case Op::Fmod: case Op::FloorDiv: case Op::Mod:
+        r = ub == 0 ? 0 : op == Op::FloorDiv ? ua / ub : ua % ub;
+        return true;
+      default: break;  // the rest do not depend on the sign
+    }
+  }
   switch (op) {
     case Op::Floor: case Op::Ceil: case Op::Round: case Op::Trunc: r = ua; return true;
     case Op::Sign: r = static_cast<uint64_t>((a > 0) - (a < 0)); return true;

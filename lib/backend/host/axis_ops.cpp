@@ -157,7 +157,8 @@ template <typename T, bool Sum> void scan(const AxisStep& a, const T* in, T* out
 
 template <bool Sum> void scan_any(const AxisStep& a, const void* in, void* out) {
   switch (a.in_dtype) {
-    case DType::Int64: return scan<uint64_t, Sum>(a, static_cast<const uint64_t*>(in), static_cast<uint64_t*>(out));
+    case DType::Int64: case DType::UInt64:  // wrapping: the same bits
+      return scan<uint64_t, Sum>(a, static_cast<const uint64_t*>(in), static_cast<uint64_t*>(out));
     case DType::Float32: return scan<float, Sum>(a, static_cast<const float*>(in), static_cast<float*>(out));
     case DType::Float64: return scan<double, Sum>(a, static_cast<const double*>(in), static_cast<double*>(out));
     default: ARRAYC_INTERNAL_CHECK(false, std::string("scan of dtype ") + dtype_name(a.in_dtype));
@@ -180,6 +181,10 @@ template <> struct Keys<int32_t> {
 template <> struct Keys<int64_t> {
   using K = uint64_t;
   static K key(int64_t v) { return static_cast<uint64_t>(v) ^ (uint64_t{1} << 63); }
+};
+template <> struct Keys<uint64_t> {
+  using K = uint64_t;
+  static K key(uint64_t v) { return v; }
 };
 // Branch-free: the bits of a positive float as they are with the sign bit set, of a negative one
 // inverted; -0.0 first becomes 0.0, any NaN the largest key.
@@ -328,6 +333,7 @@ void sort_any(const AxisStep& a, const void* in, void* out) {
     case DType::Bool: return sort<uint8_t>(a, static_cast<const uint8_t*>(in), out);
     case DType::Int32: return sort<int32_t>(a, static_cast<const int32_t*>(in), out);
     case DType::Int64: return sort<int64_t>(a, static_cast<const int64_t*>(in), out);
+    case DType::UInt64: return sort<uint64_t>(a, static_cast<const uint64_t*>(in), out);
     case DType::Float32: return sort<float>(a, static_cast<const float*>(in), out);
     case DType::Float64: return sort<double>(a, static_cast<const double*>(in), out);
     default: ARRAYC_INTERNAL_CHECK(false, std::string("sort of dtype ") + dtype_name(a.in_dtype));

@@ -83,6 +83,8 @@ TEST_F(ThreadPool, ChunkLayoutIsDeterministic) {
   EXPECT_EQ(num_chunks(5000, 1000), 5);
   EXPECT_EQ(num_chunks(1999, 1000), 1);
   EXPECT_EQ(num_chunks(0, 1000), 1);
+  // No chunk past 2^24 elements (an interrupt is checked between chunks): 3e9 in 178 chunks.
+  EXPECT_EQ(num_chunks(3000000000, 1000), 3000000000 / (int64_t{1} << 24));
   auto first = run_and_check(123457, 100);
   for (int i = 0; i < 20; ++i) EXPECT_EQ(run_and_check(123457, 100), first);
 }

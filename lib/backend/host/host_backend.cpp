@@ -141,7 +141,8 @@ class HostKernelLaunch final : public Launch {
   bool split_reduced_range(int64_t threads) const {
     if (!k_.is_reduction || threads < 2) return false;
     if (lp_.parallel_extent == 1) return lp_.reduce_extent >= 4 * kGrain;
-    int64_t bytes = lp_.parallel_extent * static_cast<int64_t>(dtype_size(k_.outputs[0].dtype)) * threads;
+    int64_t chunks = num_chunks(lp_.reduce_extent, std::max<int64_t>(1, kGrain / lp_.parallel_extent));
+    int64_t bytes = lp_.parallel_extent * static_cast<int64_t>(dtype_size(k_.outputs[0].dtype)) * chunks;
     return k_.reduces_across_rows() && lp_.parallel_extent * lp_.reduce_extent >= 4 * kGrain &&
            lp_.reduce_extent >= 4 * threads && bytes <= (int64_t{64} << 20) &&
            lp_.params[k_.param_block(k_.outputs[0].index)] == 0;  // the output's offset

@@ -34,6 +34,10 @@ namespace {
 
 // More chunks than threads, so that a thread that wakes late simply claims fewer of them.
 constexpr int64_t kChunksPerThread = 4;
+// And no chunk longer than this many elements, so that arrayc::interrupt() (Ctrl-C), checked
+// between chunks, stops a huge computation within a fraction of a second: sum(sin(arange(3e9)))
+// on 2 threads took 5.6 s to stop with 8 chunks.
+constexpr int64_t kMaxChunkElements = int64_t{1} << 24;
 // How long an idle worker polls for the next job before it sleeps: long enough to cover the gap
 // between back-to-back kernels, short enough not to steal much CPU from other work.
 constexpr auto kSpinTime = std::chrono::microseconds(100);
@@ -277,7 +281,7 @@ int64_t num_chunks(int64_t n, int64_t grain) {
   grain = std::max<int64_t>(grain, 1);
   int threads = num_threads();
   if (n <= grain || threads == 1) return 1;
-  return std::min<int64_t>(n / grain, kChunksPerThread * threads);
+  return std::min<int64_t>(n / grain, std::max<int64_t>(kChunksPerThread * threads, n / kMaxChunkElements));
 }
 
 void parallel_chunks(int64_t n, int64_t grain, ChunkFn fn, void* ctx) {

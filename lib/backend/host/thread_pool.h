@@ -28,7 +28,8 @@ void set_num_threads(int n);
 using RangeFn = void (*)(void* ctx, int64_t begin, int64_t end);
 void parallel_for(int64_t n, int64_t grain, RangeFn fn, void* ctx);
 
-// How many chunks parallel_for / parallel_chunks split [0, n) into (at least 1, even for n == 0),
+// How many chunks parallel_for / parallel_chunks split [0, n) into (at least 1, even for n == 0;
+// four per thread, more where a chunk would pass 2^24 elements, so that an interrupt is prompt),
 // so that a caller can size a buffer of per-chunk partials.
 int64_t num_chunks(int64_t n, int64_t grain);
 

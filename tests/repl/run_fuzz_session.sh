@@ -1,0 +1,52 @@
+#!/usr/bin/env bash
+# Builds the tool's evaluator fuzz target (fuzz_session.cpp: parser + evaluator + builtins + :load
+# + def, on the real library) with clang's libFuzzer and UBSan, and runs it.
+#   run_fuzz_session.sh SOURCE_DIR BUILD_DIR WORK_DIR [libFuzzer options...]
+# BUILD_DIR is a configured build tree whose lib/libarrayc.so is built. CI (ctest
+# repl.fuzz_session) runs a small fixed budget; by hand, e.g.
+#   tests/repl/run_fuzz_session.sh . build /tmp/fuzzs -max_total_time=600 -jobs=16 -workers=16
+# The library itself is not instrumented (it is the gcc build), so the fuzzer's coverage guidance
+# sees the tool's code; crashes, aborts and hangs anywhere are still found. No AddressSanitizer:
+# the target limits its address space (RLIMIT_AS) so that huge arrays must fail cleanly, and ASan
+# needs terabytes of it. Exits 77 (ctest: skipped) when no clang with libFuzzer is installed.
+set -euo pipefail
+src=$(cd "$1" && pwd)
+build=$(cd "$2" && pwd)
+work=$3
+shift 3
+mkdir -p "$work/corpus"
+cxx=""
+for c in clang++-19 clang++; do
+  if command -v "$c" >/dev/null 2>&1; then cxx=$c; break; fi
+done
+if [[ -z "$cxx" ]]; then
+  echo "run_fuzz_session: no clang++ found; skipping (install clang-19 libclang-rt-19-dev)"
+  exit 77
+fi
+lib="$build/lib/libarrayc.so"
+[[ -f $lib ]] || { echo "run_fuzz_session: $lib is not built"; exit 1; }
+
+tool="$src/tools/arrayc"
+sources=("$tool"/{session,eval,builtins,timing,interrupt,gpu_stages,parser,transforms}.cpp "$src/tests/repl/fuzz_session.cpp")
+bin="$work/fuzz_session"
+stale=0
+[[ -x $bin && $bin -nt $lib ]] || stale=1
+for f in "${sources[@]}" "$tool"/*.h; do [[ $stale == 1 || $f -nt $bin ]] && stale=1; done
+if [[ $stale == 1 ]]; then
+  if ! "$cxx" -std=c++20 -O1 -g -fsanitize=fuzzer,undefined -fno-sanitize-recover=undefined \
+      -I"$src/include" -I"$build/include" -I"$tool" "${sources[@]}" "$lib" -Wl,-rpath,"$(dirname "$lib")" \
+      -o "$bin" 2>"$work/build.log"; then
+    cat "$work/build.log"
+    if grep -q -i "fuzzer" "$work/build.log"; then
+      echo "run_fuzz_session: $cxx has no libFuzzer runtime; skipping (install libclang-rt-19-dev)"
+      exit 77
+    fi
+    exit 1
+  fi
+fi
+
+args=("$@")
+if ((${#args[@]} == 0)); then args=(-runs=2000 -max_len=512); fi
+cat "$src/tests/repl/fuzz_parser.dict" "$src/tests/repl/fuzz_session.dict" >"$work/dict"
+exec "$bin" "${args[@]}" -dict="$work/dict" -timeout=30 -rss_limit_mb=8192 \
+  "$work/corpus" "$src/tests/repl/golden"

@@ -30,7 +30,8 @@ class Array {
 
   // Copies of an Array share one value, and may be used from several threads at once: shape,
   // dtype and device never change, and node() is a copy taken under the lock that evaluation
-  // publishes its result with. (Two threads that evaluate one Array at once still both compute it.)
+  // publishes its result with. Evaluation is single-flight: threads that evaluate one Array at once
+  // wait for the first one's result rather than computing it again.
   const Shape& shape() const;
   DType dtype() const;
   Device device() const;

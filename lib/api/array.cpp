@@ -2,6 +2,7 @@
 // evaluation (passes -> schedule -> compiled kernels -> executor).
 #include <cmath>
 #include <cstring>
+#include <future>
 #include <mutex>
 
 #include "arrayc/jit.h"
@@ -17,6 +18,9 @@ namespace detail {
 struct ArrayImpl {
   std::mutex mu;
   NodeRef node;  // guarded by mu: evaluation replaces it by its Buffer
+  // Guarded by mu: set while one thread evaluates this Array, so that others wait for its result
+  // instead of computing it again (single flight); ready when that evaluation ends either way.
+  std::shared_future<void> in_flight;
   // The node's, which evaluation keeps: readable without the lock, for as long as the Array.
   const Shape shape;
   const DType dtype;
@@ -49,21 +53,52 @@ const Array& Array::eval() const {
 
 std::string Array::graph_text() const { return detail::print_graph(detail::Graph{{node()}}); }
 
+// Single flight: an Array that another thread is evaluating is waited for, not computed again.
+// The Arrays this call claims are computed together in one Program; then it waits for the others,
+// and computes any whose evaluation failed in its thread (an interrupt there is not ours).
 void eval(const std::vector<Array>& arrays) {
-  std::vector<Array> todo;
-  detail::Graph g;
-  for (const Array& a : arrays)
-    if (!a.is_evaluated()) {
-      todo.push_back(a);
-      g.outputs.push_back(a.node());
+  for (;;) {
+    std::vector<Array> todo;
+    std::vector<std::shared_future<void>> waits;
+    std::promise<void> done;
+    std::shared_future<void> ours = done.get_future().share();
+    detail::Graph g;
+    for (const Array& a : arrays) {
+      std::lock_guard<std::mutex> lock(a.impl_->mu);
+      if (a.impl_->node->op == detail::Op::Buffer) continue;
+      if (a.impl_->in_flight.valid()) {
+        waits.push_back(a.impl_->in_flight);
+      } else {
+        a.impl_->in_flight = ours;
+        todo.push_back(a);
+        g.outputs.push_back(a.impl_->node);
+      }
     }
-  if (todo.empty()) return;
-  detail::clear_interrupt();  // arrayc::interrupt(): a new evaluation drops an old request
-  std::unique_ptr<detail::Program> p = detail::compile(g, detail::user_compile_options());
-  std::vector<NodeRef> out = detail::run(*p);
-  for (size_t i = 0; i < todo.size(); ++i) {
-    std::lock_guard<std::mutex> lock(todo[i].impl_->mu);
-    todo[i].impl_->node = out[i];
+    if (!todo.empty()) {
+      // Whatever happens, the claimed Arrays are released and their waiters woken.
+      auto release = [&](const std::vector<NodeRef>* out) {
+        for (size_t i = 0; i < todo.size(); ++i) {
+          std::lock_guard<std::mutex> lock(todo[i].impl_->mu);
+          if (out) todo[i].impl_->node = (*out)[i];
+          todo[i].impl_->in_flight = {};
+        }
+        done.set_value();
+      };
+      try {
+        detail::clear_interrupt();  // arrayc::interrupt(): a new evaluation drops an old request
+        std::unique_ptr<detail::Program> p = detail::compile(g, detail::user_compile_options());
+        std::vector<NodeRef> out = detail::run(*p);
+        release(&out);
+      } catch (...) {
+        release(nullptr);
+        throw;
+      }
+    }
+    if (waits.empty()) return;
+    for (const auto& w : waits) w.wait();
+    bool all = true;
+    for (const Array& a : arrays) all = all && a.is_evaluated();
+    if (all) return;  // else another thread's evaluation failed: claim what is left
   }
 }
 

@@ -58,6 +58,36 @@ TEST_P(Evaluation, CopiesReadFromSeveralThreadsWhileOneEvaluates) {
   }
 }
 
+// Single flight: threads that evaluate one Array at once run its program once between them. Each
+// round counts the kernels run; a second evaluation of the same graph would run its kernel again.
+TEST_P(Evaluation, ThreadsEvaluatingOneArrayComputeItOnce) {
+  Array x = random_array(DType::Float32, {1 << 20}, 7);
+  auto make = [&](float k) { return arrayc::sum(arrayc::exp(arrayc::sin(x) * k)); };
+  std::vector<float> want = make(2.0f).to_vector<float>();  // compiles the kernel
+  int64_t launches_alone = 0;
+  {
+    reset_stats();
+    (void)make(2.0f).to_vector<float>();
+    launches_alone = stats().kernel_launches;
+  }
+  ASSERT_GE(launches_alone, 1);
+  for (int round = 0; round < 10; ++round) {
+    Array y = make(2.0f);
+    reset_stats();
+    std::atomic<int> ready{0}, bad{0};
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 8; ++t)
+      threads.emplace_back([y, &ready, &bad, &want] {
+        ++ready;
+        while (ready.load() < 8) std::this_thread::yield();
+        if (y.to_vector<float>() != want) ++bad;
+      });
+    for (std::thread& th : threads) th.join();
+    EXPECT_EQ(bad.load(), 0);
+    EXPECT_EQ(stats().kernel_launches, launches_alone) << "round " << round;
+  }
+}
+
 TEST_P(Evaluation, EvaluatedArraysFeedLaterExpressions) {
   Array x = random_array(DType::Float64, {3, 4}, 2);
   Array a = arrayc::sin(x) * 2.0;

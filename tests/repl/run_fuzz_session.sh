@@ -12,9 +12,9 @@
 set -euo pipefail
 src=$(cd "$1" && pwd)
 build=$(cd "$2" && pwd)
-work=$3
+mkdir -p "$3/corpus"
+work=$(cd "$3" && pwd)  # absolute: the target changes its working directory (fuzz_session.cpp)
 shift 3
-mkdir -p "$work/corpus"
 cxx=""
 for c in clang++-19 clang++; do
   if command -v "$c" >/dev/null 2>&1; then cxx=$c; break; fi

@@ -332,6 +332,8 @@ Value Session::eval_list(const Program& p, const Node& n, Scope& scope) {
   };
   std::vector<Frame> stack{{&n, 0, 0}};
   std::vector<int64_t> seen;  // length seen at each depth
+  const Node* too_big = nullptr;  // the first integer outside int64's range
+  double too_big_value = 0;
   bool leaf_depth_known = false;
   size_t leaf_depth = 0;
   while (!stack.empty()) {
@@ -364,6 +366,10 @@ Value Session::eval_list(const Program& p, const Node& n, Scope& scope) {
     double x;
     if (v.kind == Value::Kind::Weak) {
       x = v.number;
+      if (v.integral && !(x >= -0x1p63 && x < 0x1p63) && !too_big) {
+        too_big = &c;
+        too_big_value = x;
+      }
       kind = std::max(kind, v.integral ? Int : Float);
     } else if (v.kind == Value::Kind::Array && v.array->ndim() == 0) {
       x = v.array->item<double>();
@@ -378,6 +384,9 @@ Value Session::eval_list(const Program& p, const Node& n, Scope& scope) {
   }
   for (size_t d = 0; d < leaf_depth && d < seen.size(); ++d) shape.push_back(seen[d] < 0 ? 0 : seen[d]);
   if (!any) return array_value(zeros(shape, DType::Float64));
+  // A list of integers is int64 (numpy's default): a larger integer has no int64 value.
+  if (kind == Int && too_big)
+    fail(*too_big, "list element " + format_number(too_big_value) + " is out of int64's range (a list of integers is int64)");
   switch (kind) {
     case Bool: return array_value(cast(host_array<int64_t>(vals, shape), DType::Bool));
     case Int: return array_value(host_array<int64_t>(vals, shape));

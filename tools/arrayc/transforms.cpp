@@ -3,6 +3,8 @@
 // differentiated or batched, as one graph. At the root of a statement the result is computed
 // (one program); inside a def, nested in an expression, or under a stage command (:graph,
 // :fused, ...) it stays part of the graph being built.
+#include <cmath>
+
 #include "internal.h"
 
 namespace arrayc::tool {
@@ -50,6 +52,8 @@ detail::ArrayFn Session::transformed(const Program& p, const Node& maker, const 
   if (maker.count == 2) {
     Value k = eval(p, static_cast<int32_t>(p.child(maker, 1)), scope);
     if (k.kind != Value::Kind::Weak || !k.integral) fail(maker, "grad's second argument is an argument's position, an integer");
+    if (std::fabs(k.number) >= 0x1p62)
+      fail(maker, "grad: argument " + format_number(k.number) + " is out of range for a function of " + std::to_string(pattern.size()));
     argnum = static_cast<int64_t>(k.number);
   }
   if (argnum < 0 || argnum >= static_cast<int64_t>(pattern.size()))

@@ -53,7 +53,7 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
   write(dir / "self.ac", ":load self.ac\n");
   write(dir / "a.ac", "x = arange(4.0)\n:load b.ac\n");
   write(dir / "b.ac", "y = x * 2\n:load a.ac\n");
-  write(dir / "ok.ac", "def f(x): return sin(x) * 2\nz = f(arange(8.0))\n");
+  write(dir / "ok.ac", "def f(x) = sin(x) * 2\nz = f(arange(8.0))\n");
   write(dir / "bad.ac", "q = 1 +\n");
   std::filesystem::current_path(dir);
   // No disk cache: inputs must not fill the user's cache directory.

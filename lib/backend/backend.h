@@ -90,6 +90,14 @@ class Backend : public MemoryOwner {
   // The step's launch, its code compiled through `c`. Null when the step has nothing to do.
   virtual std::unique_ptr<Launch> plan(const Step& step, const Schedule& s, Device d, const PlanContext& ctx,
                                        Compiler& c) = 0;
+  // jit's new-length path (engine/jit_resize.h): the launch of a step that differs from the one
+  // `like` was planned for in its sizes alone. A backend may reuse like's code when the step
+  // needs the same code at the new sizes (no cache lookup); by default it plans the step again.
+  virtual std::unique_ptr<Launch> replan(const Step& step, const Schedule& s, Device d, const PlanContext& ctx,
+                                         Compiler& c, const Launch* like) {
+    (void)like;
+    return plan(step, s, d, ctx, c);
+  }
   // The stages of the units plan() compiles for the step, in order (inspect()).
   virtual std::vector<StageTexts> stages(const Step& step, const Schedule& s, Device d, const PlanContext& ctx,
                                          Compiler& c) = 0;

@@ -10,6 +10,7 @@
 #include "passes/pipeline.h"
 #include "support/interrupt.h"
 #include "support/env.h"
+#include "support/stats.h"
 
 namespace arrayc::detail {
 
@@ -27,6 +28,7 @@ Schedule schedule_graph(const Graph& g, const CompileOptions& o, StageLog* log) 
 }
 
 std::unique_ptr<Program> prepare(Schedule s, const CompileOptions& o, StageLog* log) {
+  counters().plans++;
   auto p = std::make_unique<Program>();
   p->schedule = std::move(s);
   const Schedule& sched = p->schedule;

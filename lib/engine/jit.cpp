@@ -1,14 +1,18 @@
-// jit(): trace once per signature, then bind buffers and launch.
+// jit(): trace once per signature and shape class, then bind buffers and launch.
 //
-// Programs are cached at two levels. The signature (per input: dtype, rank, which extents are 1,
-// device) selects the kernels: they are specialized on it and nothing else. The exact shapes
-// select a ready-to-run Program (launch parameters computed). A call with the shapes of an
-// earlier call only binds and launches; a call with new extents of a known signature runs the
-// function again to build the graph at those shapes (it may depend on them, e.g. through
-// reshape) and reuses the compiled kernels from the cache: no compile. A jit function keeps its
-// kProgramsKept most recently used Programs (a loop over many lengths would otherwise keep one
-// Program, and its launch plans, per length forever); an evicted one is prepared again if its
-// shapes come back, from kernels still in the kernel cache.
+// Programs are cached at two levels. The exact key (per input: dtype, device, alignment,
+// extents) selects a ready-to-run Program: a call with the shapes of an earlier call only binds
+// and launches. The class key (the same, but per dim only 0, 1 or which symbol: dims of equal
+// extent share one; engine/jit_resize.h) selects a ResizableProgram: a call with new extents of
+// a known class resizes the class's Program (every size recomputed from the symbols, every launch
+// made again from the first one's code) without running the function, scheduling or looking a
+// kernel up. The first call of a class learns how its sizes follow the symbols by tracing the
+// function twice more at probe extents (scheduled, never compiled or run); a class whose sizes
+// do not follow them as monomials (the function divides an extent, reads x.size() into a
+// constant, or fails at a probe extent) is traced again at each new length, as every length was
+// before, and finds its kernels in the cache. A jit function keeps its kProgramsKept most
+// recently used Programs and classes (a loop over many lengths would otherwise keep one Program,
+// and its launch plans, per length forever); an evicted one is made again if its shapes come back.
 #include <map>
 #include <mutex>
 
@@ -16,6 +20,7 @@
 #include "arrayc/jit.h"
 #include "arrayc/products.h"
 #include "engine/executor.h"
+#include "engine/jit_resize.h"
 #include "ir/build.h"
 #include "support/interrupt.h"
 #include "support/stats.h"
@@ -23,6 +28,18 @@
 namespace arrayc::detail {
 
 constexpr size_t kProgramsKept = 64;
+
+// Keeps `value` under `key` in a map of Entry {value, last_use}, evicting the least recently used
+// entry past kProgramsKept.
+template <typename Map, typename V> void keep(Map& map, std::vector<int64_t> key, V value, uint64_t use) {
+  if (map.size() >= kProgramsKept && !map.count(key)) {
+    auto oldest = map.begin();
+    for (auto it = map.begin(); it != map.end(); ++it)
+      if (it->second.last_use < oldest->second.last_use) oldest = it;
+    map.erase(oldest);
+  }
+  map[std::move(key)] = {std::move(value), use};
+}
 
 struct JitFunction::State {
   Fn fn;
@@ -32,19 +49,13 @@ struct JitFunction::State {
     uint64_t last_use = 0;
   };
   std::map<std::vector<int64_t>, Entry> programs;  // by exact key
+  struct ClassEntry {
+    std::shared_ptr<const ResizableProgram> resizable;  // null: each new length traces again
+    uint64_t last_use = 0;
+  };
+  std::map<std::vector<int64_t>, ClassEntry> classes;  // by class key
   uint64_t uses = 0;
   int64_t traces = 0;
-
-  // Keeps `program` under `key`, evicting the least recently used past kProgramsKept. Locked.
-  void keep(std::vector<int64_t> key, std::shared_ptr<Program> program) {
-    if (programs.size() >= kProgramsKept) {
-      auto oldest = programs.begin();
-      for (auto it = programs.begin(); it != programs.end(); ++it)
-        if (it->second.last_use < oldest->second.last_use) oldest = it;
-      programs.erase(oldest);
-    }
-    programs[std::move(key)] = Entry{std::move(program), ++uses};
-  }
 };
 
 JitFunction::JitFunction(Fn fn) : state_(std::make_shared<State>()) { state_->fn = std::move(fn); }
@@ -60,15 +71,14 @@ bool aligned(const ParamBinding& b) {
          b.offset * static_cast<int64_t>(dtype_size(b.dtype)) % 16 == 0;
 }
 
-// The exact key: fusion and math modes, then per input dtype, device, alignment, rank and extents.
-std::vector<int64_t> exact_key(const std::vector<Array>& in, const std::vector<ParamBinding>& params) {
+// What exact and class keys share: fusion and math modes, then per input dtype, device and
+// alignment.
+std::vector<int64_t> signature_key(const std::vector<Array>& in, const std::vector<ParamBinding>& params) {
   std::vector<int64_t> key{(fusion_enabled() ? 1 : 0) | (fast_math_enabled() ? 2 : 0) | (epilogue_fusion_enabled() ? 4 : 0)};
   for (size_t i = 0; i < in.size(); ++i) {
     const Array& a = in[i];
     key.push_back(static_cast<int64_t>(a.dtype()) | (static_cast<int64_t>(a.device().kind) << 8) |
                   (static_cast<int64_t>(aligned(params[i])) << 15) | (static_cast<int64_t>(a.device().index) << 16));
-    key.push_back(a.ndim());
-    key.insert(key.end(), a.shape().begin(), a.shape().end());
   }
   return key;
 }
@@ -103,13 +113,60 @@ Stages JitFunction::inspect(const std::vector<Array>& inputs, bool fuse) {
   return arrayc::inspect(outs, fuse);
 }
 
+namespace {
+
+Graph graph_of(const std::vector<Array>& outs) {
+  Graph g;
+  for (const Array& o : outs) g.outputs.push_back(o.node());
+  return g;
+}
+
+// The first call of a shape class: traces the function at the two probe extents and fits the
+// class's sizes (jit_resize.h). Null when the class has one shape only, or its sizes cannot be
+// fitted; an error at a probe extent means the latter, and is not the caller's.
+std::shared_ptr<const ResizableProgram> learn_class(const JitFunction::Fn& fn, const ShapeClass& c,
+                                                    const std::vector<Array>& inputs,
+                                                    std::shared_ptr<const Program> base, const CompileOptions& opts) {
+  if (c.symbols.empty()) return nullptr;
+  std::vector<Schedule> probes;
+  for (int probe = 0; probe < 2; ++probe) {
+    std::vector<int64_t> symbols = probe_symbols(c, probe);
+    if (symbols.empty()) return nullptr;
+    std::vector<Shape> shapes = class_shapes(c, symbols);
+    std::vector<Array> placeholders;
+    for (size_t i = 0; i < inputs.size(); ++i)
+      placeholders.emplace_back(make_param(static_cast<int64_t>(i), inputs[i].dtype(), shapes[i], inputs[i].device()));
+    counters().probe_traces++;
+    try {
+      probes.push_back(schedule_graph(graph_of(fn(placeholders)), opts));
+    } catch (const Interrupted&) {
+      throw;
+    } catch (...) {
+      return nullptr;
+    }
+  }
+  return ResizableProgram::fit(std::move(base), c, probes[0], probes[1], opts);
+}
+
+}  // namespace
+
 std::vector<Array> JitFunction::call(const std::vector<Array>& inputs) {
   clear_interrupt();  // as eval(): an old request is dropped; one made from now on stops the call
   State& s = *state_;
   std::vector<ParamBinding> params;
   params.reserve(inputs.size());
-  for (const Array& a : inputs) params.push_back(bind(a));
-  std::vector<int64_t> key = exact_key(inputs, params);
+  std::vector<Shape> shapes;
+  shapes.reserve(inputs.size());
+  for (const Array& a : inputs) {
+    params.push_back(bind(a));
+    shapes.push_back(a.shape());
+  }
+  std::vector<int64_t> sig = signature_key(inputs, params);
+  std::vector<int64_t> key = sig;
+  for (const Shape& shape : shapes) {
+    key.push_back(static_cast<int64_t>(shape.size()));
+    key.insert(key.end(), shape.begin(), shape.end());
+  }
 
   std::shared_ptr<Program> program;
   {
@@ -120,16 +177,36 @@ std::vector<Array> JitFunction::call(const std::vector<Array>& inputs) {
     }
   }
   if (!program) {
-    std::vector<Array> outs = s.fn(placeholders_for(inputs));
-    counters().traces++;
-    Graph g;
-    for (const Array& o : outs) g.outputs.push_back(o.node());
-    CompileOptions opts = user_compile_options();
-    for (const ParamBinding& b : params) opts.plan.param_aligned.push_back(aligned(b));
-    program = compile(g, opts);
+    ShapeClass c = shape_class(shapes);
+    std::vector<int64_t> class_key = sig;
+    class_key.insert(class_key.end(), c.key.begin(), c.key.end());
+    bool known_class = false;
+    std::shared_ptr<const ResizableProgram> resizable;
+    {
+      std::lock_guard<std::mutex> lock(s.mu);
+      if (auto it = s.classes.find(class_key); it != s.classes.end()) {
+        known_class = true;
+        resizable = it->second.resizable;
+        it->second.last_use = ++s.uses;
+      }
+    }
+    if (resizable) {
+      program = resizable->resize(c.symbols);
+      if (program) counters().resizes++;
+    }
+    if (!program) {
+      std::vector<Array> outs = s.fn(placeholders_for(inputs));
+      counters().traces++;
+      CompileOptions opts = user_compile_options();
+      for (const ParamBinding& b : params) opts.plan.param_aligned.push_back(aligned(b));
+      program = compile(graph_of(outs), opts);
+      if (!known_class) resizable = learn_class(s.fn, c, inputs, program, opts);
+      std::lock_guard<std::mutex> lock(s.mu);
+      s.traces++;
+      if (!known_class) keep(s.classes, std::move(class_key), std::move(resizable), ++s.uses);
+    }
     std::lock_guard<std::mutex> lock(s.mu);
-    s.traces++;
-    s.keep(std::move(key), program);
+    keep(s.programs, std::move(key), program, ++s.uses);
   }
   std::vector<NodeRef> nodes = run(*program, params);
   std::vector<Array> result;

@@ -17,6 +17,10 @@ struct Counters {
   std::atomic<int64_t> disk_evictions{0};
   std::atomic<int64_t> disk_bad_entries{0}; // corrupt, truncated or foreign entries, recompiled
   std::atomic<int64_t> disk_load_us{0};
+  // jit's new-length path (engine/jit_resize.h)
+  std::atomic<int64_t> plans{0};         // Programs prepared: scheduled, every step planned
+  std::atomic<int64_t> resizes{0};       // jit Programs resized to a new length instead
+  std::atomic<int64_t> probe_traces{0};  // runs of a jitted function at probe lengths
 };
 Counters& counters();
 

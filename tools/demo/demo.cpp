@@ -3,7 +3,7 @@
 //   - a check of the result against what it must be,
 //   - the first call (trace + compile + run) and the median of later calls,
 //   - what the engine did (arrayc::stats()) on the first call, on the later calls, and on a call
-//     with a different length (which must reuse the compiled kernels);
+//     with a different length (which resizes the first call's program: no trace, no compile);
 //   - then W2's first call again in a new process, which loads the kernels this one compiled from
 //     the disk cache instead of compiling them (`arrayc-demo --first-call` is that process).
 // Exits with status 1 when a result is wrong.

@@ -120,9 +120,13 @@ CombineFn combine_fn(DType t) {
 // between the pool's threads when it runs. The step is the Program's, which owns the launch.
 class HostKernelLaunch final : public Launch {
  public:
-  HostKernelLaunch(const KernelStep& ks, const HostBinary& b)
-      : k_(ks.kernel), lp_(ks.launch), fn_(b.fn),
+  HostKernelLaunch(const KernelStep& ks, const HostBinary& b, const EmitOptions& o)
+      : k_(ks.kernel), lp_(ks.launch), fn_(b.fn), stream_(o.stream_stores),
         combine_(k_.is_reduction ? combine_fn(k_.outputs[0].dtype) : nullptr) {}
+  // The same code as `like`, for a step of other sizes (Backend::replan).
+  HostKernelLaunch(const KernelStep& ks, const HostKernelLaunch& like)
+      : k_(ks.kernel), lp_(ks.launch), fn_(like.fn_), stream_(like.stream_), combine_(like.combine_) {}
+  bool streams() const { return stream_; }
 
   void run(const std::vector<void*>& ptrs) const override {
     counters().kernel_launches++;
@@ -162,6 +166,7 @@ class HostKernelLaunch final : public Launch {
   const Kernel& k_;
   const LaunchParams& lp_;
   KernelFn fn_;
+  bool stream_;  // compiled with streaming stores (host_options)
   CombineFn combine_;
 };
 
@@ -351,7 +356,18 @@ class HostBackend final : public Backend {
     if (ks.launch.parallel_extent == 0) return nullptr;
     EmitOptions o = host_options(ks, s, ctx.user);
     const auto& b = static_cast<const HostBinary&>(c.get(host_unit(ks.kernel, o, "")));
-    return std::make_unique<HostKernelLaunch>(ks, b);
+    return std::make_unique<HostKernelLaunch>(ks, b, o);
+  }
+
+  // jit's new-length path: a kernel step keeps like's function unless its streaming choice
+  // (which depends on the output's size) changes; products, scans and sorts look nothing up.
+  std::unique_ptr<Launch> replan(const Step& step, const Schedule& s, Device d, const PlanContext& ctx, Compiler& c,
+                                 const Launch* like) override {
+    const auto* ks = std::get_if<KernelStep>(&step.op);
+    const auto* l = dynamic_cast<const HostKernelLaunch*>(like);
+    if (ks && l && ks->launch.parallel_extent != 0 && host_options(*ks, s, ctx.user).stream_stores == l->streams())
+      return std::make_unique<HostKernelLaunch>(*ks, *l);
+    return plan(step, s, d, ctx, c);
   }
 
   std::vector<StageTexts> stages(const Step& step, const Schedule& s, Device, const PlanContext& ctx,

@@ -20,13 +20,16 @@ Stats stats() {
   s.disk_evictions = c.disk_evictions;
   s.disk_bad_entries = c.disk_bad_entries;
   s.disk_load_ms = static_cast<double>(c.disk_load_us) / 1000.0;
+  s.kernel_cache_evictions = c.kernel_cache_evictions;
+  s.auto_evals = c.auto_evals;
   return s;
 }
 
 void reset_stats() {
   auto& c = detail::counters();
   for (auto* counter : {&c.traces, &c.compiles, &c.cache_hits, &c.kernel_launches, &c.compile_us, &c.disk_hits,
-                        &c.disk_misses, &c.disk_writes, &c.disk_evictions, &c.disk_bad_entries, &c.disk_load_us})
+                        &c.disk_misses, &c.disk_writes, &c.disk_evictions, &c.disk_bad_entries, &c.disk_load_us,
+                        &c.kernel_cache_evictions, &c.auto_evals})
     *counter = 0;
 }
 

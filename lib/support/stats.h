@@ -17,7 +17,19 @@ struct Counters {
   std::atomic<int64_t> disk_evictions{0};
   std::atomic<int64_t> disk_bad_entries{0}; // corrupt, truncated or foreign entries, recompiled
   std::atomic<int64_t> disk_load_us{0};
+  // bounded memory (issue 26)
+  std::atomic<int64_t> kernel_cache_evictions{0};
+  std::atomic<int64_t> auto_evals{0};
+  std::atomic<int64_t> programs_alive{0};  // a gauge, not reset: Programs that exist now
 };
 Counters& counters();
+
+// A member of Program that counts the Programs alive (Counters::programs_alive).
+struct ProgramCount {
+  ProgramCount() { counters().programs_alive++; }
+  ~ProgramCount() { counters().programs_alive--; }
+  ProgramCount(const ProgramCount&) = delete;
+  ProgramCount& operator=(const ProgramCount&) = delete;
+};
 
 }  // namespace arrayc::detail

@@ -120,8 +120,8 @@ CombineFn combine_fn(DType t) {
 // between the pool's threads when it runs. The step is the Program's, which owns the launch.
 class HostKernelLaunch final : public Launch {
  public:
-  HostKernelLaunch(const KernelStep& ks, const HostBinary& b)
-      : k_(ks.kernel), lp_(ks.launch), fn_(b.fn),
+  HostKernelLaunch(const KernelStep& ks, std::shared_ptr<const Binary> b)
+      : k_(ks.kernel), lp_(ks.launch), binary_(std::move(b)), fn_(static_cast<const HostBinary&>(*binary_).fn),
         combine_(k_.is_reduction ? combine_fn(k_.outputs[0].dtype) : nullptr) {}
 
   void run(const std::vector<void*>& ptrs) const override {
@@ -161,6 +161,7 @@ class HostKernelLaunch final : public Launch {
 
   const Kernel& k_;
   const LaunchParams& lp_;
+  std::shared_ptr<const Binary> binary_;  // keeps fn_'s code loaded
   KernelFn fn_;
   CombineFn combine_;
 };
@@ -174,8 +175,9 @@ class HostKernelLaunch final : public Launch {
 // size and what it measured).
 class HostDotLaunch final : public Launch {
  public:
-  HostDotLaunch(const DotStep& d, const HostBinary* epilogue)  // the Program's step
-      : d_(d), fn_(epilogue ? epilogue->fn : nullptr) {
+  HostDotLaunch(const DotStep& d, std::shared_ptr<const Binary> epilogue)  // the Program's step
+      : d_(d), epilogue_(std::move(epilogue)),
+        fn_(epilogue_ ? static_cast<const HostBinary&>(*epilogue_).fn : nullptr) {
     if (!d_.has_epilogue) return;
     for (size_t i = 0; i < d_.epilogue.inputs.size(); ++i)
       if (d_.epilogue.inputs[i].kind == Source::Kind::Product) product_ptr_ = static_cast<int>(i);
@@ -237,6 +239,7 @@ class HostDotLaunch final : public Launch {
   }
 
   const DotStep& d_;
+  std::shared_ptr<const Binary> epilogue_;  // keeps fn_'s code loaded
   KernelFn fn_;
   int product_ptr_ = -1;
   int64_t m_ = 0, n_ = 0, panel_ = 1;
@@ -344,14 +347,13 @@ class HostBackend final : public Backend {
     if (const auto* d = std::get_if<DotStep>(&step.op)) {
       if (!d->has_epilogue) return std::make_unique<HostDotLaunch>(*d, nullptr);
       EmitOptions o = host_options(d->epilogue, s, ctx.user);
-      return std::make_unique<HostDotLaunch>(*d, &static_cast<const HostBinary&>(c.get(host_unit(d->epilogue.kernel, o, ""))));
+      return std::make_unique<HostDotLaunch>(*d, c.get(host_unit(d->epilogue.kernel, o, "")));
     }
     if (const auto* a = std::get_if<AxisStep>(&step.op)) return std::make_unique<HostAxisLaunch>(*a);
     const auto& ks = std::get<KernelStep>(step.op);
     if (ks.launch.parallel_extent == 0) return nullptr;
     EmitOptions o = host_options(ks, s, ctx.user);
-    const auto& b = static_cast<const HostBinary&>(c.get(host_unit(ks.kernel, o, "")));
-    return std::make_unique<HostKernelLaunch>(ks, b);
+    return std::make_unique<HostKernelLaunch>(ks, c.get(host_unit(ks.kernel, o, "")));
   }
 
   std::vector<StageTexts> stages(const Step& step, const Schedule& s, Device, const PlanContext& ctx,
@@ -371,7 +373,7 @@ class HostBackend final : public Backend {
     }
     EmitOptions o = host_options(*ks, s, ctx.user);
     CompileUnit u = host_unit(ks->kernel, o, notes + host_notes(*ks, s, o));
-    return {u.stages(c.get(u))};
+    return {u.stages(*c.get(u))};
   }
 
   void* alloc(Device, size_t bytes) override { return cpu_alloc(bytes); }

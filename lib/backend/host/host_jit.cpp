@@ -26,6 +26,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdlib>
 #include <mutex>
 #include <optional>
 #include <set>
@@ -195,12 +196,19 @@ HostJit& host() {
 
 // A resource tracker of the main JITDylib for one kernel's module or object, shared by its
 // binary: when the binary goes, its code and symbol are removed (under the JIT's lock).
+// Set when the process exits: binaries that static objects destroy then (a jit function kept in
+// a static) leave their code mapped rather than call into LLVM during static destruction.
+std::atomic<bool> exiting{false};
+
 // Called with h.mu held; `symbol` is then live until the binary goes.
 std::shared_ptr<void> new_tracker(HostJit& h, const std::string& symbol) {
+  static const bool registered = std::atexit([] { exiting = true; }) == 0;
+  (void)registered;
   h.live.insert(symbol);
   llvm::orc::ResourceTrackerSP rt = h.jit->getMainJITDylib().createResourceTracker();
   return std::shared_ptr<void>(new llvm::orc::ResourceTrackerSP(rt), [symbol](void* p) {
     auto* t = static_cast<llvm::orc::ResourceTrackerSP*>(p);
+    if (exiting) return;  // the tracker is left to the process's end, like the JIT itself
     {
       HostJit& h = host();
       std::lock_guard<std::mutex> lock(h.mu);

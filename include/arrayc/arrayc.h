@@ -1,6 +1,7 @@
 // The whole public API of arrayc.
 #pragma once
 #include "arrayc/array.h"
+#include "arrayc/bounds.h"  // issue 26: bounded memory and compile time
 #include "arrayc/device.h"
 #include "arrayc/distributed.h"
 #include "arrayc/dtype.h"

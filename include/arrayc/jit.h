@@ -56,6 +56,10 @@ struct Stats {
   int64_t plans = 0;
   int64_t resizes = 0;
   int64_t probe_traces = 0;
+  // Bounded memory (issue 26; arrayc/bounds.h): compiled kernels the in-memory cache let go past
+  // ARRAYC_KERNEL_CACHE_MAX, and lazy graphs evaluated for reaching ARRAYC_AUTO_EVAL_NODES.
+  int64_t kernel_cache_evictions = 0;
+  int64_t auto_evals = 0;
 };
 Stats stats();
 void reset_stats();

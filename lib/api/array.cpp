@@ -5,6 +5,7 @@
 #include <future>
 #include <mutex>
 
+#include "api/auto_eval.h"
 #include "arrayc/jit.h"
 #include "arrayc/ops.h"
 #include "backend/backend.h"
@@ -33,7 +34,9 @@ struct ArrayImpl {
 using detail::NodeRef;
 
 Array::Array() : Array(detail::make_constant(detail::Scalar::of(DType::Float32, 0), {}, cpu())) {}
-Array::Array(NodeRef node) : impl_(std::make_shared<detail::ArrayImpl>(std::move(node))) {}
+Array::Array(NodeRef node) : impl_(std::make_shared<detail::ArrayImpl>(std::move(node))) {
+  detail::auto_eval_if_large(*this);  // bounded memory (issue 26): api/auto_eval.h
+}
 
 // A copy taken under the lock: eval() may replace the node (and free the old one) at any time.
 NodeRef Array::node() const {

@@ -23,6 +23,8 @@ Stats stats() {
   s.plans = c.plans;
   s.resizes = c.resizes;
   s.probe_traces = c.probe_traces;
+  s.kernel_cache_evictions = c.kernel_cache_evictions;
+  s.auto_evals = c.auto_evals;
   return s;
 }
 
@@ -30,7 +32,8 @@ void reset_stats() {
   auto& c = detail::counters();
   for (auto* counter : {&c.traces, &c.compiles, &c.cache_hits, &c.kernel_launches, &c.compile_us, &c.disk_hits,
                         &c.disk_misses, &c.disk_writes, &c.disk_evictions, &c.disk_bad_entries, &c.disk_load_us,
-                        &c.plans, &c.resizes, &c.probe_traces})
+                        &c.plans, &c.resizes, &c.probe_traces,
+                        &c.kernel_cache_evictions, &c.auto_evals})
     *counter = 0;
 }
 

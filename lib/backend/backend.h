@@ -21,7 +21,8 @@
 namespace arrayc::detail {
 
 // Compiled code, loaded and ready to call on one device: a host function, or a GPU kernel in a
-// loaded module. Backends derive their own; the kernel cache owns them for the process.
+// loaded module. Backends derive their own; the kernel cache and the Launches planned with a
+// binary share it (the cache may drop it first: engine/kernel_cache.h).
 struct Binary {
   virtual ~Binary() = default;
   std::string name;       // the symbol or entry it is called by
@@ -60,7 +61,7 @@ struct CompileUnit {
 class Compiler {
  public:
   virtual ~Compiler() = default;
-  virtual const Binary& get(const CompileUnit& unit) = 0;
+  virtual std::shared_ptr<const Binary> get(const CompileUnit& unit) = 0;
 };
 
 // A step ready to run. ptrs: for a kernel step, its memory operands' base pointers (inputs, then

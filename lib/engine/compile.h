@@ -16,6 +16,7 @@
 #include "backend/backend.h"
 #include "ir/graph.h"
 #include "kernel/schedule.h"
+#include "support/stats.h"
 
 namespace arrayc::detail {
 
@@ -34,6 +35,7 @@ CompileOptions user_compile_options();
 struct Program {
   Schedule schedule;
   std::vector<std::unique_ptr<Launch>> launches;  // per step; null when a step has nothing to run
+  ProgramCount count;  // bounded memory (issue 26): bounds_info().programs
   Program() = default;
   Program(const Program&) = delete;
   Program& operator=(const Program&) = delete;

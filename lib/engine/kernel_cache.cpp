@@ -3,6 +3,7 @@
 #include <chrono>
 #include <fstream>
 #include <iostream>
+#include <list>
 #include <mutex>
 #include <unordered_map>
 
@@ -62,20 +63,25 @@ std::unique_ptr<Binary> load_from(DiskCache& disk, const std::string& key, const
   }
 }
 
+// Binaries by key, the least recently used evicted past kernel_cache_max_setting() (the
+// ARRAYC_KERNEL_CACHE_MAX environment variable). A binary is shared: a Program planned with it
+// keeps it alive, and its code loaded, after the cache has let it go.
 class KernelCache final : public Compiler {
  public:
-  const Binary& get(const CompileUnit& u) override {
+  std::shared_ptr<const Binary> get(const CompileUnit& u) override {
+    std::string key = cache_key(u);
     std::shared_ptr<Entry> e;
     {
       std::lock_guard<std::mutex> lock(mu_);
-      std::shared_ptr<Entry>& slot = map_[cache_key(u)];
+      std::shared_ptr<Entry>& slot = map_[key];
       if (!slot) slot = std::make_shared<Entry>();
       e = slot;
+      if (e->in_lru) lru_.splice(lru_.begin(), lru_, e->lru);
     }
     std::lock_guard<std::mutex> lock(e->mu);  // one compile per key; other keys go on
     if (e->binary) {
       counters().cache_hits++;
-      return *e->binary;
+      return e->binary;
     }
     DiskCache* disk = u.load && !u.disk_target.empty() ? process_disk_cache() : nullptr;
     std::string disk_key = disk ? cache_key_across_processes(u) : "";
@@ -89,17 +95,48 @@ class KernelCache final : public Compiler {
     }
     std::string().swap(b->artifact);  // stored: no need to keep it in memory
     e->binary = std::move(b);
-    return *e->binary;
+    keep(key, e);
+    return e->binary;
+  }
+
+  size_t size() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return lru_.size();
   }
 
  private:
   struct Entry {
     std::mutex mu;
-    std::unique_ptr<Binary> binary;
+    std::shared_ptr<const Binary> binary;
+    bool in_lru = false;                     // guarded by the cache's mu_, as lru
+    std::list<std::string>::iterator lru;    // its key's place in lru_
   };
+
+  // A new binary joins the front of the order; past the bound, the back leaves the cache.
+  void keep(const std::string& key, const std::shared_ptr<Entry>& e) {
+    static const size_t max = static_cast<size_t>(kernel_cache_max_setting());
+    std::lock_guard<std::mutex> lock(mu_);
+    auto it = map_.find(key);
+    if (it == map_.end() || it->second != e || e->in_lru) return;
+    lru_.push_front(key);
+    e->lru = lru_.begin();
+    e->in_lru = true;
+    while (lru_.size() > max) {
+      map_.erase(lru_.back());  // a thread still holding the entry keeps its binary
+      lru_.pop_back();
+      counters().kernel_cache_evictions++;
+    }
+  }
+
   std::mutex mu_;
   std::unordered_map<std::string, std::shared_ptr<Entry>> map_;
+  std::list<std::string> lru_;  // keys of the entries with a binary, most recently used first
 };
+
+KernelCache& the_cache() {
+  static KernelCache* c = new KernelCache;  // never destroyed: Programs may outlive static teardown
+  return *c;
+}
 
 }  // namespace
 
@@ -109,9 +146,8 @@ std::string cache_key_across_processes(const CompileUnit& u) {
   return "arrayc " ARRAYC_BUILD_ID "\n" + std::string(u.disk_target) + "\n" + cache_key(u);
 }
 
-Compiler& kernel_cache() {
-  static KernelCache* c = new KernelCache;  // binaries stay loaded for the process
-  return *c;
-}
+Compiler& kernel_cache() { return the_cache(); }
+
+int64_t kernel_cache_size() { return static_cast<int64_t>(the_cache().size()); }
 
 }  // namespace arrayc::detail

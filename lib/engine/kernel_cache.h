@@ -3,6 +3,7 @@
 // one place (cache_key), and every new binary is reported in one place (ARRAYC_DEBUG >= 3 prints
 // its stages, ARRAYC_DUMP_DIR gets one file per stage). The disk cache plugs in here.
 #pragma once
+#include <cstdint>
 #include <string>
 
 #include "backend/backend.h"
@@ -19,7 +20,10 @@ std::string cache_key_across_processes(const CompileUnit& u);
 
 // The process's cache: on a unit's first request (once, however many threads ask at the same
 // time) loads it from the disk cache or compiles it (and stores it there), then returns the
-// same binary. Thread-safe.
+// same binary. It keeps at most ARRAYC_KERNEL_CACHE_MAX binaries (default 4096), dropping the
+// least recently used; a Program that holds a dropped binary keeps it. Thread-safe.
 Compiler& kernel_cache();
+// The binaries it holds now.
+int64_t kernel_cache_size();
 
 }  // namespace arrayc::detail

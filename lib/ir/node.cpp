@@ -1,5 +1,7 @@
 #include "ir/node.h"
 
+#include <algorithm>
+
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -173,6 +175,12 @@ Node::~Node() {
 
 NodeRef intern(Node proto) {
   proto.hash = structural_hash(proto);
+  proto.tree_nodes = 1;
+  proto.reads_param = proto.op == Op::Param;
+  for (const NodeRef& in : proto.inputs) {
+    proto.tree_nodes = std::min(proto.tree_nodes + in->tree_nodes, int64_t{1} << 62);
+    proto.reads_param = proto.reads_param || in->reads_param;
+  }
   InternTable& t = table();
   std::lock_guard<std::mutex> lock(t.mu);
   // Entries whose node died are dropped here, not left for the sweep: a node that is made and

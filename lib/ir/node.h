@@ -98,6 +98,12 @@ struct Node {
   Scalar value;         // Constant
   StorageRef storage;   // Buffer
   size_t hash = 0;
+  // Bounded lazy graphs (issue 26), set by intern from the inputs, not part of the node's
+  // identity: the nodes of the graph behind this one counted as a tree (a node read twice counts
+  // twice; an upper bound of the graph's size, saturating at 2^62), and whether it reads a Param
+  // (a traced input: such a graph cannot be evaluated).
+  int64_t tree_nodes = 1;
+  bool reads_param = false;
 
   Node() = default;
   Node(const Node&) = default;

@@ -5,6 +5,7 @@
 #include <set>
 #include <sstream>
 
+#include "passes/compile_cost.h"
 #include "passes/products.h"
 
 namespace arrayc::detail {
@@ -167,12 +168,12 @@ FusionPlan plan_fusion(const Graph& g, const FusionOptions& opts) {
   mark_required_roots(g, opts, users, p);
 
   std::vector<std::vector<const Node*>> group_roots;
-  std::vector<int64_t> group_ops;  // nodes computed in each group
+  std::vector<int64_t> group_cost;  // compile cost of the nodes computed in each group
   std::vector<const Node*> group_product;  // the product whose epilogue a group is, if any
   auto new_group = [&](const Node* root) {
     p.group_of[root] = static_cast<int>(group_roots.size());
     group_roots.push_back({root});
-    group_ops.push_back(1);
+    group_cost.push_back(compile_weight(*root));
     group_product.push_back(nullptr);
   };
 
@@ -193,7 +194,7 @@ FusionPlan plan_fusion(const Graph& g, const FusionOptions& opts) {
           p.group_of[o.get()] = static_cast<int>(gi);
           merged[gi].push_back(o);
           group_roots[gi].push_back(o.get());
-          ++group_ops[gi];
+          group_cost[gi] += compile_weight(*o);
         }
       }
       if (!p.group_of.count(o.get())) {
@@ -233,19 +234,19 @@ FusionPlan plan_fusion(const Graph& g, const FusionOptions& opts) {
       if (why.empty()) {
         p.group_of[n] = gi;
         group_product[gi] = n;
-        ++group_ops[gi];
+        group_cost[gi] += compile_weight(*n);
       } else {
         p.root_reason.emplace(n, product_reason(*n) + "; " + why);
         new_group(n);
       }
       continue;
     }
-    if (gs.size() == 1 && group_ops[*gs.begin()] >= kMaxKernelOps) {
-      p.root_reason.emplace(n, "kernel size limit (" + std::to_string(kMaxKernelOps) + " ops)");
+    if (gs.size() == 1 && group_cost[*gs.begin()] + compile_weight(*n) > kMaxKernelCost) {
+      p.root_reason.emplace(n, compile_cost_reason(*n, group_cost[*gs.begin()]));
       new_group(n);
     } else if (gs.size() == 1) {
       p.group_of[n] = *gs.begin();
-      ++group_ops[*gs.begin()];
+      group_cost[*gs.begin()] += compile_weight(*n);
     } else {
       p.root_reason.emplace(n, "used by " + std::to_string(gs.size()) + " kernels");
       new_group(n);

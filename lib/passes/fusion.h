@@ -12,11 +12,10 @@
 
 namespace arrayc::detail {
 
-// At most this many nodes are computed in one kernel; the node that would exceed it is
-// materialized ("kernel size limit"). Past a few thousand, LLVM's scheduling of the loop body
-// grows quadratically (a chain of 32000 adds took 10 s to compile) and building the kernel
-// recursed once per node of the chain (a chain of 64000 overflowed the stack).
-constexpr int64_t kMaxKernelOps = 1024;
+// A kernel's size is bounded by its estimated compile cost (passes/compile_cost.h): the node
+// that would pass kMaxKernelCost is materialized ("split: compile cost ..."). Past a few
+// thousand nodes, LLVM's scheduling of the loop body grows quadratically (a chain of 32000 adds
+// took 10 s to compile), and building the kernel recursed once per node of the chain.
 
 struct FusionOptions {
   bool fuse = true;  // false: one kernel per op (ARRAYC_FUSION=0)

@@ -66,5 +66,11 @@ std::string blas_core_setting();
 std::optional<int64_t> blas_threads_setting();
 // ARRAYC_EPILOGUE, 0 or 1 (default 1): elementwise consumers of a CPU product fuse into its step.
 bool epilogue_setting();
+// ---- bounded memory (issue 26) ----
+// ARRAYC_KERNEL_CACHE_MAX, an integer >= 1 (default 4096): the in-memory kernel cache's bound.
+int64_t kernel_cache_max_setting();
+// ARRAYC_AUTO_EVAL_NODES, an integer >= 0 (default 100000; 0: never): the size of an
+// unevaluated graph at which the op that builds it evaluates it (api/auto_eval.cpp).
+int64_t auto_eval_nodes_setting();
 
 }  // namespace arrayc::detail

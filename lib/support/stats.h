@@ -21,7 +21,19 @@ struct Counters {
   std::atomic<int64_t> plans{0};         // Programs prepared: scheduled, every step planned
   std::atomic<int64_t> resizes{0};       // jit Programs resized to a new length instead
   std::atomic<int64_t> probe_traces{0};  // runs of a jitted function at probe lengths
+  // bounded memory (issue 26)
+  std::atomic<int64_t> kernel_cache_evictions{0};
+  std::atomic<int64_t> auto_evals{0};
+  std::atomic<int64_t> programs_alive{0};  // a gauge, not reset: Programs that exist now
 };
 Counters& counters();
+
+// A member of Program that counts the Programs alive (Counters::programs_alive).
+struct ProgramCount {
+  ProgramCount() { counters().programs_alive++; }
+  ~ProgramCount() { counters().programs_alive--; }
+  ProgramCount(const ProgramCount&) = delete;
+  ProgramCount& operator=(const ProgramCount&) = delete;
+};
 
 }  // namespace arrayc::detail

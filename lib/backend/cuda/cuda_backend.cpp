@@ -290,15 +290,19 @@ class CudaBackend final : public Backend {
       GemmProblem p = problem(*dot, ctx);
       if (p.m == 0 || p.n == 0 || p.batch == 0) return nullptr;
       GemmKernel gk = choose_gemm(p, sms);
-      return std::make_unique<GemmLaunch>(d, p, gk, gpu_binary(c.get(gemm_unit(d, gk))));
+      std::shared_ptr<const Binary> b = c.get(gemm_unit(d, gk));
+      return std::make_unique<GemmLaunch>(d, p, gk, gpu_binary(*b));
     }
     const auto& ks = std::get<KernelStep>(step.op);
     if (ks.launch.parallel_extent == 0) return nullptr;
-    const GpuBinary& g = gpu_binary(c.get(kernel_unit(d, ks.kernel, ctx.user)));
+    // The launches keep the loaded function (cuda::load's), not the binary.
+    std::shared_ptr<const Binary> b = c.get(kernel_unit(d, ks.kernel, ctx.user));
+    const GpuBinary& g = gpu_binary(*b);
     PtxLaunchConfig cfg = ptx_launch_config(ks.kernel, g.ptx, ks.launch, sms);
     if (cfg.chunks == 1) return std::make_unique<KernelLaunch>(d, ks, g, cfg);
     ReductionSplit split = split_reduction(ks.kernel, ks.launch, cfg.chunks);
-    const GpuBinary& comb = gpu_binary(c.get(kernel_unit(d, split.combine, EmitOptions{})));
+    std::shared_ptr<const Binary> cb = c.get(kernel_unit(d, split.combine, EmitOptions{}));
+    const GpuBinary& comb = gpu_binary(*cb);
     PtxLaunchConfig cc = ptx_launch_config(split.combine, comb.ptx, split.second, sms);
     return std::make_unique<SplitLaunch>(d, ks, g, cfg, std::move(split), comb, cc);
   }
@@ -312,7 +316,7 @@ class CudaBackend final : public Backend {
     } else {
       u = kernel_unit(d, std::get<KernelStep>(step.op).kernel, ctx.user);
     }
-    return {u.stages(c.get(u))};
+    return {u.stages(*c.get(u))};
   }
 
   void* alloc(Device d, size_t bytes) override { return cuda::alloc(d.index, bytes); }

@@ -120,12 +120,14 @@ CombineFn combine_fn(DType t) {
 // between the pool's threads when it runs. The step is the Program's, which owns the launch.
 class HostKernelLaunch final : public Launch {
  public:
-  HostKernelLaunch(const KernelStep& ks, const HostBinary& b, const EmitOptions& o)
-      : k_(ks.kernel), lp_(ks.launch), fn_(b.fn), stream_(o.stream_stores),
+  HostKernelLaunch(const KernelStep& ks, std::shared_ptr<const Binary> b, const EmitOptions& o)
+      : k_(ks.kernel), lp_(ks.launch), binary_(std::move(b)), fn_(static_cast<const HostBinary&>(*binary_).fn),
+        stream_(o.stream_stores),
         combine_(k_.is_reduction ? combine_fn(k_.outputs[0].dtype) : nullptr) {}
   // The same code as `like`, for a step of other sizes (Backend::replan).
   HostKernelLaunch(const KernelStep& ks, const HostKernelLaunch& like)
-      : k_(ks.kernel), lp_(ks.launch), fn_(like.fn_), stream_(like.stream_), combine_(like.combine_) {}
+      : k_(ks.kernel), lp_(ks.launch), binary_(like.binary_), fn_(like.fn_), stream_(like.stream_),
+        combine_(like.combine_) {}
   bool streams() const { return stream_; }
 
   void run(const std::vector<void*>& ptrs) const override {
@@ -165,6 +167,7 @@ class HostKernelLaunch final : public Launch {
 
   const Kernel& k_;
   const LaunchParams& lp_;
+  std::shared_ptr<const Binary> binary_;  // keeps fn_'s code loaded
   KernelFn fn_;
   bool stream_;  // compiled with streaming stores (host_options)
   CombineFn combine_;
@@ -179,8 +182,9 @@ class HostKernelLaunch final : public Launch {
 // size and what it measured).
 class HostDotLaunch final : public Launch {
  public:
-  HostDotLaunch(const DotStep& d, const HostBinary* epilogue)  // the Program's step
-      : d_(d), fn_(epilogue ? epilogue->fn : nullptr) {
+  HostDotLaunch(const DotStep& d, std::shared_ptr<const Binary> epilogue)  // the Program's step
+      : d_(d), epilogue_(std::move(epilogue)),
+        fn_(epilogue_ ? static_cast<const HostBinary&>(*epilogue_).fn : nullptr) {
     if (!d_.has_epilogue) return;
     for (size_t i = 0; i < d_.epilogue.inputs.size(); ++i)
       if (d_.epilogue.inputs[i].kind == Source::Kind::Product) product_ptr_ = static_cast<int>(i);
@@ -242,6 +246,7 @@ class HostDotLaunch final : public Launch {
   }
 
   const DotStep& d_;
+  std::shared_ptr<const Binary> epilogue_;  // keeps fn_'s code loaded
   KernelFn fn_;
   int product_ptr_ = -1;
   int64_t m_ = 0, n_ = 0, panel_ = 1;
@@ -349,14 +354,13 @@ class HostBackend final : public Backend {
     if (const auto* d = std::get_if<DotStep>(&step.op)) {
       if (!d->has_epilogue) return std::make_unique<HostDotLaunch>(*d, nullptr);
       EmitOptions o = host_options(d->epilogue, s, ctx.user);
-      return std::make_unique<HostDotLaunch>(*d, &static_cast<const HostBinary&>(c.get(host_unit(d->epilogue.kernel, o, ""))));
+      return std::make_unique<HostDotLaunch>(*d, c.get(host_unit(d->epilogue.kernel, o, "")));
     }
     if (const auto* a = std::get_if<AxisStep>(&step.op)) return std::make_unique<HostAxisLaunch>(*a);
     const auto& ks = std::get<KernelStep>(step.op);
     if (ks.launch.parallel_extent == 0) return nullptr;
     EmitOptions o = host_options(ks, s, ctx.user);
-    const auto& b = static_cast<const HostBinary&>(c.get(host_unit(ks.kernel, o, "")));
-    return std::make_unique<HostKernelLaunch>(ks, b, o);
+    return std::make_unique<HostKernelLaunch>(ks, c.get(host_unit(ks.kernel, o, "")), o);
   }
 
   // jit's new-length path: a kernel step keeps like's function unless its streaming choice
@@ -387,7 +391,7 @@ class HostBackend final : public Backend {
     }
     EmitOptions o = host_options(*ks, s, ctx.user);
     CompileUnit u = host_unit(ks->kernel, o, notes + host_notes(*ks, s, o));
-    return {u.stages(c.get(u))};
+    return {u.stages(*c.get(u))};
   }
 
   void* alloc(Device, size_t bytes) override { return cpu_alloc(bytes); }

@@ -26,6 +26,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <cstdlib>
 #include <mutex>
 #include <optional>
 #include <set>
@@ -167,6 +168,9 @@ struct HostJit {
   std::string capture_module;
   // Symbols whose definition failed to link: never defined again.
   std::set<std::string> failed;
+  // Symbols defined now (their binaries alive). The kernel cache may drop a binary that a
+  // Program still runs, and compile its kernel again: the new copy takes another name.
+  std::set<std::string> live;
 
   // The tile copies (emit_tile_copy) added so far, by element size; each is compiled with the
   // first kernel that calls it and shared from then on. Guarded by mu.
@@ -190,7 +194,34 @@ HostJit& host() {
   return *h;
 }
 
+// A resource tracker of the main JITDylib for one kernel's module or object, shared by its
+// binary: when the binary goes, its code and symbol are removed (under the JIT's lock).
+// Set when the process exits: binaries that static objects destroy then (a jit function kept in
+// a static) leave their code mapped rather than call into LLVM during static destruction.
+std::atomic<bool> exiting{false};
+
+// Called with h.mu held; `symbol` is then live until the binary goes.
+std::shared_ptr<void> new_tracker(HostJit& h, const std::string& symbol) {
+  static const bool registered = std::atexit([] { exiting = true; }) == 0;
+  (void)registered;
+  h.live.insert(symbol);
+  llvm::orc::ResourceTrackerSP rt = h.jit->getMainJITDylib().createResourceTracker();
+  return std::shared_ptr<void>(new llvm::orc::ResourceTrackerSP(rt), [symbol](void* p) {
+    auto* t = static_cast<llvm::orc::ResourceTrackerSP*>(p);
+    if (exiting) return;  // the tracker is left to the process's end, like the JIT itself
+    {
+      HostJit& h = host();
+      std::lock_guard<std::mutex> lock(h.mu);
+      llvm::consumeError((*t)->remove());  // nothing to do about a failure: the code stays mapped
+      h.live.erase(symbol);
+    }
+    delete t;
+  });
+}
+
 }  // namespace
+
+HostBinary::~HostBinary() = default;
 
 std::unique_ptr<HostBinary> compile_host_kernel(const Kernel& k, const EmitOptions& opts, const std::string& symbol,
                                                 bool keep_artifact) {
@@ -199,8 +230,9 @@ std::unique_ptr<HostBinary> compile_host_kernel(const Kernel& k, const EmitOptio
   auto out = std::make_unique<HostBinary>();
   {
     std::lock_guard<std::mutex> lock(h.mu);
-    out->name = symbol.empty() || h.failed.count(symbol) ? "arrayc_" + k.name + "_" + std::to_string(h.next_id++)
-                                                          : symbol;
+    out->name = symbol.empty() || h.failed.count(symbol) || h.live.count(symbol)
+                    ? "arrayc_" + k.name + "_" + std::to_string(h.next_id++)
+                    : symbol;
   }
   auto ctx = std::make_unique<llvm::LLVMContext>();
   std::unique_ptr<llvm::Module> m = emit_for(k, out->name, *ctx, opts, *h.tm);
@@ -211,7 +243,9 @@ std::unique_ptr<HostBinary> compile_host_kernel(const Kernel& k, const EmitOptio
     h.add_tile_copies(k);
     prepare(*m, *h.tm);
     optimize_host_module(*m, *h.tm, opts.stream_stores);
-    if (auto e = h.jit->addIRModule(llvm::orc::ThreadSafeModule(std::move(m), std::move(ctx))))
+    out->code = new_tracker(h, out->name);
+    auto& rt = *static_cast<llvm::orc::ResourceTrackerSP*>(out->code.get());
+    if (auto e = h.jit->addIRModule(rt, llvm::orc::ThreadSafeModule(std::move(m), std::move(ctx))))
       ARRAYC_INTERNAL_CHECK(false, "cannot add a kernel to the JIT: " + to_error(std::move(e)));
     // Only an object under the symbol its key names can be linked by another process.
     h.capture = keep_artifact && out->name == symbol ? &out->artifact : nullptr;
@@ -236,8 +270,12 @@ std::unique_ptr<HostBinary> load_host_kernel(const Kernel& k, const std::string&
     throw Error("cannot link the stored kernel " + symbol + ": " + why);
   };
   if (h.failed.count(symbol)) fail("it failed before in this process");
+  // An older copy still runs under that name (the memory cache dropped it): compiled instead.
+  if (h.live.count(symbol)) throw Error("cannot link the stored kernel " + symbol + ": its symbol is in use");
   h.add_tile_copies(k);
-  if (auto e = h.jit->addObjectFile(llvm::MemoryBuffer::getMemBufferCopy(object, symbol))) fail(to_error(std::move(e)));
+  out->code = new_tracker(h, symbol);
+  auto& rt = *static_cast<llvm::orc::ResourceTrackerSP*>(out->code.get());
+  if (auto e = h.jit->addObjectFile(rt, llvm::MemoryBuffer::getMemBufferCopy(object, symbol))) fail(to_error(std::move(e)));
   auto sym = h.jit->lookup(symbol);
   if (!sym) fail(to_error(sym.takeError()));
   out->fn = sym->toPtr<KernelFn>();

@@ -16,9 +16,13 @@ namespace arrayc::detail {
 
 using KernelFn = void (*)(void* const* ptrs, const int64_t* params, int64_t begin, int64_t end);
 
-// A kernel compiled for the host and linked into the process (Binary::name is its symbol).
+// A kernel compiled for the host and linked into the process (Binary::name is its symbol). Its
+// code is unloaded when the binary is destroyed (after the kernel cache and every Launch that
+// held it let it go).
 struct HostBinary : Binary {
   KernelFn fn = nullptr;
+  std::shared_ptr<void> code;  // the JIT's hold on the code (a resource tracker); null: none
+  ~HostBinary() override;
 };
 
 // Compiles a kernel for the host and links it; the function is `symbol` (default: a name made

@@ -25,8 +25,37 @@
 
 namespace arrayc::detail {
 
+namespace {
+
+// Compile time (issue 26): past this many calls of vector math in one module, none is inlined.
+// Each inlined body adds its blocks and its long-lived constants to the one vector loop, and
+// the greedy register allocator's time on that loop grows faster than quadratically with them
+// (a fused chain of 100 sin and 100 mul: 1.08 s of register allocation inlined, 4 ms with the
+// calls kept). Out of line, each function is compiled once per module and called per vector.
+constexpr int kMaxInlinedMathCalls = 16;
+
+// The vector math variants (always-inline until here) and how many calls they have.
+void keep_math_calls_out_of_line_past_the_budget(llvm::Module& m) {
+  std::vector<llvm::Function*> math;
+  int calls = 0;
+  for (llvm::Function& f : m) {
+    if (f.isDeclaration() || !f.hasFnAttribute(llvm::Attribute::AlwaysInline) || !f.getName().starts_with("arrayc_"))
+      continue;
+    math.push_back(&f);
+    for (const llvm::User* u : f.users()) calls += llvm::isa<llvm::CallBase>(u);
+  }
+  if (calls <= kMaxInlinedMathCalls) return;
+  for (llvm::Function* f : math) {
+    f->removeFnAttr(llvm::Attribute::AlwaysInline);
+    f->addFnAttr(llvm::Attribute::NoInline);
+  }
+}
+
+}  // namespace
+
 void inline_vector_math(llvm::Module& m, llvm::TargetMachine& tm) {
   TargetAnalyses a(tm);
+  keep_math_calls_out_of_line_past_the_budget(m);
   llvm::ModulePassManager mpm;
   mpm.addPass(llvm::AlwaysInlinerPass(/*InsertLifetimeIntrinsics=*/false));
   mpm.run(m, a.mam);

@@ -671,6 +671,7 @@ class Interpreter {
   // Sparse scatter (issue 28): x, then each update in index order (ops.def's ScatterSet/Add).
   HostArray eval_scatter(const Node& n) {
     HostArray out = input(n, 0);
+    if (track_ && out.err.empty()) out.err.assign(static_cast<size_t>(out.numel()), 0.0);
     const HostArray& idx = input(n, 1);
     const HostArray& v = input(n, 2);
     int64_t rows = n.shape.at(0), k = idx.numel();

@@ -99,6 +99,29 @@ TEST_P(ScatterHalf, AtIndexArraysInsideJit) {
   }
 }
 
+TEST_P(ScatterHalf, AtIndexArraysHaveGradientsAndBatch) {
+  Array x = zeros({5}, DType::Float32);
+  Array i = array<int64_t>({1, 3, 1, -1, 7}, {5});  // row 1 twice, -1 is row 4, 7 dropped
+  Array v = array<float>({1, 2, 3, 4, 5}, {5});
+  Array w = array<float>({10, 20, 30, 40, 50}, {5});
+  auto add = [&](const Array& x, const Array& v) { return sum(w * x.at(i).add(v)); };
+  auto set = [&](const Array& x, const Array& v) { return sum(w * x.at(i).set(v)); };
+  std::vector<Array> ga = grad(add, {0, 1})(x, v), gs = grad(set, {0, 1})(x, v);
+  EXPECT_EQ(ga[0].to_vector<float>(), (std::vector<float>{10, 20, 30, 40, 50}));
+  EXPECT_EQ(ga[1].to_vector<float>(), (std::vector<float>{20, 40, 20, 50, 0}));
+  EXPECT_EQ(gs[0].to_vector<float>(), (std::vector<float>{10, 0, 30, 0, 0}));  // rows set: no gradient
+  EXPECT_EQ(gs[1].to_vector<float>(), (std::vector<float>{0, 40, 20, 50, 0}));  // update 0 is overwritten
+  // vmap over x and v (and over the indices), against each example alone.
+  Array xb = random_array(DType::Float32, {3, 5, 2}, 120), vb = random_array(DType::Float32, {3, 5, 2}, 121);
+  Array ib = array<int64_t>({0, 4, 0, -5, 5, 2, 2, 2, -1, -6, 1, 3, 3, 1, 0}, {3, 5});
+  Array yb = vmap([&](const Array& x, const Array& v) { return x.at(i).add(v); })(xb, vb);
+  Array zb = vmap([](const Array& x, const Array& i, const Array& v) { return x.at(i).set(v); })(xb, ib, vb);
+  for (int64_t e = 0; e < 3; ++e) {
+    EXPECT_EQ(yb[e].to_vector<float>(), xb[e].at(i).add(vb[e]).to_vector<float>());
+    EXPECT_EQ(zb[e].to_vector<float>(), xb[e].at(ib[e]).set(vb[e]).to_vector<float>());
+  }
+}
+
 // float16 and bfloat16 chains of the correctly rounded ops give exactly numpy's op-by-op results
 // (each op rounded to the dtype), over edge values and a length with a vector remainder.
 TEST_P(ScatterHalf, HalfChainsRoundEveryOpExactly) {

@@ -304,6 +304,7 @@ std::vector<Row> run_peers(const std::string& script) {
     while (ts >> tok) {
       if (tok == "float64" || tok == "f64") dtype = "float64";
       if (tok == "float32" || tok == "f32") dtype = "float32";
+      if (tok == "float16" || tok == "f16") dtype = "float16";  // the float16 W8 (host float16 speed)
       if (std::regex_match(tok, std::regex(R"(1e[0-9]+)"))) size = tok;
     }
     const Case* match = nullptr;

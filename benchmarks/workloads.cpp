@@ -292,6 +292,57 @@ class Gather : public Instance {
   std::vector<int64_t> ih_;
 };
 
+// ---- S1: scatter-add of k updates into n (host scatter speed, docs/indexing.md) -------------------
+
+class ScatterAdd : public Instance {
+ public:
+  ScatterAdd(Array x, Array i, Array v, bool host) : x_(std::move(x)), i_(std::move(i)), v_(std::move(v)), host_(host) {
+    arrayc::eval({x_, i_, v_});
+    if (host_) {
+      xh_ = x_.to_vector<float>();
+      ih_ = i_.to_vector<int64_t>();
+      vh_ = v_.to_vector<float>();
+      yh_.assign(xh_.size(), 0.0f);
+    }
+  }
+  std::function<Array()> make_arrayc() override {
+    return jit_runner([](const Array& x, const Array& i, const Array& v) { return x.at(i).add(v); }, x_, i_, v_);
+  }
+  // y = x (on the pool), then y[i[j]] += v[j] in order on one thread (numpy's np.add.at).
+  std::function<void()> make_baseline(const std::string& variant) override {
+    if (!host_ || variant != "baseline") return nullptr;
+    return [this] {
+      const float* x = xh_.data();
+      float* y = yh_.data();
+      baseline::parallel(static_cast<int64_t>(xh_.size()), [=](int64_t b, int64_t e) { std::copy(x + b, x + e, y + b); });
+      for (size_t j = 0; j < ih_.size(); ++j) y[ih_[j]] += vh_[j];
+    };
+  }
+  Values baseline_values() override { return {to_double(yh_), x_.shape()}; }
+  // The interpreter on the whole scatter, compared at sampled positions.
+  Reference reference() override {
+    auto on_cpu = [](const Array& a) { return a.device() == arrayc::cpu() ? a : a.to(arrayc::cpu()); };
+    arrayc::detail::HostArray all = interpret_with_bounds(on_cpu(x_).at(on_cpu(i_)).add(on_cpu(v_)));
+    std::vector<int64_t> idx = sample_indices(x_.size(), kSampleCount);
+    arrayc::detail::HostArray h = all;
+    h.shape = {static_cast<int64_t>(idx.size())};
+    h.f.clear();
+    h.err.clear();
+    for (int64_t k : idx) {
+      h.f.push_back(all.f[k]);
+      if (!all.err.empty()) h.err.push_back(all.err[k]);
+    }
+    return reference_from(h, std::move(idx), fmt("interpreter on all %lld updates, compared at %zu sampled elements",
+                                                 static_cast<long long>(i_.size()), h.f.size()));
+  }
+
+ private:
+  Array x_, i_, v_;
+  bool host_;
+  std::vector<float> xh_, vh_, yh_;
+  std::vector<int64_t> ih_;
+};
+
 // ---- Scans and sorts (issue 28): cumsum of 1e8 and sort of 1e7 float32 --------------------------
 
 Array cumsum_expr(const Array& x) { return arrayc::cumsum(x, 0); }
@@ -598,6 +649,29 @@ std::vector<CaseDef> make_cases() {
       return std::make_unique<Gather>(x, i, is_cpu(d) && h);
     };
     v.push_back({c, mode});
+  }
+  // S1: scatter-add (host scatter speed): x.at(i).add(v), x float32 of 1e7, i int64 of 1e6
+  // uniform in [0, n) (duplicates accumulate), v float32 of 1e6.
+  {
+    const int64_t n = 10'000'000, k = 1'000'000;
+    Case c;
+    c.workload = "S1";
+    c.id = "S1-f32-1e7";
+    c.expr = "x.at(i).add(v), x float32 of 1e7, i int64 of 1e6 uniform in [0, n), v float32 of 1e6";
+    c.size = "1e7";
+    c.dtype = DType::Float32;
+    c.bound = Bound::Memory;
+    // x read and y written once; per update its index and value read, and y's element read and written.
+    c.bytes = static_cast<double>(n) * (4 + 4) + static_cast<double>(k) * (8 + 4 + 4 + 4);
+    c.fvu_ulps = 0;
+    c.baseline_impl = "C++ copy on the pool + one-thread update loop (np.add.at's order)";
+    c.prepare = [n, k](arrayc::Device d, bool h) -> std::unique_ptr<Instance> {
+      Array x = arrayc::normal({n}, 7, 0.0, 1.0, DType::Float32, d);
+      Array i = arrayc::cast(arrayc::uniform({k}, 8, 0.0, static_cast<double>(n), DType::Float64, d), DType::Int64);
+      Array v = arrayc::normal({k}, 9, 0.0, 1.0, DType::Float32, d);
+      return std::make_unique<ScatterAdd>(x, i, v, is_cpu(d) && h);
+    };
+    v.push_back({c, Mode::Both});
   }
   add_transform_cases(v);  // transforms: W6 with vmap, W11
   // Issue 28: scans and sorts.

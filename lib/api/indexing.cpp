@@ -566,7 +566,8 @@ Array region_update(Update u, const Array& x, const Resolved& r, const Array& v_
   return inside ? where(*inside, combine(u, x, g), x) : combine(u, x, g);
 }
 
-// x.at(indices) along axis 0, dense: row j of the result compares j with every index.
+// x.at(indices) along axis 0: on the host a scatter node; on a GPU dense, row j of the result
+// compares j with every index.
 Array indexed_update(Update u, const Array& x, const Array& indices, const Array& v_in) {
   if (x.ndim() == 0) fail("at: a 0-d array cannot be indexed by an integer array");
   Device dev = x.device();
@@ -579,6 +580,9 @@ Array indexed_update(Update u, const Array& x, const Array& indices, const Array
   Array v = reshape(broadcast_to(cast(v_in, x.dtype()), vshape), kr);
   if (k == 0 || x.size() == 0) return x;
   Array idx = cast(ravel(indices), DType::Int64);
+  // On the host: the sparse scatter, O(k) after a copy of x (backend/host/scatter.h; issue 28).
+  if (dev.kind == Device::Kind::CPU)
+    return Array(detail::make_scatter(u == Update::Add ? detail::Op::ScatterAdd : detail::Op::ScatterSet, x.node(), idx.node(), v.node()));
   idx = where(idx < int_scalar(0, dev), idx + int_scalar(n, dev), idx);  // out of range: matches no row
   Shape nk{n, k};
   Array hit = reshape(arange(n, DType::Int64, dev), {n, 1}) == reshape(idx, {1, k});  // [n, k]

@@ -6,6 +6,7 @@
 
 #include <limits>
 
+#include "codegen/cpu/half_convert.h"
 #include "codegen/cpu/vmath/vmath.h"
 #include "ir/philox.h"
 
@@ -59,6 +60,8 @@ void BodyEmitter::store(DType t, Value* v, Value* ptr, Value* offset) {
 // A host value from memory (half, or bfloat16's i16) to float32, exactly.
 Value* BodyEmitter::widen_half(Value* v, DType t) {
   host_half_ = true;
+  if (t == DType::Float16 && use_f16c_calls(opts_.cpu_features))  // host float16 speed: half_convert.h
+    return emit_f16_widen(b_, b_.CreateBitCast(v, b_.getInt16Ty()));
   if (t == DType::Float16) return b_.CreateFPExt(v, b_.getFloatTy());
   return b_.CreateBitCast(b_.CreateShl(b_.CreateZExt(v, b_.getInt32Ty()), 16), b_.getFloatTy());
 }
@@ -74,6 +77,7 @@ Value* BodyEmitter::half_bits(Value* v, DType t) {
 // value of t: on the host the float32 of the rounded value, on NVPTX the half/bfloat.
 Value* BodyEmitter::round_half(Value* x, DType t) {
   if (opts_.target != EmitOptions::Target::Cpu) return b_.CreateFPTrunc(x, value_type(t));
+  if (t == DType::Float16 && use_f16c_calls(opts_.cpu_features)) return emit_f16_round(b_, x);  // half_convert.h
   if (t == DType::Float16) return b_.CreateFPExt(b_.CreateFPTrunc(x, b_.getHalfTy()), b_.getFloatTy());
   // bfloat16: add 0x7fff plus the kept lowest bit, drop the low half; NaN stays quiet NaN.
   auto* i32 = b_.getInt32Ty();

@@ -46,6 +46,8 @@ std::vector<NodeRef> run(const Program& p, const std::vector<ParamBinding>& para
       alloc(as->output);
       ptrs = {base_pointer(as->src, slots, params) + as->in_offset * static_cast<int64_t>(dtype_size(as->in_dtype)),
               slots[as->output]->data};
+      for (const AxisStep::Operand& o : as->more)  // a sparse scatter's index and updates
+        ptrs.push_back(base_pointer(o.src, slots, params) + o.offset * static_cast<int64_t>(dtype_size(o.dtype)));
     } else {
       const DotStep& d = std::get<DotStep>(step.op);
       if (d.output >= 0) alloc(d.output);

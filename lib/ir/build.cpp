@@ -536,7 +536,9 @@ NodeRef rebuild(const NodeRef& n, const std::vector<NodeRef>& in) {
     }
     case OpKind::Copy: return make_copy(in[0]);
     case OpKind::Gather: return make_gather(api_name(n->op), in[0], in[1], gather_axis(*n), gather_dim_map(*n));
-    case OpKind::Axis: return make_axis_op(n->op, in[0], n->ints[0]);
+    case OpKind::Axis:
+      if (is_scatter(n->op)) return make_scatter(n->op, in[0], in[1], in[2]);  // sparse scatter
+      return make_axis_op(n->op, in[0], n->ints[0]);
   }
   return n;
 }

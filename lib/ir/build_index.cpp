@@ -1,5 +1,7 @@
 #include "ir/build_index.h"
 
+#include <algorithm>
+
 #include "arrayc/error.h"
 #include "ir/build.h"
 
@@ -70,6 +72,23 @@ NodeRef make_gather(const char* op, const NodeRef& src, const NodeRef& idx, int6
   n.inputs = {src, idx};
   n.ints.push_back(axis);
   n.ints.insert(n.ints.end(), dim_map.begin(), dim_map.end());
+  return intern(std::move(n));
+}
+
+// Sparse scatter (issue 28, host scatter speed).
+NodeRef make_scatter(Op op, const NodeRef& x, const NodeRef& idx, const NodeRef& v) {
+  ARRAYC_INTERNAL_CHECK(is_scatter(op) && x->rank() >= 1 && idx->dtype == DType::Int64 && idx->rank() == 1 &&
+                            v->dtype == x->dtype && v->rank() == x->rank() && v->shape[0] == idx->shape[0] &&
+                            std::equal(x->shape.begin() + 1, x->shape.end(), v->shape.begin() + 1) &&
+                            x->device == idx->device && x->device == v->device,
+                        "make_scatter: operands of the wrong shapes, dtypes or devices");
+  Node n;
+  n.op = op;
+  n.dtype = x->dtype;
+  n.device = x->device;
+  n.shape = x->shape;
+  n.inputs = {x, idx, v};
+  n.ints = {0};
   return intern(std::move(n));
 }
 

@@ -18,6 +18,11 @@ NodeRef make_slice(const NodeRef& x, const std::vector<int64_t>& starts, const s
 NodeRef make_gather(const char* op, const NodeRef& src, const NodeRef& idx, int64_t axis,
                     const std::vector<int64_t>& dim_map);
 
+// ops.def's ScatterSet/ScatterAdd (op): x updated at rows idx (int64 [k]) by v ([k] +
+// x.shape[1:], x's dtype); internal checks only (the API, x.at(indices), prepares the operands).
+NodeRef make_scatter(Op op, const NodeRef& x, const NodeRef& idx, const NodeRef& v);
+inline bool is_scatter(Op op) { return op == Op::ScatterSet || op == Op::ScatterAdd; }
+
 // A gather's src dim map (ints after the axis).
 inline std::vector<int64_t> gather_dim_map(const Node& g) { return {g.ints.begin() + 1, g.ints.end()}; }
 inline int64_t gather_axis(const Node& g) { return g.ints.at(0); }

@@ -134,7 +134,7 @@ class Interpreter {
       case OpKind::Contraction: return eval_dot(n);
       case OpKind::Copy: return input(n, 0);
       case OpKind::Gather: return eval_gather(n);
-      case OpKind::Axis: return eval_axis(n);
+      case OpKind::Axis: return is_scatter(n.op) ? eval_scatter(n) : eval_axis(n);
     }
     ARRAYC_INTERNAL_CHECK(false, "interpreter: unknown op kind");
     return {};
@@ -668,6 +668,42 @@ class Interpreter {
   // Cumsum and Cumprod: each prefix as the Sum or Prod reduction computes it (floats in double,
   // rounded once per output; integers wrapping), with that reduction's error bound over the
   // prefix. Sort and Argsort: a stable sort with NaN last and -0.0 equal to 0.0.
+  // Sparse scatter (issue 28): x, then each update in index order (ops.def's ScatterSet/Add).
+  HostArray eval_scatter(const Node& n) {
+    HostArray out = input(n, 0);
+    if (track_ && out.err.empty()) out.err.assign(static_cast<size_t>(out.numel()), 0.0);
+    const HostArray& idx = input(n, 1);
+    const HostArray& v = input(n, 2);
+    int64_t rows = n.shape.at(0), k = idx.numel();
+    int64_t row = rows == 0 ? 0 : out.numel() / rows;
+    bool fl = is_float(n.dtype), add = n.op == Op::ScatterAdd;
+    for (int64_t j = 0; j < k; ++j) {
+      int64_t r = idx.i[j] < 0 ? idx.i[j] + rows : idx.i[j];
+      if (r < 0 || r >= rows) continue;  // dropped
+      for (int64_t e = 0; e < row; ++e) {
+        int64_t o = r * row + e, s = j * row + e;
+        double eo = track_ ? err_of(out, o) : 0, ev = track_ ? err_of(v, s) : 0;
+        if (!add) {
+          if (fl) out.f[o] = v.f[s];
+          else out.i[o] = v.i[s];
+          if (track_) out.err[o] = ev;
+          continue;
+        }
+        if (n.dtype == DType::Bool) {
+          out.i[o] = out.i[o] || v.i[s];
+        } else if (!fl) {
+          out.i[o] = wrap_int(n.dtype, static_cast<uint64_t>(out.i[o]) + static_cast<uint64_t>(v.i[s]));
+        } else {
+          double a = out.f[o], b = v.f[s];
+          double sum = n.dtype == DType::Float64 ? a + b : double(static_cast<float>(a) + static_cast<float>(b));
+          out.f[o] = round_float(n.dtype, sum);
+        }
+        if (track_) out.err[o] = eo + ev + (fl && (eo != 0 || ev != 0 || out.f[o] != 0) ? own_error(n, out.f[o]) : 0);
+      }
+    }
+    return out;
+  }
+
   HostArray eval_axis(const Node& n) {
     const HostArray& a = input(n, 0);
     HostArray out = make_host(n.dtype, n.shape, track_);

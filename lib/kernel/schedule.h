@@ -99,6 +99,17 @@ struct AxisStep {
   Shape shape;  // axis last
   std::vector<int64_t> in_strides, out_strides;
   int output;
+  // A sparse scatter (ops.def's ScatterSet/ScatterAdd; issue 28): shape and in_strides are x's
+  // own (not axis-last), and `more` holds the index and update operands, each a strided view of
+  // memory in its node's dim order. Empty for scans and sorts.
+  struct Operand {
+    Source src;
+    DType dtype;
+    int64_t offset = 0;
+    Shape shape;
+    std::vector<int64_t> strides;
+  };
+  std::vector<Operand> more;
 };
 
 struct Step {

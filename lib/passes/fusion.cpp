@@ -106,9 +106,12 @@ void mark_required_roots(const Graph& g, const FusionOptions& opts, const Users&
       }
       case OpKind::Axis: {  // scans and sorts: a routine of the backend that reads memory
         mark(n.get(), std::string(op_name(n->op)) + " (along an axis)");
-        const NodeRef& base = view_base(n->inputs[0]);
-        if (!in_memory(*base) && (op_kind(base->op) == OpKind::Elementwise || op_kind(base->op) == OpKind::Leaf))
-          mark(base.get(), std::string("operand of ") + op_name(n->op) + ": read from memory");
+        for (const NodeRef& in : n->inputs) {  // one input; a sparse scatter's three (issue 28)
+          const NodeRef& base = view_base(in);
+          OpKind bk = op_kind(base->op);
+          if (!in_memory(*base) && (bk == OpKind::Elementwise || bk == OpKind::Leaf || bk == OpKind::Gather))
+            mark(base.get(), std::string("operand of ") + op_name(n->op) + ": read from memory");
+        }
         break;
       }
       case OpKind::Elementwise:

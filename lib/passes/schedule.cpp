@@ -419,6 +419,25 @@ AxisStep axis_step(const SlotTable& table, const NodeRef& n) {
   return a;
 }
 
+// A sparse scatter (issue 28): x's view in its own dim order, then the index and update views.
+AxisStep scatter_step(const SlotTable& table, const NodeRef& n) {
+  auto [src, v] = table.view_of_memory(n->inputs[0]);
+  AxisStep a;
+  a.op = n->op;
+  a.in_dtype = a.out_dtype = n->dtype;
+  a.src = src;
+  a.in_offset = v.offset;
+  a.shape = v.shape;
+  a.in_strides = v.strides;
+  a.out_strides = StridedView::contiguous(n->shape).strides;
+  a.output = table.slot_of(n.get());
+  for (size_t i = 1; i < 3; ++i) {
+    auto [s, w] = table.view_of_memory(n->inputs[i]);
+    a.more.push_back({s, n->inputs[i]->dtype, w.offset, w.shape, w.strides});
+  }
+  return a;
+}
+
 Schedule lower(const Graph& g, FusionPlan plan) {
   Schedule s;
   s.plan = std::move(plan);
@@ -449,7 +468,7 @@ Schedule lower(const Graph& g, FusionPlan plan) {
       }
       step.op = std::move(dot);
     } else if (grp.kind == FusionGroup::Kind::Axis) {
-      step.op = axis_step(table, grp.roots[0]);
+      step.op = is_scatter(grp.roots[0]->op) ? scatter_step(table, grp.roots[0]) : axis_step(table, grp.roots[0]);
       step.label = op_name(grp.roots[0]->op);
     } else {
       KernelStep ks = KernelBuilder(table, static_cast<int>(gi)).build(grp);
@@ -493,6 +512,7 @@ Schedule lower(const Graph& g, FusionPlan plan) {
       for (const Source& src : ks->inputs) reads(src);
     } else if (auto* as = std::get_if<AxisStep>(&s.steps[i].op)) {
       reads(as->src);
+      for (const AxisStep::Operand& o : as->more) reads(o.src);
     } else {
       const DotStep& d = std::get<DotStep>(s.steps[i].op);
       reads(d.a.src);

@@ -210,6 +210,55 @@ Cts sort_vjp(const VjpArgs& a) {
   return {take_along_axis(a.g, argsort(argsort(a.x[0], axis), axis), axis)};
 }
 
+// ---- Sparse scatter (host scatter speed: ops.def's ScatterSet/ScatterAdd) ----------------------
+
+// The cotangent of v: row idx[j] of g for each update j that lands (in [-n, n)), 0 for the others
+// and, for set, for the updates that a later one overwrites.
+Array scatter_v_cotangent(const VjpArgs& a, bool set) {
+  const Array &g = a.g, &idx = a.x[1];
+  Device dev = g.device();
+  int64_t n = g.shape()[0], k = idx.shape()[0];
+  if (n == 0) return zeros_like(a.x[2]);  // no row: every update dropped
+  Array zero = full({}, int64_t{0}, DType::Int64, dev);
+  Array r = where(idx < zero, idx + full({}, n, DType::Int64, dev), idx);
+  Array keep = logical_and(r >= zero, r < full({}, n, DType::Int64, dev));
+  if (set) {  // the last update of each row: the one a scatter of the update numbers leaves there
+    Array last = full({n}, int64_t{-1}, DType::Int64, dev).at(idx).set(arange(k, DType::Int64, dev));
+    keep = logical_and(keep, take(last, r, 0) == arange(k, DType::Int64, dev));
+  }
+  Shape ks{k};
+  ks.resize(g.ndim(), 1);
+  Array rows = take(g, r, 0);  // clamped where r is out of range; masked below
+  return where(broadcast_to(reshape(keep, ks), rows.shape()), rows, scalar(0, g));
+}
+
+Cts scatter_add_vjp(const VjpArgs& a) { return {a.g, std::nullopt, scatter_v_cotangent(a, false)}; }
+// set: the rows an update lands in get nothing from g.
+Cts scatter_set_vjp(const VjpArgs& a) {
+  return {a.g.at(a.x[1]).set(scalar(0, a.g)), std::nullopt, scatter_v_cotangent(a, true)};
+}
+
+// One scatter over the flattened batch: example b's rows are b*n .. b*n + n - 1, its updates keep
+// their order, and an index outside [-n, n) becomes B*n, which the scatter drops too.
+Array batch_scatter(const BatchArgs& b) {
+  auto batched = [&](size_t i) {
+    return b.batched[i] ? b.x[i] : broadcast_to(expand_dims(b.x[i], 0), batched_shape(b.size, b.x[i].shape()));
+  };
+  Array x = batched(0), idx = batched(1), v = batched(2);
+  Device dev = x.device();
+  int64_t n = x.shape()[1], k = idx.shape()[1], nb = b.size;
+  auto i64 = [&](int64_t c) { return full({}, c, DType::Int64, dev); };
+  Array r = where(idx < i64(0), idx + i64(n), idx);
+  Array in = logical_and(r >= i64(0), r < i64(n));
+  Array flat = where(in, r + reshape(arange(nb, DType::Int64, dev), {nb, 1}) * i64(n), i64(nb * n));
+  Shape rest(x.shape().begin() + 2, x.shape().end());
+  Shape xs{nb * n}, vs{nb * k};
+  xs.insert(xs.end(), rest.begin(), rest.end());
+  vs.insert(vs.end(), rest.begin(), rest.end());
+  Array y(make_scatter(b.n.op, reshape(x, xs).node(), reshape(flat, {nb * k}).node(), reshape(v, vs).node()));
+  return reshape(y, x.shape());
+}
+
 constexpr double kLn2 = 0.69314718055994530942, kLn10 = 2.30258509299404568402;
 constexpr double kTwoOverSqrtPi = 1.12837916709551257390;
 
@@ -365,6 +414,8 @@ const Entry kTable[] = {
     {Op::Cumprod, {cumprod_vjp, batch_axis_op}},
     {Op::Sort, {sort_vjp, batch_axis_op}},
     {Op::Argsort, {no_gradient, batch_axis_op}},
+    {Op::ScatterSet, {scatter_set_vjp, batch_scatter}},  // host scatter speed
+    {Op::ScatterAdd, {scatter_add_vjp, batch_scatter}},
 };
 
 constexpr size_t kNumOps = 0

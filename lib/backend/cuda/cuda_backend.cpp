@@ -251,6 +251,7 @@ class AxisViaHostLaunch final : public Launch {
  public:
   AxisViaHostLaunch(int dev, const AxisStep& a) : dev_(dev), a_(a) {}
   void run(const std::vector<void*>& ptrs) const override {
+    ARRAYC_INTERNAL_CHECK(a_.more.empty(), "a sparse scatter on a GPU (x.at(indices) builds it on the host only)");
     int64_t n = shape_numel(a_.shape);
     if (n == 0) return;
     int64_t lo = 0, hi = 0;  // the element span of the input view

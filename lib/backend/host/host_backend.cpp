@@ -9,6 +9,7 @@
 
 #include "arrayc/error.h"
 #include "backend/host/axis_ops.h"
+#include "backend/host/scatter.h"
 #include "backend/host/blas.h"
 #include "backend/host/blas_config.h"
 #include "backend/host/cpu_allocator.h"
@@ -256,7 +257,10 @@ class HostDotLaunch final : public Launch {
 class HostAxisLaunch final : public Launch {
  public:
   explicit HostAxisLaunch(const AxisStep& a) : a_(a) {}  // the Program's step
-  void run(const std::vector<void*>& ptrs) const override { run_axis_step(a_, ptrs[0], ptrs[1]); }
+  void run(const std::vector<void*>& ptrs) const override {
+    if (!a_.more.empty()) return run_scatter_step(a_, ptrs);  // sparse scatter: backend/host/scatter.h
+    run_axis_step(a_, ptrs[0], ptrs[1]);
+  }
 
  private:
   const AxisStep& a_;

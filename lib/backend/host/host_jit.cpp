@@ -79,6 +79,7 @@ std::vector<std::string> features_of(const std::string& cpu, const std::string& 
 llvm::orc::JITTargetMachineBuilder target_builder(const std::string& cpu, bool must_run_here) {
   llvm::InitializeNativeTarget();
   llvm::InitializeNativeTargetAsmPrinter();
+  llvm::InitializeNativeTargetAsmParser();  // the float16 conversions' inline assembly (half_convert.h)
   std::optional<llvm::orc::JITTargetMachineBuilder> jtmb;
   if (cpu.empty()) {
     auto host = llvm::orc::JITTargetMachineBuilder::detectHost();

@@ -21,6 +21,7 @@
 
 #include <vector>
 
+#include "codegen/cpu/half_convert.h"
 #include "codegen/optimize.h"
 
 namespace arrayc::detail {
@@ -56,6 +57,12 @@ void keep_math_calls_out_of_line_past_the_budget(llvm::Module& m) {
 void inline_vector_math(llvm::Module& m, llvm::TargetMachine& tm) {
   TargetAnalyses a(tm);
   keep_math_calls_out_of_line_past_the_budget(m);
+  // The scalar float16 conversions (half_convert.h) go inline too, now that loops are vectorized.
+  for (llvm::Function& f : m)
+    if (is_f16_scalar_fn(f)) {
+      f.removeFnAttr(llvm::Attribute::NoInline);
+      f.addFnAttr(llvm::Attribute::AlwaysInline);
+    }
   llvm::ModulePassManager mpm;
   mpm.addPass(llvm::AlwaysInlinerPass(/*InsertLifetimeIntrinsics=*/false));
   mpm.run(m, a.mam);

@@ -106,7 +106,8 @@ void mark_required_roots(const Graph& g, const FusionOptions& opts, const Users&
       case OpKind::Axis: {  // scans and sorts: a routine of the backend that reads memory
         mark(n.get(), std::string(op_name(n->op)) + " (along an axis)");
         const NodeRef& base = view_base(n->inputs[0]);
-        if (!in_memory(*base) && (op_kind(base->op) == OpKind::Elementwise || op_kind(base->op) == OpKind::Leaf))
+        if (!in_memory(*base) && (op_kind(base->op) == OpKind::Elementwise || op_kind(base->op) == OpKind::Leaf ||
+                                  op_kind(base->op) == OpKind::Gather))
           mark(base.get(), std::string("operand of ") + op_name(n->op) + ": read from memory");
         break;
       }

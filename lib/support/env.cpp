@@ -77,6 +77,8 @@ const std::vector<EnvVar>& env_vars() {
       {"ARRAYC_REQUIRE_JAX_DATA", "tests"}, {"ARRAYC_JAX_DATA", "tests"},
       // matrix products (issue 29): OpenBLAS's kernels and threads, epilogue fusion
       {"ARRAYC_BLAS_CORE", "library"},   {"ARRAYC_BLAS_THREADS", "library"}, {"ARRAYC_EPILOGUE", "library"},
+      // hardening (issue 26): calls per thread of the concurrency test (scripts/tsan.sh)
+      {"ARRAYC_CONCURRENCY_CALLS", "tests"},
   };
   return vars;
 }

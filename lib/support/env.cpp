@@ -79,6 +79,8 @@ const std::vector<EnvVar>& env_vars() {
       {"ARRAYC_BLAS_CORE", "library"},   {"ARRAYC_BLAS_THREADS", "library"}, {"ARRAYC_EPILOGUE", "library"},
       // bounded memory (issue 26): the kernel cache's bound, the lazy graph size that evaluates
       {"ARRAYC_KERNEL_CACHE_MAX", "library"}, {"ARRAYC_AUTO_EVAL_NODES", "library"},
+      // hardening (issue 26): calls per thread of the concurrency test (scripts/tsan.sh)
+      {"ARRAYC_CONCURRENCY_CALLS", "tests"},
   };
   return vars;
 }

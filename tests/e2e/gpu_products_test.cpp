@@ -153,7 +153,7 @@ TEST(GpuProductsPtx, FusedAndTriangleKernelsCompileWithoutAGpu) {
     EXPECT_TRUE(contains(ptx, "// ---- fused_")) << ptx.substr(0, 2000);
   }
   // float64 products on the FP64 tensor cores from sm_80 on, FMAs before.
-  Array a = random_array(DType::Float64, {256, 64}, 363), c = random_array(DType::Float64, {64, 256}, 364);
+  Array a = random_array(DType::Float64, {512, 64}, 363), c = random_array(DType::Float64, {64, 512}, 364);
   std::string ptx = inspect({dot(a, c) + 1.0}).ptx(90);
   EXPECT_TRUE(contains(ptx, "mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64")) << ptx.substr(0, 2000);
   EXPECT_TRUE(contains(ptx, "_mma_ep_")) << ptx.substr(0, 2000);

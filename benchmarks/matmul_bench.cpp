@@ -1,6 +1,6 @@
 // arrayc-matmul-bench: matrix products on the CPU (issue 29; docs/blas.md).
 //
-//   arrayc-matmul-bench [--calibrate] [--rows] [--big] [--reps N] [--layer MxKxN]
+//   arrayc-matmul-bench [--calibrate] [--rows] [--big] [--reps N] [--layer MxKxN] [--gpu]
 //
 // --calibrate: OpenBLAS's candidate cores on this CPU x thread counts (1, half, all of the
 //   pool's), W3/W4/W5 through arrayc, medians in ms; the fastest of each column marked.
@@ -9,9 +9,15 @@
 //   and not (ARRAYC_EPILOGUE=0: the product, then one fused elementwise kernel). Medians in ms.
 // Neither flag: both. Peers (numpy, PyTorch) come from benchmarks/peers/matmul_peers.py with the
 // same shapes; benchmarks/matmul_host.sh runs both.
+// --gpu: the rows on gpu(0) (W3, W4, W5 as one triangle and as a general product, W9 at
+//   256x784x256 and 4096^3 fused and not), each call timed up to synchronize(), and the first
+//   call of each kernel (its compile) apart; the peers are benchmarks/peers/matmul_peers_gpu.py
+//   (cuBLAS through PyTorch), run right after it on the same machine. --case W4 (W3, W5, W9):
+//   those rows only.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <functional>
 #include <string>
@@ -26,14 +32,31 @@ namespace {
 using arrayc::Array;
 using arrayc::DType;
 
+bool on_gpu = false;  // --gpu: arrays on gpu(0), every call waited for
+std::string only;     // --case NAME: the --gpu rows whose name starts with NAME
+
+// Waits for the GPU's queued work (--gpu); nothing on the CPU.
+void wait() {
+  if (on_gpu) arrayc::synchronize();
+}
+
+double ms_since(std::chrono::steady_clock::time_point s) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - s).count();
+}
+
 double median_ms(const std::function<void()>& f, int reps) {
+  auto s = std::chrono::steady_clock::now();
   f();  // warm-up: compile, first touch
+  wait();
+  if (on_gpu) std::printf("    (first call %.1f ms: compile and run)\n", ms_since(s));
   f();
+  wait();
   std::vector<double> t;
   for (int i = 0; i < reps; ++i) {
     auto s = std::chrono::steady_clock::now();
     f();
-    t.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - s).count());
+    wait();
+    t.push_back(ms_since(s));
   }
   std::sort(t.begin(), t.end());
   return t[t.size() / 2];
@@ -130,7 +153,9 @@ std::vector<double> layer_ms(int64_t m, int64_t k, int64_t n, int reps) {
       arrayc::set_epilogue_fusion(v == 0);  // part of jit's key: each object keeps its own program
       auto s = std::chrono::steady_clock::now();
       (v == 0 ? fused : unfused)(x, w, b).eval();
-      double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - s).count();
+      wait();
+      double ms = ms_since(s);
+      if (i == -2 && on_gpu) std::printf("    (first call, %s: %.1f ms: compile and run)\n", v == 0 ? "fused" : "unfused", ms);
       if (i >= 0) t[v].push_back(ms);
     }
   arrayc::set_epilogue_fusion(true);
@@ -153,6 +178,27 @@ void layer_row(const Layer& l, int reps) {
   std::fflush(stdout);
 }
 
+// The GPU rows (--gpu).
+void gpu_rows(bool big, int reps) {
+  std::printf("== arrayc rows on gpu(0)\n");
+  for (const Shape3& s : kCalib) {
+    if (std::string(s.name).rfind(only, 0) != 0) continue;
+    std::printf("%-32s %10.3f ms\n", s.name, median_ms(product_call(s), reps));
+    if (s.gram)
+      std::printf("%-32s %10.3f ms\n", "W5 as a general product (gemm)", median_ms(product_call(s, true), reps));
+    if (s.dtype == DType::Float64) {  // the same tile on FMAs instead of the tensor cores
+      setenv("ARRAYC_GEMM_TILE", "128x64x8/8x4/simt", 1);
+      std::printf("%-32s %10.3f ms\n", "W4 on FMAs (no tensor cores)", median_ms(product_call(s), reps));
+      unsetenv("ARRAYC_GEMM_TILE");
+    }
+    std::fflush(stdout);
+  }
+  std::vector<Layer> layers{{256, 784, 256}, {2048, 2048, 2048}};
+  if (big) layers.push_back({4096, 4096, 4096});
+  if (!only.empty() && only != "W9") return;
+  for (const Layer& l : layers) layer_row(l, reps);
+}
+
 void rows(bool big, int reps) {
   std::printf("== arrayc rows (%s)\n", arrayc::blas_info().str().c_str());
   for (const Shape3& s : kCalib) {
@@ -169,14 +215,19 @@ void rows(bool big, int reps) {
 }  // namespace
 
 int main(int argc, char** argv) {
-  bool calib = false, show_rows = false, big = false;
+  bool calib = false, show_rows = false, big = false, gpu = false;
   int reps = 11;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--calibrate") calib = true;
     else if (a == "--rows") show_rows = true;
     else if (a == "--big") big = true;
+    else if (a == "--gpu") {  // before --layer, to run that row on the GPU
+      gpu = on_gpu = true;
+      arrayc::set_default_device(arrayc::gpu(0));
+    }
     else if (a == "--reps" && i + 1 < argc) reps = std::max(1, std::atoi(argv[++i]));
+    else if (a == "--case" && i + 1 < argc) only = argv[++i];
     else if (a == "--layer" && i + 1 < argc) {  // one layer row only: --layer MxKxN
       long long m, k, n;
       if (std::sscanf(argv[++i], "%lldx%lldx%lld", &m, &k, &n) != 3) return 2;
@@ -184,12 +235,16 @@ int main(int argc, char** argv) {
       return 0;
     }
     else {
-      std::fprintf(stderr, "usage: arrayc-matmul-bench [--calibrate] [--rows] [--big] [--reps N]\n");
+      std::fprintf(stderr, "usage: arrayc-matmul-bench [--calibrate] [--rows] [--big] [--reps N] [--gpu]\n");
       return 2;
     }
   }
   if (!calib && !show_rows) calib = show_rows = true;
   try {
+    if (gpu) {
+      gpu_rows(big, reps);
+      return 0;
+    }
     std::printf("threads: %d (ARRAYC_NUM_THREADS, else the CPUs available)\n\n", arrayc::detail::num_threads());
     if (calib) calibrate(reps);
     if (show_rows) rows(big, reps);

@@ -1,9 +1,10 @@
-// Matrix products: the choices arrayc makes for them on the CPU, and how to see or change them.
+// Matrix products: the choices arrayc makes for them, and how to see or change them.
 //
-// - Epilogue fusion: elementwise consumers of a CPU product (bias add, activation, scale, cast)
-//   run in the product's step, on each panel of rows of the product right after OpenBLAS has
-//   computed it (`:fused` shows "epilogue of %N dot"). On by default; ARRAYC_EPILOGUE=0 or
-//   set_epilogue_fusion(false) turns it off, for what is compiled after the call.
+// - Epilogue fusion: elementwise consumers of a product (bias add, activation, scale, cast) run
+//   in the product's step: on the CPU on each panel of rows of the product right after OpenBLAS
+//   has computed it, on a GPU on each register tile inside the product kernel (`:fused` shows
+//   "epilogue of %N dot"). On by default; ARRAYC_EPILOGUE=0 or set_epilogue_fusion(false) turns
+//   it off, for what is compiled after the call.
 // - OpenBLAS: which of its kernel sets ("core") and how many threads it runs, chosen once, before
 //   the first product (ARRAYC_BLAS_CORE, ARRAYC_BLAS_THREADS; docs/blas.md).
 #pragma once

@@ -28,13 +28,16 @@ std::string product_reason(const Node& dot) {
     case ProductForm::MatVec: return r + "; product-structure: one row or column, gemv";
     case ProductForm::Gram:
       return r + (cpu ? "; product-structure: x @ x.T, one triangle (syrk), mirrored"
-                      : "; product-structure: x @ x.T, a general product on the GPU");
+                      : "; product-structure: x @ x.T, the tiles of one triangle, mirrored");
   }
   return r;
 }
 
 bool epilogue_candidate(const Node& dot) {
-  return dot.device.kind == Device::Kind::CPU && is_float(dot.dtype) && shape_numel(dot.shape) > 1;
+  if (shape_numel(dot.shape) <= 1) return false;
+  if (dot.device.kind == Device::Kind::CPU) return is_float(dot.dtype);
+  // The GPU's product kernel (float32, float64) applies it to each tile in registers.
+  return dot.dtype == DType::Float32 || dot.dtype == DType::Float64;
 }
 
 }  // namespace arrayc::detail

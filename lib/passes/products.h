@@ -18,8 +18,9 @@ ProductForm product_form(const Node& dot);
 // product-structure chose for it when that is not a general product.
 std::string product_reason(const Node& dot);
 
-// Whether a product may take its elementwise consumers into its step: on the CPU, float
-// dtypes, more than one element. The fusion pass then decides whether they join its kernel.
+// Whether a product may take its elementwise consumers into its step: more than one element,
+// float dtypes on the CPU, float32 and float64 on the GPU (whose product kernel runs them on its
+// register tiles). The fusion pass then decides whether they join its kernel.
 bool epilogue_candidate(const Node& dot);
 
 }  // namespace arrayc::detail

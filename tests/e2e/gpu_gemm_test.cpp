@@ -57,7 +57,9 @@ TEST_P(GemmTiles, ChosenTiles) {
 TEST_P(GemmTiles, EveryBuiltInTile) {
   const std::pair<DType, std::vector<const char*>> tiles[] = {
       {DType::Float32, {"128x128x16/8x8", "128x64x16/8x4", "64x64x16/4x4", "32x32x32/2x2", "32x16x32/2x2"}},
-      {DType::Float64, {"128x64x8/8x4", "64x64x8/4x4", "32x32x16/2x2", "32x32x32/2x2", "32x16x32/2x2"}}};
+      // float64: the tensor-core tiles (8x4 per thread), the same on FMAs (/simt), the FMA tiles.
+      {DType::Float64, {"64x128x8/8x4", "128x64x8/8x4", "64x64x8/8x4", "32x32x16/8x4", "128x64x8/8x4/simt", "64x64x8/4x4",
+                        "32x32x16/2x2", "32x32x32/2x2", "32x16x32/2x2"}}};
   for (const auto& [t, list] : tiles)
     for (const char* tile : list) {
       SCOPED_TRACE(tile);

@@ -40,9 +40,9 @@ TEST(GemmTest, ChoosesTileLayoutAndVectorLoads) {
   // W3: w (784 x 10) is contiguous along n, but rows of 40 bytes rule out 16-byte loads.
   EXPECT_EQ(choose_gemm(problem(DType::Float32, 10000, 784, 10, 784, 1, 10, 1), kSMs).name(),
             "gemm_float32_32x16x32_2x2_ak4_bn1");
-  // W4 in float64: two elements per 16-byte load.
+  // W4 in float64: two elements per 16-byte load, on the tensor cores.
   EXPECT_EQ(choose_gemm(problem(DType::Float64, 1000, 1000, 1000, 1000, 1, 1000, 1), kSMs).name(),
-            "gemm_float64_128x64x8_8x4_ak2_bn2");
+            "gemm_float64_64x128x8_8x4_ak2_bn2_mma");
   // Too few big tiles to fill the GPU: smaller ones.
   EXPECT_EQ(choose_gemm(problem(DType::Float32, 100, 100, 100, 100, 1, 100, 1), kSMs).tile.bm, 32);
   // A transposed A (contiguous along m); an operand with no unit stride.
@@ -59,7 +59,8 @@ TEST(GemmTest, ChoosesTileLayoutAndVectorLoads) {
   p.batch = 3;
   p.a_bs = 4098;
   p.b_bs = 0;
-  EXPECT_EQ(choose_gemm(p, kSMs).name(), "gemm_float32_32x32x32_2x2_ak1_bn4");
+  // (12 small tiles for 132 SMs: the narrow tile, twice as many.)
+  EXPECT_EQ(choose_gemm(p, kSMs).name(), "gemm_float32_32x16x32_2x2_ak1_bn4");
 }
 
 TEST(GemmTest, PtxIsARegisterTiledLoopOverSharedMemory) {
@@ -76,7 +77,21 @@ TEST(GemmTest, PtxIsARegisterTiledLoopOverSharedMemory) {
   EXPECT_EQ(ptx.find(".local"), std::string::npos) << "the register tile spilled";
   EXPECT_NE(ptx.find(".entry arrayc_gemm_float32_128x128x16_8x8_ak4_bk4"), std::string::npos);
 
+  // float64 on the tensor cores: per k-step of 4, 16 mma (a 32 x 32 warp tile of 8 x 8 ones)
+  // from 4 + 4 shared reads; no FMAs in the product.
   detail::GemmKernel d = choose_gemm(problem(DType::Float64, 1000, 1000, 1000, 1000, 1, 1000, 1), kSMs);
+  ASSERT_TRUE(d.mma);
+  std::string mma = detail::emit_gemm_ptx(d, 90).ptx;
+  int mmas = 0;  // (the operands follow on the next line, which ptx_count does not expect)
+  for (size_t at = mma.find("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64"); at != std::string::npos; at = mma.find("mma.sync", at + 1))
+    ++mmas;
+  EXPECT_EQ(mmas, 2 * (d.tile.bk / 4) * 16);
+  EXPECT_EQ(ptx_count(mma, "ld.shared.f64"), 2 * (d.tile.bk / 4) * 8);
+  EXPECT_EQ(ptx_count(mma, "fma.rn.f64"), 0);
+  EXPECT_EQ(mma.find(".local"), std::string::npos);
+  // The same tile on FMAs (before sm_80, or ARRAYC_GEMM_TILE=.../simt).
+  EXPECT_EQ(detail::emit_gemm_ptx(d, 75).ptx.find("mma.sync"), std::string::npos);
+  d.mma = false;
   std::string ptx64 = detail::emit_gemm_ptx(d, 90).ptx;
   EXPECT_EQ(ptx_count(ptx64, "fma.rn.f64"), 2 * d.tile.tm * d.tile.tn * d.tile.bk);
   EXPECT_EQ(ptx_count(ptx64, "ld.shared.v2.f64"), 2 * (d.tile.tm / 2 + d.tile.tn / 2) * d.tile.bk);
@@ -105,7 +120,7 @@ TEST(GemmTest, InspectShowsTheProductKernelsPtx) {
   Array x = array(std::vector<float>(64 * 48, 1.0f), {64, 48});
   Stages s = inspect({sum(dot(x, transpose(x)))});
   std::string ptx = s.ptx(90);
-  EXPECT_NE(ptx.find("// ---- gemm_float32_32x32x32_2x2_ak4_bk4\n"), std::string::npos) << ptx.substr(0, 2000);
+  EXPECT_NE(ptx.find("// ---- gemm_float32_32x32x32_2x2_ak4_bk4_gram\n"), std::string::npos) << ptx.substr(0, 2000);
   EXPECT_LT(ptx.find("// ---- gemm_"), ptx.find("// ---- sum"));  // in step order
 
   // On the CPU the product's tile is chosen only when its PTX is asked for, so a bad tuning

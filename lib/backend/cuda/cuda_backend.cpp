@@ -189,29 +189,80 @@ class SplitLaunch final : public Launch {
   PtxLaunchConfig cc_;
 };
 
-// A float product: the generated tiled kernel.
+// A float product: the generated tiled kernel, with its epilogue inside when gk has one (then
+// the step's ptrs after a, b and the unused c are the epilogue's, and its params follow ours).
 class GemmLaunch final : public Launch {
  public:
-  GemmLaunch(Device d, const GemmProblem& p, const GemmKernel& gk, const GpuBinary& g)
+  GemmLaunch(Device d, const GemmProblem& p, const GemmKernel& gk, const GpuBinary& g, const DotStep* step)
       : dev_(d.index), fn_(function(g, d)), grid_(gemm_grid(gk, p)), block_(static_cast<unsigned>(gk.tile.threads())),
-        v_{p.m, p.n, p.k, p.batch, p.a_rs, p.a_cs, p.a_bs, p.b_rs, p.b_cs, p.b_bs} {}
+        v_{p.m, p.n, p.k, p.batch, p.a_rs, p.a_cs, p.a_bs, p.b_rs, p.b_cs, p.b_bs}, epilogue_(gk.epilogue != nullptr) {
+    if (epilogue_) v_.insert(v_.end(), step->epilogue.launch.params.begin(), step->epilogue.launch.params.end());
+  }
   void run(const std::vector<void*>& ptrs) const override {
     counters().kernel_launches++;
-    void* p[3] = {ptrs[0], ptrs[1], ptrs[2]};
-    int64_t v[10];
-    std::copy(std::begin(v_), std::end(v_), v);
-    void* args[13];
-    for (int i = 0; i < 3; ++i) args[i] = &p[i];
-    for (int i = 0; i < 10; ++i) args[3 + i] = &v[i];
-    cuda::launch(dev_, fn_, grid_, block_, args);
+    std::vector<void*> p{ptrs[0], ptrs[1]};
+    if (epilogue_) p.insert(p.end(), ptrs.begin() + 3, ptrs.end());
+    else p.push_back(ptrs[2]);
+    std::vector<int64_t> v = v_;
+    std::vector<void*> args;
+    for (void*& x : p) args.push_back(&x);
+    for (int64_t& x : v) args.push_back(&x);
+    cuda::launch(dev_, fn_, grid_, block_, args.data());
   }
 
  private:
   int dev_;
   const cuda::Function& fn_;
   unsigned grid_, block_;
-  int64_t v_[10];
+  std::vector<int64_t> v_;
+  bool epilogue_;
 };
+
+// A product whose epilogue cannot run inside the product kernel (gemm_epilogue_problem says why):
+// the product into scratch memory, then the epilogue kernel reading it there.
+class GemmThenEpilogueLaunch final : public Launch {
+ public:
+  GemmThenEpilogueLaunch(Device d, std::unique_ptr<Launch> gemm, std::unique_ptr<Launch> epilogue, int product_ptr,
+                         size_t bytes)
+      : dev_(d.index), gemm_(std::move(gemm)), epilogue_(std::move(epilogue)), product_ptr_(product_ptr),
+        bytes_(bytes) {}
+  void run(const std::vector<void*>& ptrs) const override {
+    void* scratch = cuda::alloc(dev_, bytes_);
+    gemm_->run({ptrs[0], ptrs[1], scratch});
+    std::vector<void*> e(ptrs.begin() + 3, ptrs.end());
+    e[product_ptr_] = scratch;
+    if (epilogue_) epilogue_->run(e);
+    cuda::free(dev_, scratch, bytes_);  // later reuse is ordered on the same stream
+  }
+
+ private:
+  int dev_;
+  std::unique_ptr<Launch> gemm_, epilogue_;
+  int product_ptr_;
+  size_t bytes_;
+};
+
+// Which of the epilogue's inputs is the product.
+int product_input(const DotStep& d) {
+  for (size_t i = 0; i < d.epilogue.inputs.size(); ++i)
+    if (d.epilogue.inputs[i].kind == Source::Kind::Product) return static_cast<int>(i);
+  ARRAYC_INTERNAL_CHECK(false, "an epilogue that does not read its product");
+  return -1;
+}
+
+// The product kernel of a step, with its epilogue inside when that works; `why` says why not.
+GemmKernel gemm_of(const DotStep& d, const GemmProblem& p, int sms, std::string* why = nullptr) {
+  GemmKernel gk = choose_gemm(p, sms);
+  if (!d.has_epilogue) return gk;
+  int leaf = -1;
+  std::string problem = gemm_epilogue_problem(d.epilogue.kernel, d.epilogue.launch, product_input(d), p, leaf);
+  if (problem.empty()) {
+    gk.epilogue = &d.epilogue.kernel;
+    gk.product_leaf = leaf;
+  }
+  if (why) *why = problem;
+  return gk;
+}
 
 // Where an operand starts, as far as alignment goes: a captured buffer's real address; a slot's
 // (fresh allocations are 256-byte aligned) and an aligned parameter's 0; else 4 (misaligned).
@@ -221,7 +272,7 @@ uintptr_t alignment_address(const MatrixOperand& m, DType t, const PlanContext& 
     case Source::Kind::Storage: return reinterpret_cast<uintptr_t>(m.src.storage->data) + off;
     case Source::Kind::Slot: return off;
     case Source::Kind::Param: return (ctx.param_is_aligned(m.src.index) ? 0 : 4) + off;
-    case Source::Kind::Product: break;  // epilogues are fused on the CPU only
+    case Source::Kind::Product: break;  // an epilogue's: never a product's operand
   }
   return off;
 }
@@ -241,6 +292,7 @@ GemmProblem gemm_problem(const DotStep& d, uintptr_t a_addr, uintptr_t b_addr) {
   p.b_rs = d.b.row_stride;
   p.b_cs = d.b.col_stride;
   p.b_bs = d.b.batch_stride;
+  p.gram = d.form == ProductForm::Gram;
   return p;
 }
 
@@ -290,9 +342,19 @@ class CudaBackend final : public Backend {
     if (const auto* dot = std::get_if<DotStep>(&step.op)) {
       GemmProblem p = problem(*dot, ctx);
       if (p.m == 0 || p.n == 0 || p.batch == 0) return nullptr;
-      GemmKernel gk = choose_gemm(p, sms);
-      std::shared_ptr<const Binary> b = c.get(gemm_unit(d, gk));
-      return std::make_unique<GemmLaunch>(d, p, gk, gpu_binary(*b));
+      GemmKernel gk = gemm_of(*dot, p, sms);
+      std::shared_ptr<const Binary> b = c.get(gemm_unit(d, gk));  // launches keep cuda::load's function
+      auto gemm = std::make_unique<GemmLaunch>(d, p, gk, gpu_binary(*b), dot);
+      if (!dot->has_epilogue || gk.epilogue) return gemm;
+      const KernelStep& ks = dot->epilogue;
+      std::unique_ptr<Launch> epi;
+      if (ks.launch.parallel_extent > 0) {
+        std::shared_ptr<const Binary> eb = c.get(kernel_unit(d, ks.kernel, ctx.user));
+        const GpuBinary& g = gpu_binary(*eb);
+        epi = std::make_unique<KernelLaunch>(d, ks, g, ptx_launch_config(ks.kernel, g.ptx, ks.launch, sms));
+      }
+      size_t bytes = static_cast<size_t>(p.batch * p.m * p.n) * dtype_size(p.dtype);
+      return std::make_unique<GemmThenEpilogueLaunch>(d, std::move(gemm), std::move(epi), product_input(*dot), bytes);
     }
     const auto& ks = std::get<KernelStep>(step.op);
     if (ks.launch.parallel_extent == 0) return nullptr;
@@ -313,7 +375,15 @@ class CudaBackend final : public Backend {
     CompileUnit u;
     if (std::holds_alternative<AxisStep>(step.op)) return {};  // the host routine: no code of ours
     if (const auto* dot = std::get_if<DotStep>(&step.op)) {
-      u = gemm_unit(d, choose_gemm(problem(*dot, ctx), cuda::device_info(d.index).multiprocessors));
+      std::string why;
+      GemmKernel gk = gemm_of(*dot, problem(*dot, ctx), cuda::device_info(d.index).multiprocessors, &why);
+      std::vector<StageTexts> out{gemm_unit(d, gk).stages(*c.get(gemm_unit(d, gk)))};
+      if (dot->has_epilogue && !gk.epilogue) {  // the epilogue as a kernel of its own, and why
+        CompileUnit e = kernel_unit(d, dot->epilogue.kernel, ctx.user);
+        out.push_back(e.stages(*c.get(e)));
+        out.back().kernel = "; not inside the product kernel: " + why + "\n" + out.back().kernel;
+      }
+      return out;
     } else {
       u = kernel_unit(d, std::get<KernelStep>(step.op).kernel, ctx.user);
     }
@@ -356,9 +426,9 @@ std::string ptx_for(const Step& step, const Schedule& s, int sm) {
     if (!is_float(dot->dtype)) return "";
     Device d = step_device(step, s);
     int sms = d.kind == Device::Kind::GPU ? cuda::device_info(d.index).multiprocessors : kAssumedSMs;
-    GemmKernel gk = choose_gemm(gemm_problem(*dot, 0, 0), sms);
+    GemmKernel gk = gemm_of(*dot, gemm_problem(*dot, 0, 0), sms);
     std::string ptx = "// ---- " + gk.name() + "\n" + emit_gemm_ptx(gk, sm).ptx;
-    if (dot->has_epilogue)  // a CPU product's epilogue (GPU products keep it a kernel of its own)
+    if (dot->has_epilogue && !gk.epilogue)  // a CPU product's epilogue, or one the GPU runs on its own
       ptx += "// ---- " + dot->epilogue.kernel.name + "\n" + emit_ptx(dot->epilogue.kernel, sm, ptx_options(EmitOptions{})).ptx;
     return ptx;
   }

@@ -6,12 +6,17 @@
 #include <llvm/IR/IntrinsicsNVPTX.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <functional>
+#include <memory>
+#include <tuple>
 
 #include "arrayc/error.h"
+#include "codegen/body_emitter.h"
 #include "codegen/nvptx/gemm.h"
 #include "codegen/llvm_util.h"
+#include "codegen/loop_space.h"
 #include "codegen/nvptx/ptx_compile.h"
 #include "support/env.h"
 
@@ -49,6 +54,9 @@ OperandTile operand_tile(const GemmKernel& g, bool is_a) {
   // k-major stores of loads along k would put a thread's neighbours in one bank; a row padded
   // by 16 bytes spreads them.
   o.pad = o.along_k ? v : 0;
+  // The tensor-core path reads a k-row's elements 8 apart in m (n) and 4 k-rows at once: rows of
+  // 4 (mod 16) doubles put a half-warp's 8-byte reads in 16 different bank pairs.
+  if (g.mma) o.pad = 4;
   o.loads = o.rows * t.bk / (t.threads() * o.width);
   int per_thread = is_a ? t.tm : t.tn;
   o.frag = std::min(v, per_thread);
@@ -75,27 +83,39 @@ std::string tile_problem(const GemmTile& t, DType dtype) {
 
 class GemmEmitter {
  public:
-  GemmEmitter(const GemmKernel& g, llvm::Module& m)
+  GemmEmitter(const GemmKernel& g, llvm::Module& m, int sm)
       : g_(g), t_(g.tile), m_(m), ctx_(m.getContext()), b_(ctx_), a_(operand_tile(g, true)),
-        bt_(operand_tile(g, false)) {
+        bt_(operand_tile(g, false)), mma_(g.mma && sm >= 80) {
     ty_ = g.dtype == DType::Float64 ? b_.getDoubleTy() : b_.getFloatTy();
     esize_ = static_cast<int>(dtype_size(g.dtype));
   }
 
   void emit(const std::string& name) {
     auto* gptr = llvm::PointerType::get(ctx_, kGlobal);
-    std::vector<llvm::Type*> args(3, gptr);
-    args.insert(args.end(), 10, b_.getInt64Ty());
-    f_ = declare_ptx_kernel(m_, name, args, 3);
+    const Kernel* epi = g_.epilogue;
+    const int out_ptrs = epi ? epi->num_ptrs : 1;  // c, or the epilogue's operands
+    std::vector<llvm::Type*> args(2 + out_ptrs, gptr);
+    args.insert(args.end(), 10 + (epi ? epi->num_params() : 0), b_.getInt64Ty());
+    f_ = declare_ptx_kernel(m_, name, args, 2 + out_ptrs);
     // The block size is fixed (.maxntid), which lets ptxas budget registers for it. Asking for
     // two blocks per SM (.minnctapersm 2) caps the big f32 tile at 128 registers: W5 ran 2.5%
     // faster but spilled 72 bytes, and W3 and W4 ran slower, so it is not asked.
     annotate("maxntidx", t_.threads());
     b_.SetInsertPoint(llvm::BasicBlock::Create(ctx_, "entry", f_));
     Value *pa = f_->getArg(0), *pb = f_->getArg(1), *pc = f_->getArg(2);
-    Value *m = f_->getArg(3), *n = f_->getArg(4), *k = f_->getArg(5), *batch = f_->getArg(6);
-    Value *a_rs = f_->getArg(7), *a_cs = f_->getArg(8), *a_bs = f_->getArg(9);
-    Value *b_rs = f_->getArg(10), *b_cs = f_->getArg(11), *b_bs = f_->getArg(12);
+    const int v0 = 2 + out_ptrs;  // the first i64
+    Value *m = f_->getArg(v0), *n = f_->getArg(v0 + 1), *k = f_->getArg(v0 + 2), *batch = f_->getArg(v0 + 3);
+    Value *a_rs = f_->getArg(v0 + 4), *a_cs = f_->getArg(v0 + 5), *a_bs = f_->getArg(v0 + 6);
+    Value *b_rs = f_->getArg(v0 + 7), *b_cs = f_->getArg(v0 + 8), *b_bs = f_->getArg(v0 + 9);
+    if (epi) {
+      for (int i = 0; i < out_ptrs; ++i) epi_ptrs_.push_back(f_->getArg(2 + i));
+      space_ = LoopSpace::unpack(b_, *epi, [&](int64_t i) -> Value* { return f_->getArg(v0 + 10 + static_cast<unsigned>(i)); });
+      EmitOptions o;
+      o.target = EmitOptions::Target::Nvptx;
+      body_ = std::make_unique<BodyEmitter>(b_, *epi, o);
+      body_->set_constants(space_.constants);
+      product_ = b_.CreateAlloca(llvm::ArrayType::get(ty_, std::max(a_.frag, bt_.frag)), nullptr, "product");
+    }
     // Strides along each operand's (outer, k) dims; a unit one is the constant 1.
     Operand A{pa, a_, smem("As", a_), m, g_.a_unit == GemmUnit::Outer ? i64(1) : a_rs,
               g_.a_unit == GemmUnit::K ? i64(1) : a_cs, a_bs, nullptr, {}, {}, {}};
@@ -109,6 +129,17 @@ class GemmEmitter {
     for (Operand* o : {&A, &B}) load_coords(*o, tid);
     A.lane_at = b_.CreateMul(ty_idx_, i64(a_.frag));
     B.lane_at = b_.CreateMul(tx_, i64(bt_.frag));
+    if (mma_) {  // warp (wm, wn) of the block's 32 x 32 warp tiles; lane = 4 group + thread in group
+      Value* lane = b_.CreateAnd(tid, i64(31));
+      Value* warp = b_.CreateLShr(tid, 5);
+      const int warps_n = t_.bn / 32;
+      wm_ = b_.CreateMul(b_.CreateUDiv(warp, i64(warps_n)), i64(32));
+      wn_ = b_.CreateMul(b_.CreateURem(warp, i64(warps_n)), i64(32));
+      group_ = b_.CreateLShr(lane, 2);
+      in_group_ = b_.CreateAnd(lane, i64(3));
+      A.lane_at = b_.CreateAdd(b_.CreateMul(in_group_, i64(a_.row_len())), b_.CreateAdd(wm_, group_));
+      B.lane_at = b_.CreateAdd(b_.CreateMul(in_group_, i64(bt_.row_len())), b_.CreateAdd(wn_, group_));
+    }
 
     acc_ = b_.CreateAlloca(llvm::ArrayType::get(ty_, t_.tm * t_.tn), nullptr, "acc");
     for (Operand* o : {&A, &B}) o->regs = b_.CreateAlloca(llvm::ArrayType::get(load_type(o->tile), o->tile.loads), nullptr, "regs");
@@ -116,14 +147,23 @@ class GemmEmitter {
     Value* mt = ceil_div(m, t_.bm);
     Value* nt = ceil_div(n, t_.bn);
     Value* per = b_.CreateMul(mt, nt);
-    Value* total = b_.CreateMul(per, batch);
+    // gram: the T (T + 1) / 2 tiles on and below the diagonal, row by row.
+    Value* total = g_.gram ? b_.CreateUDiv(b_.CreateMul(mt, b_.CreateAdd(mt, i64(1))), i64(2)) : b_.CreateMul(per, batch);
     Value* ktiles = ceil_div(k, t_.bk);
     loop(sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x), total, sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_nctaid_x),
          [&](Value* tile) {
-           Value* p = b_.CreateUDiv(tile, per);
-           Value* r = b_.CreateURem(tile, per);
-           Value* m0 = b_.CreateMul(b_.CreateUDiv(r, nt), i64(t_.bm));
-           Value* n0 = b_.CreateMul(b_.CreateURem(r, nt), i64(t_.bn));
+           Value *p, *ti, *tj;
+           if (g_.gram) {
+             p = i64(0);
+             std::tie(ti, tj) = triangle_tile(tile);
+           } else {
+             p = b_.CreateUDiv(tile, per);
+             Value* r = b_.CreateURem(tile, per);
+             ti = b_.CreateUDiv(r, nt);
+             tj = b_.CreateURem(r, nt);
+           }
+           Value* m0 = b_.CreateMul(ti, i64(t_.bm));
+           Value* n0 = b_.CreateMul(tj, i64(t_.bn));
            A.x0 = m0;
            B.x0 = n0;
            A.base = b_.CreateMul(p, A.batch_stride);
@@ -141,7 +181,8 @@ class GemmEmitter {
                if_then(has_next, [&] {
                  for (Operand* o : {&A, &B}) fetch(*o, b_.CreateMul(next, i64(t_.bk)), k);
                });
-               multiply(A, B, buf);
+               if (mma_) mma_multiply(A, B, buf);
+               else multiply(A, B, buf);
                if_then(has_next, [&] {
                  for (Operand* o : {&A, &B}) stash(*o, 1 - buf);
                });
@@ -153,12 +194,22 @@ class GemmEmitter {
                if_then(b_.CreateICmpSLT(odd, ktiles), [&] { step(odd, 1); });
              });
            });
-           store_c(pc, b_.CreateMul(p, b_.CreateMul(m, n)), m0, n0, m, n);
+           Store st{pc, p, b_.CreateMul(p, b_.CreateMul(m, n)), m, n};
+           if (mma_) mma_store(st, m0, n0);
+           else store_tile(st, m0, n0, false);
+           if (g_.gram) if_then(b_.CreateICmpNE(ti, tj), [&] { store_tile(st, m0, n0, true); });
          });
     b_.CreateRetVoid();
   }
 
  private:
+  // Where a tile's results go: c (contiguous [batch, m, n]) or the epilogue, for product p,
+  // whose first element is `base`.
+  struct Store {
+    Value* pc;
+    Value *p, *base, *m, *n;
+  };
+
   struct Operand {
     Value* ptr;
     OperandTile tile;
@@ -300,6 +351,45 @@ class GemmEmitter {
     return out;
   }
 
+  // The FP64 tensor cores (mma.sync.m8n8k4 f64, sm_80+): the warp's 32 x 32 tile is 4 x 4 tiles
+  // of 8 x 8, each k-step of 4 one mma per tile. A thread holds A[group][in_group] of each row
+  // tile and B[in_group][group] of each column tile (as the ISA lays the fragments out), read
+  // from the k-major shared tiles, and accumulates C[group][2 in_group + 0, 1] of each tile:
+  // acc[(4 i + j) * 2 + e].
+  void mma_multiply(const Operand& a, const Operand& b, int buf) {
+    std::vector<Value*> acc;
+    for (int i = 0; i < t_.tm * t_.tn; ++i) acc.push_back(b_.CreateLoad(ty_, acc_at(i)));
+    for (int kk = 0; kk < t_.bk; kk += 4) {
+      Value *af[4], *bf[4];
+      for (int i = 0; i < 4; ++i) {
+        af[i] = b_.CreateAlignedLoad(ty_, smem_at(a, buf, a.lane_at, static_cast<int64_t>(kk) * a.tile.row_len() + i * 8), llvm::Align(8));
+        bf[i] = b_.CreateAlignedLoad(ty_, smem_at(b, buf, b.lane_at, static_cast<int64_t>(kk) * b.tile.row_len() + i * 8), llvm::Align(8));
+      }
+      for (int i = 0; i < 4; ++i)
+        for (int j = 0; j < 4; ++j) {
+          int c = (i * 4 + j) * 2;
+          Value* d = b_.CreateIntrinsic(llvm::Intrinsic::nvvm_mma_m8n8k4_row_col_f64, {}, {af[i], bf[j], acc[c], acc[c + 1]});
+          acc[c] = b_.CreateExtractValue(d, 0);
+          acc[c + 1] = b_.CreateExtractValue(d, 1);
+        }
+    }
+    for (int i = 0; i < t_.tm * t_.tn; ++i) b_.CreateStore(acc[i], acc_at(i));
+  }
+
+  // The tensor-core accumulators: each a run of two elements of a row.
+  void mma_store(const Store& st, Value* m0, Value* n0) {
+    for (int i = 0; i < 4; ++i) {
+      Value* row = b_.CreateAdd(b_.CreateAdd(m0, wm_), b_.CreateAdd(group_, i64(i * 8)));
+      if_then(b_.CreateICmpSLT(row, st.m), [&] {
+        for (int j = 0; j < 4; ++j) {
+          Value* col = b_.CreateAdd(b_.CreateAdd(n0, wn_), b_.CreateAdd(b_.CreateMul(in_group_, i64(2)), i64(j * 8)));
+          int c = (i * 4 + j) * 2;
+          store_run(st, row, col, {b_.CreateLoad(ty_, acc_at(c)), b_.CreateLoad(ty_, acc_at(c + 1))});
+        }
+      });
+    }
+  }
+
   void multiply(const Operand& a, const Operand& b, int buf) {
     std::vector<Value*> acc;
     for (int i = 0; i < t_.tm * t_.tn; ++i) acc.push_back(b_.CreateLoad(ty_, acc_at(i)));
@@ -315,45 +405,137 @@ class GemmEmitter {
     for (int i = 0; i < t_.tm * t_.tn; ++i) b_.CreateStore(acc[i], acc_at(i));
   }
 
-  // The register tile into c (contiguous [m, n] at element offset `base`), rows and columns
-  // mapped as fragment() read them; whole vectors where a row's group is in range and aligned.
-  void store_c(Value* pc, Value* base, Value* m0, Value* n0, Value* m, Value* n) {
+  // Tile (ti, tj) of the lower triangle for linear index t = ti (ti + 1) / 2 + tj, tj <= ti:
+  // ti from the square root in double (exact enough far past any real tile count), corrected by
+  // one either way.
+  std::pair<Value*, Value*> triangle_tile(Value* t) {
+    llvm::Type* f64 = b_.getDoubleTy();
+    Value* x = b_.CreateFAdd(b_.CreateFMul(b_.CreateUIToFP(t, f64), llvm::ConstantFP::get(f64, 8.0)), llvm::ConstantFP::get(f64, 1.0));
+    Value* root = b_.CreateIntrinsic(llvm::Intrinsic::sqrt, {f64}, {x});
+    Value* ti = b_.CreateFPToUI(b_.CreateFMul(b_.CreateFSub(root, llvm::ConstantFP::get(f64, 1.0)), llvm::ConstantFP::get(f64, 0.5)),
+                                b_.getInt64Ty());
+    auto first = [&](Value* r) { return b_.CreateUDiv(b_.CreateMul(r, b_.CreateAdd(r, i64(1))), i64(2)); };
+    ti = b_.CreateSelect(b_.CreateICmpUGT(first(ti), t), b_.CreateSub(ti, i64(1)), ti);
+    Value* up = b_.CreateAdd(ti, i64(1));
+    ti = b_.CreateSelect(b_.CreateICmpULE(first(up), t), up, ti);
+    return {ti, b_.CreateSub(t, first(ti))};
+  }
+
+  // The register tile at (m0, n0), rows and columns mapped as fragment() read them; `mirror`:
+  // element (i, j) goes to (j, i) instead (gram), each register column then a run of rows.
+  void store_tile(const Store& st, Value* m0, Value* n0, bool mirror) {
     const OperandTile &a = a_, &b = bt_;
-    Value* n_aligned = b_.CreateICmpEQ(b_.CreateURem(n, i64(b.frag)), i64(0));
-    for (int gi = 0; gi < a.groups; ++gi)
-      for (int i = 0; i < a.frag; ++i) {
-        Value* row = b_.CreateAdd(m0, b_.CreateAdd(i64(static_cast<int64_t>(gi) * (a.rows / a.groups) + i),
-                                                   b_.CreateMul(ty_idx_, i64(a.frag))));
-        int r = gi * a.frag + i;  // register row
-        if_then(b_.CreateICmpSLT(row, m), [&] {
-          Value* row_off = b_.CreateAdd(base, b_.CreateMul(row, n));
-          for (int gj = 0; gj < b.groups; ++gj) {
-            Value* col = b_.CreateAdd(n0, b_.CreateAdd(i64(static_cast<int64_t>(gj) * (b.rows / b.groups)),
-                                                       b_.CreateMul(tx_, i64(b.frag))));
-            std::vector<Value*> vals;
-            for (int j = 0; j < b.frag; ++j) vals.push_back(b_.CreateLoad(ty_, acc_at(r * t_.tn + gj * b.frag + j)));
-            auto at = [&](int j) { return b_.CreateInBoundsGEP(ty_, pc, b_.CreateAdd(row_off, b_.CreateAdd(col, i64(j)))); };
-            auto scalars = [&] {
-              for (int j = 0; j < b.frag; ++j)
-                if_then(b_.CreateICmpSLT(b_.CreateAdd(col, i64(j)), n),
-                        [&] { b_.CreateAlignedStore(vals[j], at(j), llvm::Align(esize_)); });
-            };
-            if (b.frag == 1) {
-              scalars();
-              continue;
+    auto row_of = [&](int gi, int i) {
+      return b_.CreateAdd(m0, b_.CreateAdd(i64(static_cast<int64_t>(gi) * (a.rows / a.groups) + i), b_.CreateMul(ty_idx_, i64(a.frag))));
+    };
+    auto col_of = [&](int gj, int j) {
+      return b_.CreateAdd(n0, b_.CreateAdd(i64(static_cast<int64_t>(gj) * (b.rows / b.groups) + j), b_.CreateMul(tx_, i64(b.frag))));
+    };
+    auto acc = [&](int r, int c) { return b_.CreateLoad(ty_, acc_at(r * t_.tn + c)); };
+    if (!mirror) {
+      for (int gi = 0; gi < a.groups; ++gi)
+        for (int i = 0; i < a.frag; ++i) {
+          Value* row = row_of(gi, i);
+          int r = gi * a.frag + i;  // register row
+          if_then(b_.CreateICmpSLT(row, st.m), [&] {
+            for (int gj = 0; gj < b.groups; ++gj) {
+              std::vector<Value*> vals;
+              for (int j = 0; j < b.frag; ++j) vals.push_back(acc(r, gj * b.frag + j));
+              store_run(st, row, col_of(gj, 0), vals);
             }
-            Value* whole = b_.CreateAnd(n_aligned, b_.CreateICmpSLE(b_.CreateAdd(col, i64(b.frag)), n));
-            if_else(
-                whole,
-                [&] {
-                  Value* v = llvm::UndefValue::get(vec(b.frag));
-                  for (int j = 0; j < b.frag; ++j) v = b_.CreateInsertElement(v, vals[j], j);
-                  b_.CreateAlignedStore(v, at(0), llvm::Align(esize_ * b.frag));
-                },
-                scalars);
+          });
+        }
+      return;
+    }
+    for (int gj = 0; gj < b.groups; ++gj)
+      for (int j = 0; j < b.frag; ++j) {
+        Value* row = col_of(gj, j);
+        int c = gj * b.frag + j;  // register column
+        if_then(b_.CreateICmpSLT(row, st.m), [&] {
+          for (int gi = 0; gi < a.groups; ++gi) {
+            std::vector<Value*> vals;
+            for (int i = 0; i < a.frag; ++i) vals.push_back(acc(gi * a.frag + i, c));
+            store_run(st, row, row_of(gi, 0), vals);
           }
         });
       }
+  }
+
+  // Elements (row, col .. col + vals.size() - 1) of product st.p (row < m; col a multiple of the
+  // run's length): whole vectors where the run is in range and aligned, else element by element.
+  void store_run(const Store& st, Value* row, Value* col, const std::vector<Value*>& vals) {
+    const int w = static_cast<int>(vals.size());
+    Value* idx = b_.CreateAdd(st.base, b_.CreateAdd(b_.CreateMul(row, st.n), col));
+    Value* whole = w == 1 ? b_.getFalse()
+                          : b_.CreateAnd(b_.CreateICmpEQ(b_.CreateURem(st.n, i64(w)), i64(0)),
+                                         b_.CreateICmpSLE(b_.CreateAdd(col, i64(w)), st.n));
+    auto in_range = [&](int j) { return b_.CreateICmpSLT(b_.CreateAdd(col, i64(j)), st.n); };
+    if (!g_.epilogue) {
+      auto at = [&](int j) { return b_.CreateInBoundsGEP(ty_, st.pc, b_.CreateAdd(idx, i64(j))); };
+      auto scalars = [&] {
+        for (int j = 0; j < w; ++j) if_then(in_range(j), [&] { b_.CreateAlignedStore(vals[j], at(j), llvm::Align(esize_)); });
+      };
+      if_else(whole, [&] { b_.CreateAlignedStore(pack(vals), at(0), llvm::Align(esize_ * w)); }, scalars);
+      return;
+    }
+    // The epilogue: the product's leaf reads this run's values (SROA keeps them in registers),
+    // every other operand its memory at the element's offsets.
+    const Kernel& k = *g_.epilogue;
+    const KernelLeaf& prod = k.leaves[g_.product_leaf];
+    for (int j = 0; j < w; ++j) b_.CreateStore(vals[j], b_.CreateConstInBoundsGEP2_32(product_->getAllocatedType(), product_, 0, j));
+    std::vector<Value*> coords;  // of the run's first element in the epilogue's space
+    if (k.rank == 1) coords = {idx};
+    else if (k.rank == 2) coords = {b_.CreateAdd(b_.CreateMul(st.p, st.m), row), col};
+    else coords = {st.p, row, col};
+    std::vector<Value*> first(k.num_indexed);
+    for (int x = 0; x < k.num_indexed; ++x) {
+      first[x] = space_.offsets[x];
+      for (int d = 0; d < k.rank; ++d) first[x] = b_.CreateAdd(first[x], b_.CreateMul(coords[d], space_.strides[x][d]));
+    }
+    std::vector<Value*> ptrs = epi_ptrs_;
+    ptrs[prod.ptr] = product_;
+    auto offsets = [&](int j) {
+      std::vector<Value*> off(k.num_indexed);
+      for (int x = 0; x < k.num_indexed; ++x) off[x] = b_.CreateAdd(first[x], b_.CreateMul(i64(j), space_.strides[x][k.rank - 1]));
+      off[prod.index] = i64(j);
+      return off;
+    };
+    // Outputs stored as vectors: float32/float64, unit stride along the run.
+    auto vector_out = [&](const KernelOutput& o) {
+      return w > 1 && (o.dtype == DType::Float32 || o.dtype == DType::Float64) && o.strides.back() == StrideKind::Unit;
+    };
+    for (const KernelOutput& o : k.outputs)
+      if (vector_out(o)) whole = b_.CreateAnd(whole, b_.CreateICmpEQ(b_.CreateURem(first[o.index], i64(w)), i64(0)));
+    if_else(
+        whole,
+        [&] {
+          std::vector<std::vector<Value*>> v;
+          for (int j = 0; j < w; ++j) v.push_back(body_->emit(ptrs, offsets(j)));
+          for (const KernelOutput& o : k.outputs) {
+            if (!vector_out(o)) {
+              for (int j = 0; j < w; ++j) body_->store(o.dtype, v[j][o.instr], epi_ptrs_[o.ptr], offsets(j)[o.index]);
+              continue;
+            }
+            std::vector<Value*> run;
+            for (int j = 0; j < w; ++j) run.push_back(v[j][o.instr]);
+            Value* at = b_.CreateInBoundsGEP(run[0]->getType(), epi_ptrs_[o.ptr], first[o.index]);
+            b_.CreateAlignedStore(pack(run), at, llvm::Align(dtype_size(o.dtype) * w));
+          }
+        },
+        [&] {
+          for (int j = 0; j < w; ++j)
+            if_then(in_range(j), [&] {
+              std::vector<Value*> off = offsets(j);
+              std::vector<Value*> v = body_->emit(ptrs, off);
+              for (const KernelOutput& o : k.outputs) body_->store(o.dtype, v[o.instr], epi_ptrs_[o.ptr], off[o.index]);
+            });
+        });
+  }
+
+  Value* pack(const std::vector<Value*>& vals) {
+    Value* v = llvm::UndefValue::get(llvm::FixedVectorType::get(vals[0]->getType(), static_cast<unsigned>(vals.size())));
+    for (size_t j = 0; j < vals.size(); ++j) v = b_.CreateInsertElement(v, vals[j], j);
+    return v;
   }
 
   const GemmKernel& g_;
@@ -366,21 +548,41 @@ class GemmEmitter {
   int esize_ = 4;
   llvm::Function* f_ = nullptr;
   Value *tx_ = nullptr, *ty_idx_ = nullptr;
+  bool mma_;                                                   // the tensor-core path
+  Value *wm_ = nullptr, *wn_ = nullptr, *group_ = nullptr, *in_group_ = nullptr;
   llvm::AllocaInst* acc_ = nullptr;
+  // The epilogue's operands, iteration space and body, and the run of product values it reads.
+  std::vector<Value*> epi_ptrs_;
+  LoopSpace space_;
+  std::unique_ptr<BodyEmitter> body_;
+  llvm::AllocaInst* product_ = nullptr;
 };
 
-GemmTile parse_tile(const std::string& s, DType dtype) {
+// A tile forced by ARRAYC_GEMM_TILE; `simt` is set by a "/simt" suffix (no tensor cores).
+GemmTile parse_tile(const std::string& s, DType dtype, bool& simt) {
   GemmTile t;
   char tail = 0;
-  if (std::sscanf(s.c_str(), "%dx%dx%d/%dx%d%c", &t.bm, &t.bn, &t.bk, &t.tm, &t.tn, &tail) != 5)
+  const std::string suffix = "/simt";
+  simt = s.size() > suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
+  std::string tile = simt ? s.substr(0, s.size() - suffix.size()) : s;
+  if (std::sscanf(tile.c_str(), "%dx%dx%d/%dx%d%c", &t.bm, &t.bn, &t.bk, &t.tm, &t.tn, &tail) != 5)
     throw Error("ARRAYC_GEMM_TILE=" + s + ": expected BMxBNxBK/TMxTN, e.g. 128x128x8/8x8");
   if (std::string why = tile_problem(t, dtype); !why.empty())
     throw Error("ARRAYC_GEMM_TILE=" + s + " cannot be used for " + dtype_name(dtype) + ": " + why);
   return t;
 }
 
-int64_t tiles(const GemmTile& t, const GemmProblem& p) {
-  return ((p.m + t.bm - 1) / t.bm) * ((p.n + t.bn - 1) / t.bn) * p.batch;
+int64_t tiles(const GemmTile& t, const GemmProblem& p, bool gram = false) {
+  int64_t mt = (p.m + t.bm - 1) / t.bm;
+  if (gram) return mt * (mt + 1) / 2;
+  return mt * ((p.n + t.bn - 1) / t.bn) * p.batch;
+}
+
+std::string identifier(const std::string& s) {
+  std::string out = s;
+  for (char& c : out)
+    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+  return out;
 }
 
 }  // namespace
@@ -393,10 +595,15 @@ std::string GemmKernel::name() const {
   };
   return "gemm_" + std::string(dtype_name(dtype)) + "_" + std::to_string(tile.bm) + "x" + std::to_string(tile.bn) + "x" +
          std::to_string(tile.bk) + "_" + std::to_string(tile.tm) + "x" + std::to_string(tile.tn) + "_" +
-         operand('a', a_unit, a_vec) + "_" + operand('b', b_unit, b_vec);
+         operand('a', a_unit, a_vec) + "_" + operand('b', b_unit, b_vec) + (gram ? "_gram" : "") + (mma ? "_mma" : "") +
+         (epilogue ? "_ep_" + identifier(epilogue->name) : "");
 }
 
-std::string GemmKernel::str() const { return "kernel " + name() + "\n"; }
+std::string GemmKernel::str() const {
+  std::string s = "kernel " + name() + "\n";
+  if (epilogue) s += "epilogue (product leaf " + std::to_string(product_leaf) + ")\n" + epilogue->str();
+  return s;
+}
 
 GemmKernel choose_gemm(const GemmProblem& p, int multiprocessors) {
   GemmKernel g;
@@ -414,8 +621,17 @@ GemmKernel choose_gemm(const GemmProblem& p, int multiprocessors) {
   g.b_vec = g.b_unit == GemmUnit::Outer ? vec_ok(p.b_addr, p.b_rs, p.k, p.b_bs)
             : g.b_unit == GemmUnit::K && vec_ok(p.b_addr, p.b_cs, p.n, p.b_bs);
 
+  const bool gram = p.gram && p.batch == 1 && p.m == p.n;
+  // float64 on the tensor cores: 32 x 32 warp tiles, 8 x 4 outputs per thread. Not for Gram
+  // products (kept on FMAs, whose exact symmetry the triangle's mirror relies on).
+  auto mma_ok = [&](const GemmTile& t) {
+    return p.dtype == DType::Float64 && !g.gram && t.tm == 8 && t.tn == 4 && t.bm % 32 == 0 && t.bn % 32 == 0 && t.bk % 4 == 0;
+  };
   if (std::string forced = gemm_tile_setting(); !forced.empty()) {
-    g.tile = parse_tile(forced, p.dtype);
+    bool simt = false;
+    g.tile = parse_tile(forced, p.dtype, simt);
+    g.gram = gram && g.tile.bm == g.tile.bn;  // a tile that is not square: a general product
+    g.mma = !simt && mma_ok(g.tile);
     return g;
   }
   // Big tiles reuse each loaded element most; take the biggest that still gives at least half
@@ -425,14 +641,27 @@ GemmKernel choose_gemm(const GemmProblem& p, int multiprocessors) {
   // 32x16x32/2x2 0.043 ms, 64x16x32/4x2 0.046; W4 (1000^2 f64) 128x64x8/8x4 0.137 ms,
   // 64x64x8/4x4 0.148.
   const bool f64 = p.dtype == DType::Float64;
-  const GemmTile big = f64 ? GemmTile{128, 64, 8, 8, 4} : GemmTile{128, 128, 16, 8, 8};
-  const GemmTile mid = f64 ? GemmTile{64, 64, 8, 4, 4} : GemmTile{64, 64, 16, 4, 4};
-  const GemmTile small = f64 ? GemmTile{32, 32, 16, 2, 2} : GemmTile{32, 32, 32, 2, 2};
+  const bool f64_mma = f64 && !gram;  // the tensor-core tiles (8 x 4 outputs per thread)
+  // float64's big tile: W4 (1000^3) on an H100's tensor cores took 0.108 ms with 64x128x8/8x4,
+  // 0.118 with 64x64x16, 0.120 with 128x64x8, 0.164 with 128x128x8 (docs/cuda.md).
+  const GemmTile big = f64_mma ? GemmTile{64, 128, 8, 8, 4} : f64 ? GemmTile{128, 64, 8, 8, 4} : GemmTile{128, 128, 16, 8, 8};
+  const GemmTile mid = f64_mma ? GemmTile{64, 64, 8, 8, 4} : f64 ? GemmTile{64, 64, 8, 4, 4} : GemmTile{64, 64, 16, 4, 4};
+  const GemmTile small = f64_mma ? GemmTile{32, 32, 16, 8, 4} : f64 ? GemmTile{32, 32, 16, 2, 2} : GemmTile{32, 32, 32, 2, 2};
   const GemmTile narrow = GemmTile{32, 16, 32, 2, 2};
-  if (p.n <= 16 && p.m > p.n) {
+  if (gram) {  // square tiles; half as many as a general product has
+    g.gram = true;
+    g.tile = small;
+    for (const GemmTile& t : {big, mid})
+      if (t.bm == t.bn && 2 * tiles(t, p, true) >= multiprocessors) {
+        g.tile = t;
+        break;
+      }
+  } else if (p.n <= 16 && p.m > p.n) {
     g.tile = narrow;
   } else {
-    g.tile = small;
+    // Too few small tiles to give every SM one: the narrow tile, twice as many. W9's layer at
+    // 256x784x256 (64 small tiles on 132 SMs) took 0.021 ms with it against 0.026 on an H100.
+    g.tile = tiles(small, p) < multiprocessors ? narrow : small;
     for (const GemmTile& t : {big, mid})
       if (2 * tiles(t, p) >= multiprocessors) {
         g.tile = t;
@@ -440,17 +669,42 @@ GemmKernel choose_gemm(const GemmProblem& p, int multiprocessors) {
       }
   }
   ARRAYC_INTERNAL_CHECK(tile_problem(g.tile, p.dtype).empty(), "built-in gemm tile invalid: " + tile_problem(g.tile, p.dtype));
+  g.mma = mma_ok(g.tile);
   return g;
 }
 
 unsigned gemm_grid(const GemmKernel& g, const GemmProblem& p) {
-  return static_cast<unsigned>(std::clamp<int64_t>(tiles(g.tile, p), 1, 0x7fffffff));
+  return static_cast<unsigned>(std::clamp<int64_t>(tiles(g.tile, p, g.gram), 1, 0x7fffffff));
+}
+
+std::string gemm_epilogue_problem(const Kernel& k, const LaunchParams& launch, int product_ptr, const GemmProblem& p,
+                                  int& leaf) {
+  if (p.dtype != DType::Float32 && p.dtype != DType::Float64) return "no product kernel for its dtype";
+  if (k.is_reduction || k.outputs.empty()) return "it reduces";
+  const int64_t* params = launch.params.data();
+  const int64_t* out = &params[k.param_block(k.outputs[0].index)];  // offset, strides: the product's own layout
+  leaf = -1;
+  for (size_t i = 0; i < k.leaves.size(); ++i) {
+    const KernelLeaf& lf = k.leaves[i];
+    if (lf.ptr != product_ptr) continue;
+    if (lf.op != Op::Buffer || lf.dtype != p.dtype || !std::equal(out, out + k.rank + 1, &params[k.param_block(lf.index)]))
+      return "it reads the product at other elements than its own";
+    if (leaf >= 0) return "it reads the product twice";
+    leaf = static_cast<int>(i);
+  }
+  if (leaf < 0) return "it does not read the product";
+  std::vector<int64_t> ext(params, params + k.rank);
+  const bool fits = (k.rank == 1 && ext[0] == p.batch * p.m * p.n) ||
+                    (k.rank == 2 && ext[0] == p.batch * p.m && ext[1] == p.n) ||
+                    (k.rank == 3 && ext[0] == p.batch && ext[1] == p.m && ext[2] == p.n);
+  if (!fits) return "its iteration space is not the product's rows and columns";
+  return "";
 }
 
 PtxKernel emit_gemm_ptx(const GemmKernel& g, int sm) {
   ARRAYC_INTERNAL_CHECK(g.dtype == DType::Float32 || g.dtype == DType::Float64, std::string("gemm kernel for ") + dtype_name(g.dtype));
   std::string entry = "arrayc_" + g.name();
-  return compile_ptx(entry, sm, [&](llvm::Module& m) { GemmEmitter(g, m).emit(entry); });
+  return compile_ptx(entry, sm, [&](llvm::Module& m) { GemmEmitter(g, m, sm).emit(entry); });
 }
 
 }  // namespace arrayc::detail

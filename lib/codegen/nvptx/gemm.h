@@ -19,12 +19,29 @@
 //   i64 a_rs, a_cs, a_bs                      element (i, l) of product p of A: a[p*a_bs + i*a_rs + l*a_cs]
 //   i64 b_rs, b_cs, b_bs                      element (l, j) of B: b[p*b_bs + l*b_rs + j*b_cs]
 // Launch: block = tile.threads(); grid = gemm_grid(...) (any grid works; tiles are grid-strided).
+//
+// Variants (issue 29):
+//  - mma: float64 products on the FP64 tensor cores (mma.sync.m8n8k4.f64, sm_80 and later; the
+//    FMA path on older GPUs). Tiles with 8 x 4 outputs per thread and BM, BN multiples of 32:
+//    each warp computes a 32 x 32 tile as 4 x 4 mma tiles from the same shared-memory tiles.
+//    ARRAYC_GEMM_TILE=.../simt forces the FMA path.
+//  - gram: the product of a matrix with its own transpose (m == n, square tile, batch 1). Only
+//    the tiles on and below the diagonal are computed; a tile below it is stored twice, at its
+//    place and mirrored. The result is exactly symmetric: a diagonal tile's (i, j) and (j, i)
+//    are the same fused multiply-adds in the same order (fma(x, y, c) == fma(y, x, c)).
+//  - epilogue: an elementwise kernel (kernel.h) that reads the product at each element's own
+//    index runs on the register tile instead of a store of the product: the entry then takes
+//    a, b, the epilogue's ptrs (the product's unused), the ten i64 above, then the epilogue's
+//    params (kernel.h's calling convention). Its iteration space must be the product's,
+//    collapsed to rank 1 ([batch*m*n]), 2 ([batch*m, n]) or 3 ([batch, m, n]):
+//    gemm_epilogue_problem says whether a step's epilogue is of that form.
 #pragma once
 #include <cstdint>
 #include <string>
 
 #include "arrayc/dtype.h"
 #include "codegen/nvptx/ptx_kernel.h"
+#include "kernel/kernel.h"
 
 namespace arrayc::detail {
 
@@ -42,6 +59,10 @@ struct GemmKernel {
   GemmTile tile;
   GemmUnit a_unit = GemmUnit::None, b_unit = GemmUnit::None;
   bool a_vec = false, b_vec = false;  // 16-byte loads along the unit dimension
+  bool gram = false;                   // lower-triangle tiles only, mirrored (see above)
+  bool mma = false;                    // float64 on the tensor cores (sm_80+; FMAs below), see above
+  const Kernel* epilogue = nullptr;    // fused epilogue (the caller's; it must outlive the kernel)
+  int product_leaf = -1;               // the epilogue's leaf that reads the product
 
   std::string name() const;  // e.g. gemm_f32_128x128x8_8x8_ak4_bk4 (k: unit dim, 4: elements per load)
   std::string str() const;   // text form: the cache key
@@ -52,17 +73,25 @@ struct GemmProblem {
   DType dtype = DType::Float32;
   int64_t batch = 1, m = 0, n = 0, k = 0;
   uintptr_t a_addr = 0, b_addr = 0;  // address of element (0, 0) of the first product
+  bool gram = false;                  // b is a's transpose (ProductForm::Gram): one triangle
   int64_t a_rs = 0, a_cs = 0, a_bs = 0, b_rs = 0, b_cs = 0, b_bs = 0;
 };
 
 // The kernel for a problem on a GPU with `multiprocessors` SMs: layouts and vector loads from
 // the strides and alignment; the tile from the shape (big tiles when there are enough of them to
 // fill the GPU, smaller ones otherwise, narrow ones for products with few columns).
-// ARRAYC_GEMM_TILE=BMxBNxBK/TMxTN forces a tile (for tuning); an invalid one is an arrayc::Error.
+// ARRAYC_GEMM_TILE=BMxBNxBK/TMxTN[/simt] forces a tile (for tuning); an invalid one is an
+// arrayc::Error.
 GemmKernel choose_gemm(const GemmProblem& p, int multiprocessors);
 
 // Blocks to launch for p with kernel g (the tiles, capped).
 unsigned gemm_grid(const GemmKernel& g, const GemmProblem& p);
+
+// Why `epilogue` (reading its product through input `product_ptr`) cannot run inside the product
+// kernel of p, or "" when it can: it must read the product only at each element's own index, and
+// its collapsed space must be one of the forms above. `leaf` is set to the product's leaf.
+std::string gemm_epilogue_problem(const Kernel& epilogue, const LaunchParams& launch, int product_ptr,
+                                  const GemmProblem& p, int& leaf);
 
 // The kernel as PTX for sm_<sm>.
 PtxKernel emit_gemm_ptx(const GemmKernel& g, int sm);

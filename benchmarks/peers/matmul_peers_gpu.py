@@ -1,0 +1,70 @@
+"""GPU peers for `arrayc-matmul-bench --gpu` (issue 29): cuBLAS through PyTorch on the same shapes,
+timed the same way (each call on the host up to torch.cuda.synchronize(), medians in ms):
+W3 (10000x784 . 784x10 f32), W4 (1000^3 f64), W5 (torch.mm(x, x.T), 3000^2 f32; cuBLAS computes
+the whole product) and the layer relu(x @ w + b) (W9) at 256x784x256, 2048^3 (and 4096^3 with
+--big): PyTorch eager (three kernels), addmm + relu_ (cuBLAS's bias in the product, then relu),
+and torch.compile where it works. TF32 is off (exact float32, as arrayc's default).
+Usage: python3 matmul_peers_gpu.py [--big] [--reps N]"""
+import sys, time
+
+import torch
+
+big = "--big" in sys.argv
+reps = int(sys.argv[sys.argv.index("--reps") + 1]) if "--reps" in sys.argv else 11
+torch.backends.cuda.matmul.allow_tf32 = False
+torch.backends.cudnn.allow_tf32 = False
+dev = torch.device("cuda:0")
+
+
+def med(fn, reps=reps, warm=2):
+    for _ in range(warm):
+        fn()
+    torch.cuda.synchronize()
+    ts = []
+    for _ in range(reps):
+        t = time.perf_counter()
+        fn()
+        torch.cuda.synchronize()
+        ts.append(time.perf_counter() - t)
+    ts.sort()
+    return ts[len(ts) // 2] * 1e3
+
+
+def rec(name, peer, ms):
+    print(f"{name:32s} {peer:30s} {ms:10.3f} ms", flush=True)
+
+
+print(f"torch {torch.__version__}, {torch.cuda.get_device_name(0)}, tf32 off")
+with torch.no_grad():
+    a3 = torch.rand(10000, 784, device=dev)
+    w3 = torch.randn(784, 10, device=dev)
+    rec("W3 10000x784.784x10 f32", "torch (cuBLAS)", med(lambda: a3 @ w3))
+    a4 = torch.rand(1000, 1000, device=dev, dtype=torch.float64)
+    b4 = torch.rand(1000, 1000, device=dev, dtype=torch.float64)
+    rec("W4 1000^3 f64", "torch (cuBLAS)", med(lambda: a4 @ b4))
+    x5 = torch.randn(3000, 3000, device=dev)
+    rec("W5 3000x3000.T f32", "torch.mm(x, x.T) (cuBLAS)", med(lambda: torch.mm(x5, x5.T)))
+    layers = [(256, 784, 256), (2048, 2048, 2048)] + ([(4096, 4096, 4096)] if big else [])
+    for m, k, n in layers:
+        x = torch.empty(m, k, device=dev).uniform_(-1, 1)
+        w = torch.randn(k, n, device=dev) * 0.05
+        b = torch.randn(n, device=dev)
+        r = max(3, reps // (4 if m >= 4096 else 1))
+        name = f"W9 relu(x@w+b) {m}x{k}x{n}"
+        rec(name, "torch eager", med(lambda: torch.relu(x @ w + b), reps=r))
+        rec(name, "torch addmm+relu_", med(lambda: torch.relu_(torch.addmm(b, x, w)), reps=r))
+        rec(name, "torch mm alone", med(lambda: x @ w, reps=r))
+    try:
+        layer = torch.compile(lambda x, w, b: torch.relu(x @ w + b))
+        for m, k, n in layers:
+            x = torch.empty(m, k, device=dev).uniform_(-1, 1)
+            w = torch.randn(k, n, device=dev) * 0.05
+            b = torch.randn(n, device=dev)
+            t = time.perf_counter()
+            layer(x, w, b)
+            torch.cuda.synchronize()
+            first = (time.perf_counter() - t) * 1e3
+            r = max(3, reps // (4 if m >= 4096 else 1))
+            rec(f"W9 relu(x@w+b) {m}x{k}x{n}", f"torch.compile (1st {first:.0f} ms)", med(lambda: layer(x, w, b), reps=r))
+    except Exception as e:  # no C++ compiler, or an old torch
+        print(f"torch.compile: not available ({type(e).__name__}: {str(e)[:120]})")

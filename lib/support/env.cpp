@@ -77,6 +77,8 @@ const std::vector<EnvVar>& env_vars() {
       {"ARRAYC_REQUIRE_JAX_DATA", "tests"}, {"ARRAYC_JAX_DATA", "tests"},
       // matrix products (issue 29): OpenBLAS's kernels and threads, epilogue fusion
       {"ARRAYC_BLAS_CORE", "library"},   {"ARRAYC_BLAS_THREADS", "library"}, {"ARRAYC_EPILOGUE", "library"},
+      // row chains (issue 29)
+      {"ARRAYC_ROW_CHAINS", "library"},
   };
   return vars;
 }
@@ -158,5 +160,7 @@ int64_t collective_timeout_setting() {
 std::string blas_core_setting() { return value("ARRAYC_BLAS_CORE"); }
 std::optional<int64_t> blas_threads_setting() { return integer("ARRAYC_BLAS_THREADS", 1, 1024); }
 bool epilogue_setting() { return flag("ARRAYC_EPILOGUE", true); }
+// ---- row chains (issue 29) ----
+bool row_chain_setting() { return flag("ARRAYC_ROW_CHAINS", true); }
 
 }  // namespace arrayc::detail

@@ -66,5 +66,8 @@ std::string blas_core_setting();
 std::optional<int64_t> blas_threads_setting();
 // ARRAYC_EPILOGUE, 0 or 1 (default 1): elementwise consumers of a CPU product fuse into its step.
 bool epilogue_setting();
+// ---- row chains (issue 29) ----
+// ARRAYC_ROW_CHAINS, 0 or 1 (default 1): reductions along rows fuse into their consumers' kernel.
+bool row_chain_setting();
 
 }  // namespace arrayc::detail

@@ -191,6 +191,60 @@ class Layer : public Instance {
   std::vector<float> xh_, wh_, bh_, yh_;
 };
 
+// ---- W10 (issue 29): row softmax of a matrix, f32 -----------------------------------------------
+// Fused, one row-chain kernel (max, sum and the division per row block); unfused, four kernels.
+// The baseline is a C++ loop per row (three passes), on one thread.
+class Softmax : public Instance {
+ public:
+  Softmax(int64_t rows, int64_t cols, arrayc::Device d, bool host)
+      : x_(arrayc::normal({rows, cols}, 15, 0.0, 1.0, DType::Float32, d)), rows_(rows), cols_(cols), host_(host) {
+    x_.eval();
+    if (host_) {
+      xh_ = x_.to_vector<float>();
+      yh_.assign(xh_.size(), 0.0f);
+    }
+  }
+  static Array softmax(const Array& x) {
+    Array e = arrayc::exp(x - arrayc::max(x, {1}, true));
+    return e / arrayc::sum(e, {1}, true);
+  }
+  std::function<Array()> make_arrayc() override { return jit_runner(&Softmax::softmax, x_); }
+  std::function<void()> make_baseline(const std::string& variant) override {
+    if (!host_ || variant != "baseline") return nullptr;
+    return [this] {
+      for (int64_t i = 0; i < rows_; ++i) {
+        const float* x = xh_.data() + i * cols_;
+        float* y = yh_.data() + i * cols_;
+        float m = -INFINITY, s = 0.0f;
+        for (int64_t j = 0; j < cols_; ++j) m = std::max(m, x[j]);
+        for (int64_t j = 0; j < cols_; ++j) s += (y[j] = std::exp(x[j] - m));
+        for (int64_t j = 0; j < cols_; ++j) y[j] /= s;
+      }
+    };
+  }
+  Values baseline_values() override { return {to_double(yh_), {rows_, cols_}}; }
+  Reference reference() override {  // sampled rows, whole
+    std::vector<float> all = host_ ? std::vector<float>() : x_.to_vector<float>();
+    const std::vector<float>& src = host_ ? xh_ : all;
+    std::vector<int64_t> rows = sample_indices(rows_, 64), idx;
+    std::vector<float> sub;
+    for (int64_t r : rows) {
+      sub.insert(sub.end(), src.begin() + r * cols_, src.begin() + (r + 1) * cols_);
+      for (int64_t j = 0; j < cols_; ++j) idx.push_back(r * cols_ + j);
+    }
+    Array xs = arrayc::array(sub, {static_cast<int64_t>(rows.size()), cols_}, arrayc::cpu());
+    return reference_from(interpret_with_bounds(softmax(xs)), std::move(idx),
+                          fmt("interpreter on %zu sampled rows of %lld (all %lld columns)", rows.size(),
+                              static_cast<long long>(rows_), static_cast<long long>(cols_)));
+  }
+
+ private:
+  Array x_;
+  int64_t rows_, cols_;
+  bool host_;
+  std::vector<float> xh_, yh_;
+};
+
 // ---- W7: 1000 times M = A.A, read back sum(M*M) ----------------------------------------------
 
 constexpr int kW7Iters = 1000;
@@ -626,6 +680,25 @@ std::vector<CaseDef> make_cases() {
                           });
     c.baseline_impl = "OpenBLAS + C++ loop";
     v.push_back({c, Mode::Both});
+  }
+  // W10 (issue 29): row softmax of 4096 x 4096 f32 (1024 x 4096 quick); memory-bound: x read,
+  // y written once.
+  for (auto [rows, size, mode] : {std::tuple{int64_t{4096}, "4096x4096", Mode::FullOnly},
+                                  std::tuple{int64_t{1024}, "1024x4096", Mode::QuickOnly}}) {
+    Case c;
+    c.workload = "W10";
+    c.id = fmt("W10-f32-%s", size);
+    c.expr = "softmax along rows: e = exp(x - max(x, 1, keepdims)); e / sum(e, 1, keepdims), x ~ normal(0,1)";
+    c.size = size;
+    c.dtype = DType::Float32;
+    c.bound = Bound::Memory;
+    c.bytes = 2.0 * 4 * rows * 4096;
+    c.fvu_ulps = 8;
+    c.baseline_impl = "C++ loop -O3 -march=native, one thread";
+    c.prepare = [rows = rows](arrayc::Device d, bool h) -> std::unique_ptr<Instance> {
+      return std::make_unique<Softmax>(rows, 4096, d, h && is_cpu(d));
+    };
+    v.push_back({c, mode});
   }
   v.push_back({elementwise<float>("W8", w8, 100'000'000, "1e8", 64, &w8_expr, &baseline::w8, &baseline::libmvec::w8, &normal_input_w8),
                Mode::FullOnly});

@@ -66,6 +66,12 @@ def w7():
     return s
 rec("W7 1000x(100^3)+trMMt", "numpy", med(w7, reps=5))
 
+# W10 (issue 29): row softmax of 4096 x 4096 f32
+xs = np.random.default_rng(15).standard_normal((4096, 4096)).astype(np.float32)
+def softmax_np(x):
+    e = np.exp(x - x.max(axis=1, keepdims=True))
+    return e / e.sum(axis=1, keepdims=True)
+rec("W10 softmax 4096^2 f32", "numpy", med(lambda: softmax_np(xs), reps=5))
 # G1 (indexing): gather of 1e7 random int64 indices from a float32 source of 1e7
 n = 10_000_000
 xg = rng.standard_normal(n).astype(np.float32); ig = rng.integers(0, n, n, dtype=np.int64)

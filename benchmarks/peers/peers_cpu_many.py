@@ -77,6 +77,29 @@ def jax_all():
     f = jax.jit(w8(jnp)); f(x).block_until_ready()
     rec("W8 chain 1e8 f32", "jax.jit", med(lambda: f(x).block_until_ready(), reps=5))
 
-only = os.environ.get("ONLY", "numpy,torch,jax").split(",")
-for name, fn in (("numpy", numpy_all), ("torch", torch_all), ("jax", jax_all)):
+# W10 (issue 29): row softmax of 4096 x 4096 f32; torch.softmax, the chain as written, compiled
+def softmax_chain(m):
+    def f(x):
+        e = m.exp(x - x.max(axis=1, keepdims=True))
+        return e / e.sum(axis=1, keepdims=True)
+    return f
+def w10_all():
+    x = np.random.default_rng(15).standard_normal((4096, 4096)).astype(np.float32)
+    rec("W10 softmax 4096^2 f32", "numpy", med(lambda: softmax_chain(np)(x), reps=5))
+    if "torch" in only:
+        import torch
+        xt = torch.from_numpy(x)
+        chain = lambda x: (lambda e: e / e.sum(1, keepdim=True))(torch.exp(x - x.amax(1, keepdim=True)))
+        rec("W10 softmax 4096^2 f32", "torch eager torch.softmax", med(lambda: torch.softmax(xt, 1), reps=11))
+        rec("W10 softmax 4096^2 f32", "torch eager (chain)", med(lambda: chain(xt), reps=11))
+        f = torch.compile(chain); f(xt)
+        rec("W10 softmax 4096^2 f32", "torch.compile (chain)", med(lambda: f(xt), reps=11))
+    if "jax" in only:
+        import jax, jax.numpy as jnp
+        xj = jnp.asarray(x)
+        f = jax.jit(softmax_chain(jnp)); f(xj).block_until_ready()
+        rec("W10 softmax 4096^2 f32", "jax.jit (chain)", med(lambda: f(xj).block_until_ready(), reps=11))
+
+only = os.environ.get("ONLY", "numpy,torch,jax,w10").split(",")
+for name, fn in (("numpy", numpy_all), ("torch", torch_all), ("jax", jax_all), ("w10", w10_all)):
     if name in only: guard(name, fn)

@@ -150,6 +150,25 @@ def torch_rest():
     rec("W8 8-op chain 1e8 f32", "torch.compile (fused)", ms, f"{8*n/ms/1e6:.0f} GB/s effective")
 if not ONLY[0] or "torch_rest" in ONLY: guard("torch_rest", torch_rest)
 
+# W10 (issue 29): row softmax of 4096 x 4096 f32: torch.softmax, the chain eager and compiled, JAX
+def w10():
+    x = torch.randn(4096, 4096, device="cuda")
+    gb = lambda ms: f"{2*x.numel()*4/ms/1e6:.0f} GB/s (read+write)"
+    chain = lambda x: (lambda e: e / e.sum(1, keepdim=True))(torch.exp(x - x.amax(1, keepdim=True)))
+    ms = ev_ms(lambda: torch.softmax(x, 1), reps=100); rec("W10 softmax 4096^2 f32", "torch.softmax", ms, gb(ms))
+    ms = ev_ms(lambda: chain(x), reps=100); rec("W10 softmax 4096^2 f32", "torch eager (chain)", ms, gb(ms))
+    fc = torch.compile(chain); fc(x)
+    ms = ev_ms(lambda: fc(x), reps=100); rec("W10 softmax 4096^2 f32", "torch.compile (chain)", ms, gb(ms))
+    try:
+        import jax, jax.numpy as jnp
+        xj = jnp.asarray(x.cpu().numpy())
+        f = jax.jit(lambda x: (lambda e: e / e.sum(1, keepdims=True))(jnp.exp(x - x.max(1, keepdims=True))))
+        f(xj).block_until_ready()
+        ms = wall_ms(lambda: f(xj).block_until_ready(), reps=100); rec("W10 softmax 4096^2 f32", "jax.jit (chain, wall)", ms, gb(ms))
+    except ImportError:
+        pass
+if not ONLY[0] or "w10" in ONLY: guard("w10", w10)
+
 def launch_latency():
     import cupy as cp
     k = cp.RawKernel(r'extern "C" __global__ void nop(float* x){ }', 'nop')

@@ -16,3 +16,4 @@
 #include "arrayc/transforms.h"
 #include "arrayc/reduce_ops.h"  // issue 28: reductions, scans, sorts, creation
 #include "arrayc/products.h"
+#include "arrayc/row_chains.h"

@@ -504,10 +504,26 @@ bool BodyEmitter::sincos(size_t i, std::vector<Value*>& v) {
 }
 
 std::vector<Value*> BodyEmitter::emit(const std::vector<Value*>& ptrs, const std::vector<Value*>& offsets) {
+  return emit(ptrs, offsets, {}, {});
+}
+
+std::vector<Value*> BodyEmitter::emit(const std::vector<Value*>& ptrs, const std::vector<Value*>& offsets,
+                                      const std::vector<Value*>& known, const std::vector<bool>& needed) {
   std::vector<Value*> v(k_.body.size());
   for (size_t i = 0; i < k_.body.size(); ++i) {
     const KernelInstr& in = k_.body[i];
     if (v[i]) continue;  // computed with its sincos partner
+    // row chains (issue 29): a known value is used (a row reduction's, or one an earlier pass
+    // computed); what is not needed is left out.
+    if (!known.empty() && known[i]) {
+      v[i] = known[i];
+      continue;
+    }
+    if (in.leaf < 0 && op_kind(in.op) == OpKind::Reduce) {
+      v[i] = known.empty() ? nullptr : known[i];
+      continue;
+    }
+    if (!needed.empty() && !needed[i]) continue;
     if (sincos(i, v)) continue;
     if (in.op == Op::Gather) {
       v[i] = gather(k_.leaves[in.leaf], ptrs, offsets, v[in.args[0]], k_.body[in.args[0]].dtype);

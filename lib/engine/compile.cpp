@@ -5,6 +5,7 @@
 
 #include "arrayc/jit.h"
 #include "arrayc/products.h"
+#include "arrayc/row_chains.h"
 #include "backend/cuda/cuda_backend.h"
 #include "engine/kernel_cache.h"
 #include "passes/pipeline.h"
@@ -21,6 +22,7 @@ Schedule schedule_graph(const Graph& g, const CompileOptions& o, StageLog* log) 
   FusionOptions fo;
   fo.fuse = o.fuse;
   fo.epilogues = o.epilogues;
+  fo.row_chains = o.row_chains;
   Schedule s = build_schedule(optimized, fo);
   if (debug_level() >= 2) std::cerr << "=== fused\n" << print_schedule(s);
   if (log) log->fused = print_schedule(s);
@@ -73,6 +75,11 @@ std::atomic<bool>& epilogue_flag() {
   static std::atomic<bool> f{epilogue_setting()};
   return f;
 }
+// row chains (issue 29)
+std::atomic<bool>& row_chain_flag() {
+  static std::atomic<bool> f{row_chain_setting()};
+  return f;
+}
 }  // namespace
 
 CompileOptions user_compile_options() {
@@ -80,6 +87,7 @@ CompileOptions user_compile_options() {
   o.fuse = fusion_flag();
   o.plan.user.fast_math = fast_math_flag();
   o.epilogues = epilogue_flag();
+  o.row_chains = row_chain_flag();
   return o;
 }
 
@@ -93,5 +101,8 @@ void set_fast_math(bool enabled) { detail::fast_math_flag() = enabled; }
 bool fast_math_enabled() { return detail::fast_math_flag(); }
 void set_epilogue_fusion(bool enabled) { detail::epilogue_flag() = enabled; }
 bool epilogue_fusion_enabled() { return detail::epilogue_flag(); }
+// row chains (issue 29)
+void set_row_chain_fusion(bool enabled) { detail::row_chain_flag() = enabled; }
+bool row_chain_fusion_enabled() { return detail::row_chain_flag(); }
 
 }  // namespace arrayc

@@ -23,6 +23,7 @@ namespace arrayc::detail {
 struct CompileOptions {
   bool fuse = true;  // false: one kernel per op
   bool epilogues = true;  // false: a product's elementwise consumers stay out of its step
+  bool row_chains = true;  // false: reductions along rows are materialized (passes/row_chains.h)
   PlanContext plan;  // the user's emit options; what is known of jit parameters
 };
 

@@ -1,5 +1,6 @@
 #include "kernel/kernel.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <sstream>
@@ -33,6 +34,7 @@ std::string Kernel::str() const {
   std::ostringstream os;
   os << "kernel " << name << " rank=" << rank;
   if (is_reduction) os << " reduce=" << op_name(reduce_op) << " reduce_rank=" << reduce_rank;
+  if (row_chain) os << " rows";
   os << " ptrs=" << num_ptrs << " indexed=" << num_indexed << "\n";
   for (size_t i = 0; i < body.size(); ++i) {
     const KernelInstr& in = body[i];
@@ -51,7 +53,7 @@ std::string Kernel::str() const {
       }
       if (lf.index >= 0) os << " idx" << lf.index << " strides=" << kinds_str(lf.strides);
     } else {
-      os << op_name(in.op);
+      os << (op_kind(in.op) == OpKind::Reduce ? "row " : "") << op_name(in.op);
       for (size_t a = 0; a < in.args.size(); ++a) os << (a ? ", %" : " %") << in.args[a];
     }
     os << " : " << dtype_name(in.dtype) << "\n";
@@ -60,6 +62,29 @@ std::string Kernel::str() const {
     os << "  store ptr" << o.ptr << " idx" << o.index << " strides=" << kinds_str(o.strides) << " = %"
        << o.instr << " : " << dtype_name(o.dtype) << "\n";
   return os.str();
+}
+
+std::vector<std::vector<int>> Kernel::row_passes() const {
+  std::vector<int> level(body.size(), 0);
+  std::vector<std::vector<int>> passes;
+  for (size_t i = 0; i < body.size(); ++i) {
+    for (int a : body[i].args) level[i] = std::max(level[i], level[a]);
+    if (body[i].leaf < 0 && op_kind(body[i].op) == OpKind::Reduce) {
+      if (static_cast<int>(passes.size()) <= level[i]) passes.resize(level[i] + 1);
+      passes[level[i]].push_back(static_cast<int>(i));
+      ++level[i];
+    }
+  }
+  return passes;
+}
+
+std::vector<bool> Kernel::instrs_needed(const std::vector<int>& wanted) const {
+  std::vector<bool> need(body.size(), false);
+  for (int i : wanted) need[i] = true;
+  for (size_t i = body.size(); i-- > 0;)
+    if (need[i] && !(body[i].leaf < 0 && op_kind(body[i].op) == OpKind::Reduce))
+      for (int a : body[i].args) need[a] = true;
+  return need;
 }
 
 bool Kernel::reduces_across_rows() const {

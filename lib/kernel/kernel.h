@@ -71,6 +71,12 @@ struct Kernel {
   int reduce_rank = 0;
   Op reduce_op = Op::Sum;  // when reduce_rank > 0 (or a full reduction with rank 0 outer dims)
   bool is_reduction = false;
+  // Row chains (issue 29): an elementwise kernel over [rows..., row] whose body also holds
+  // reductions along the row (instructions whose op is a Reduce op, one arg: its value is that
+  // arg folded over the whole row, then finished, as a Mean's division). The calling convention
+  // is a reduction's (reduce_rank = 1: [begin, end) are rows, [reduce_begin, reduce_end) the
+  // row); each row is walked once per level of nested reductions, then once more to store.
+  bool row_chain = false;
   std::vector<KernelLeaf> leaves;
   std::vector<KernelInstr> body;
   std::vector<KernelOutput> outputs;
@@ -79,6 +85,12 @@ struct Kernel {
   int num_constants = 0;  // constant parameters
 
   int outer_rank() const { return rank - reduce_rank; }
+  // A row chain's reductions in the order they are computed: passes[p] holds the row reductions
+  // whose arguments need only those of passes before p.
+  std::vector<std::vector<int>> row_passes() const;
+  // The instructions that computing `wanted` needs, in a row chain's pass: each marked with its
+  // arguments, down to the leaves and the row reductions (whose values are known by then).
+  std::vector<bool> instrs_needed(const std::vector<int>& wanted) const;
   // A reduction across memory rows: some load is contiguous along the last kept dim and none
   // along the last reduced one (sum(m, 0) of a row-major m). The host kernel then accumulates a
   // block of outputs row by row, and the executor splits the reduced range between threads.

@@ -17,7 +17,9 @@ namespace arrayc::detail {
 // Fusion decisions (passes/fusion.h makes them): which nodes are materialized, with the reason
 // for each, and the groups that become kernels.
 struct FusionGroup {
-  enum class Kind { Elementwise, Reduce, Dot, Axis } kind;
+  // Rows: an elementwise group that also computes reductions along its last axis whose results
+  // it reads back broadcast (a row chain: softmax, layer norm; passes/row_chains.h).
+  enum class Kind { Elementwise, Reduce, Dot, Axis, Rows } kind;
   std::vector<NodeRef> roots;  // materialized nodes; several for a multi-output kernel
   // A Dot group with an epilogue: the product computed in the group, whose elementwise
   // consumers (the roots) run on each panel of it while it is in cache. Null otherwise.

@@ -7,6 +7,7 @@
 
 #include "passes/compile_cost.h"
 #include "passes/products.h"
+#include "passes/row_chains.h"
 
 namespace arrayc::detail {
 
@@ -24,6 +25,7 @@ std::string print_fusion_plan(const FusionPlan& p, const std::vector<std::string
       const char* kind = grp.kind == FusionGroup::Kind::Elementwise ? "elementwise"
                          : grp.kind == FusionGroup::Kind::Reduce    ? "reduce"
                          : grp.kind == FusionGroup::Kind::Axis      ? "axis"
+                         : grp.kind == FusionGroup::Kind::Rows      ? "rows"
                                                                     : "dot";
       os << "group " << i << ": " << kind;
     }
@@ -37,6 +39,11 @@ std::string print_fusion_plan(const FusionPlan& p, const std::vector<std::string
     for (const NodeRef& r : grp.roots)
       os << "  materializes " << name(r.get()) << " " << dtype_name(r->dtype) << shape_str(r->shape)
          << ": " << p.root_reason.at(r.get()) << "\n";
+    for (const NodeRef& n : p.order)  // row chains: the reductions computed in the kernel
+      if (op_kind(n->op) == OpKind::Reduce && !p.is_root(n.get()) && p.group_of.count(n.get()) &&
+          p.group_of.at(n.get()) == static_cast<int>(i))
+        os << "  row chain: " << name(n.get()) << " " << op_name(n->op) << " along the rows of "
+           << shape_str(n->inputs[0]->shape) << " computed in the kernel, each row walked again\n";
     if (grp.product)
       os << "  epilogue of " << name(grp.product.get()) << " dot: " << product_reason(*grp.product)
          << "; its elementwise consumers run in the product's step\n";
@@ -86,7 +93,10 @@ void mark_required_roots(const Graph& g, const FusionOptions& opts, const Users&
       if (!view_of_memory) mark(n.get(), "requested output");
     }
     switch (kind) {
-      case OpKind::Reduce: mark(n.get(), "reduction"); break;
+      case OpKind::Reduce:  // a row chain's reduction is decided with its consumers' kernel
+        if (!opts.fuse || !opts.row_chains || !row_chain_candidate(*n, outputs.count(n.get())))
+          mark(n.get(), "reduction");
+        break;
       case OpKind::Contraction: {
         if (outputs.count(n.get()) || !may_take_epilogue(*n, users, opts)) mark(n.get(), product_reason(*n));
         for (const NodeRef& in : n->inputs) {
@@ -120,7 +130,8 @@ void mark_required_roots(const Graph& g, const FusionOptions& opts, const Users&
       case OpKind::View:
         if (n->op == Op::Broadcast && expands(*n)) {
           const NodeRef& base = view_base(n->inputs[0]);
-          if (op_kind(base->op) == OpKind::Elementwise || op_kind(base->op) == OpKind::Gather)
+          bool per_row = opts.fuse && opts.row_chains && per_row_value(base, outputs);  // row chains (issue 29)
+          if ((op_kind(base->op) == OpKind::Elementwise || op_kind(base->op) == OpKind::Gather) && !per_row)
             mark(base.get(), "broadcast of a computed value (materialized, not recomputed per element)");
         }
         break;
@@ -173,11 +184,13 @@ FusionPlan plan_fusion(const Graph& g, const FusionOptions& opts) {
   std::vector<std::vector<const Node*>> group_roots;
   std::vector<int64_t> group_cost;  // compile cost of the nodes computed in each group
   std::vector<const Node*> group_product;  // the product whose epilogue a group is, if any
+  std::vector<bool> group_rows;  // whether a group computes a row chain's reductions
   auto new_group = [&](const Node* root) {
     p.group_of[root] = static_cast<int>(group_roots.size());
     group_roots.push_back({root});
     group_cost.push_back(compile_weight(*root));
     group_product.push_back(nullptr);
+    group_rows.push_back(false);
   };
 
   // Requested elementwise outputs of one shape share a kernel (one launch, several stores)
@@ -234,12 +247,29 @@ FusionPlan plan_fusion(const Graph& g, const FusionOptions& opts) {
       else if (op_kind(root->op) != OpKind::Elementwise) why = "its consumers' kernel is a reduction";
       else if (root->shape != n->shape) why = "its consumers' kernel has another shape";
       else if (group_product[gi]) why = "its consumers' kernel takes another product";
+      else if (group_rows[gi]) why = "its consumers' kernel computes a row chain";  // issue 29
       if (why.empty()) {
         p.group_of[n] = gi;
         group_product[gi] = n;
         group_cost[gi] += compile_weight(*n);
       } else {
         p.root_reason.emplace(n, product_reason(*n) + "; " + why);
+        new_group(n);
+      }
+      continue;
+    }
+    if (kind == OpKind::Reduce) {  // a row chain's candidate (row_chains.h)
+      int gi = gs.size() == 1 ? *gs.begin() : -1;
+      const Node* root = gi >= 0 ? group_roots[gi][0] : nullptr;
+      bool elementwise = gi >= 0 && group_kind(*root) == FusionGroup::Kind::Elementwise && !group_product[gi];
+      std::string why = row_chain_refusal(*n, gs.size(), root, elementwise);
+      if (why.empty() && gi >= 0 && group_cost[gi] + compile_weight(*n) > kMaxKernelCost) why = "compile cost budget";
+      if (why.empty()) {
+        p.group_of[n] = gi;
+        group_rows[gi] = true;
+        group_cost[gi] += compile_weight(*n);
+      } else {
+        p.root_reason.emplace(n, "reduction (not in a row chain: " + why + ")");
         new_group(n);
       }
       continue;
@@ -300,6 +330,7 @@ FusionPlan plan_fusion(const Graph& g, const FusionOptions& opts) {
   for (int gi : order) {
     FusionGroup grp{group_kind(*group_roots[gi][0]), {}, nullptr};
     for (const Node* r : group_roots[gi]) grp.roots.push_back(by_ptr.at(r));
+    if (group_rows[gi]) grp.kind = FusionGroup::Kind::Rows;
     if (group_product[gi]) {
       grp.kind = FusionGroup::Kind::Dot;
       grp.product = by_ptr.at(group_product[gi]);

@@ -20,6 +20,7 @@ namespace arrayc::detail {
 struct FusionOptions {
   bool fuse = true;  // false: one kernel per op (ARRAYC_FUSION=0)
   bool epilogues = true;  // false: products keep their consumers out (ARRAYC_EPILOGUE=0)
+  bool row_chains = true;  // false: every reduction is materialized (ARRAYC_ROW_CHAINS=0)
   // Nodes the scheduler found it must materialize (a reshape that strides cannot express).
   std::unordered_map<const Node*, std::string> forced;
 };

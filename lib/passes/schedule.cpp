@@ -15,6 +15,7 @@ namespace {
 // be materialized (copied contiguously) first, and the schedule is planned again.
 struct NeedsCopy {
   const Node* node;
+  std::string why = "reshape of a strided view needs a contiguous copy";
 };
 
 StridedView apply_views(StridedView v, const std::vector<const Node*>& chain) {
@@ -140,6 +141,10 @@ class KernelBuilder {
     } else {
       iter_ = first->shape;
       outer_ = static_cast<int>(iter_.size());
+      if (grp.kind == FusionGroup::Kind::Rows) {  // row chains: the last dim is the row
+        k_.row_chain = true;
+        --outer_;
+      }
       for (const NodeRef& r : grp.roots) {
         std::vector<const Node*> chain;
         outs.push_back({descend(r, chain), StridedView::contiguous(iter_)});
@@ -187,6 +192,8 @@ class KernelBuilder {
       r = gather(n, chain, index);
     } else if (kind == OpKind::Contraction) {
       r = leaf(n, chain, false);  // the product this kernel is the epilogue of
+    } else if (kind == OpKind::Reduce) {
+      r = row_reduction(n, chain);
     } else {
       ARRAYC_INTERNAL_CHECK(kind == OpKind::Elementwise, "a reduction or product inside a fused group");
       std::vector<int> args;
@@ -195,6 +202,23 @@ class KernelBuilder {
     }
     memo_[key] = r;
     return r;
+  }
+
+  // A row chain's reduction (passes/row_chains.h), read through the views `chain`: they must
+  // show element (rows..., c) of the iteration space its value for those rows, whatever c. Else
+  // (numpy broadcasting a row's result down a column, say) it is materialized, and the schedule
+  // planned again.
+  int row_reduction(const NodeRef& n, const std::vector<const Node*>& chain) {
+    ARRAYC_INTERNAL_CHECK(k_.row_chain && n->inputs[0]->shape == iter_, "row reduction outside its row chain");
+    StridedView v = apply_views(StridedView::contiguous(n->shape), chain);
+    const size_t last = iter_.size() - 1;
+    std::vector<int64_t> rows = contiguous_strides(Shape(iter_.begin(), iter_.end() - 1));
+    bool per_row = v.shape == iter_ && v.offset == 0 && (v.strides[last] == 0 || iter_[last] == 1);
+    for (size_t d = 0; d < last && per_row; ++d) per_row = v.strides[d] == rows[d] || iter_[d] == 1;
+    if (!per_row) throw NeedsCopy{n.get(), "reduction (not in a row chain: read across its rows)"};
+    std::vector<const Node*> none;
+    int x = descend(n->inputs[0], none);
+    return push(KernelInstr{n->op, n->dtype, {x}, -1});
   }
 
   int leaf(const NodeRef& n, const std::vector<const Node*>& chain, bool generate_here) {
@@ -285,7 +309,8 @@ class KernelBuilder {
     for (size_t d = 0; d < iter_.size(); ++d) empty[static_cast<int>(d) < outer_ ? 0 : 1] |= iter_[d] == 0;
     for (size_t d = 0; d < iter_.size(); ++d) {
       int reg = static_cast<int>(d) < outer_ ? 0 : 1;
-      if (iter_[d] == 1 || (empty[reg] && iter_[d] != 0)) continue;
+      bool row = k_.row_chain && reg == 1;  // a row chain keeps its row dim, even of extent 1
+      if (!row && (iter_[d] == 1 || (empty[reg] && iter_[d] != 0))) continue;
       if (empty[reg] && !region.empty() && region.back() == reg) continue;  // a second zero
       bool merge = !ext.empty() && region.back() == reg;
       for (size_t j = 0; j < views_.size() && merge; ++j)
@@ -533,7 +558,7 @@ Schedule build_schedule(const Graph& g, const FusionOptions& opts_in) {
     try {
       return lower(g, plan_fusion(g, opts));
     } catch (const NeedsCopy& nc) {
-      bool added = opts.forced.emplace(nc.node, "reshape of a strided view needs a contiguous copy").second;
+      bool added = opts.forced.emplace(nc.node, nc.why).second;
       ARRAYC_INTERNAL_CHECK(added, "materializing a node did not make its views expressible");
     }
   }

@@ -81,6 +81,8 @@ const std::vector<EnvVar>& env_vars() {
       {"ARRAYC_KERNEL_CACHE_MAX", "library"}, {"ARRAYC_AUTO_EVAL_NODES", "library"},
       // hardening (issue 26): calls per thread of the concurrency test (scripts/tsan.sh)
       {"ARRAYC_CONCURRENCY_CALLS", "tests"},
+      // row chains (issue 29)
+      {"ARRAYC_ROW_CHAINS", "library"},
   };
   return vars;
 }
@@ -169,5 +171,7 @@ int64_t kernel_cache_max_setting() {
 int64_t auto_eval_nodes_setting() {
   return integer("ARRAYC_AUTO_EVAL_NODES", 0, INT64_MAX, " (graph nodes; 0: never)").value_or(100000);
 }
+// ---- row chains (issue 29) ----
+bool row_chain_setting() { return flag("ARRAYC_ROW_CHAINS", true); }
 
 }  // namespace arrayc::detail

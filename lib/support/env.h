@@ -72,5 +72,8 @@ int64_t kernel_cache_max_setting();
 // ARRAYC_AUTO_EVAL_NODES, an integer >= 0 (default 100000; 0: never): the size of an
 // unevaluated graph at which the op that builds it evaluates it (api/auto_eval.cpp).
 int64_t auto_eval_nodes_setting();
+// ---- row chains (issue 29) ----
+// ARRAYC_ROW_CHAINS, 0 or 1 (default 1): reductions along rows fuse into their consumers' kernel.
+bool row_chain_setting();
 
 }  // namespace arrayc::detail

@@ -136,7 +136,7 @@ class HostKernelLaunch final : public Launch {
     int64_t threads = num_threads();
     if (split_reduced_range(threads)) return run_split(ptrs);
     Range r{fn_, ptrs.data(), lp_.params.data()};
-    int64_t grain = k_.is_reduction ? std::max<int64_t>(1, kGrain / std::max<int64_t>(1, lp_.reduce_extent)) : kGrain;
+    int64_t grain = k_.is_reduction || k_.row_chain ? std::max<int64_t>(1, kGrain / std::max<int64_t>(1, lp_.reduce_extent)) : kGrain;
     parallel_for(lp_.parallel_extent, grain, run_range, &r);
   }
 

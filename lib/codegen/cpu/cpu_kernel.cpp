@@ -44,7 +44,9 @@ class CpuLoopEmitter {
     std::vector<int> outer, reduced;
     for (int d = 0; d < k_.rank; ++d) (d < k_.outer_rank() ? outer : reduced).push_back(d);
 
-    if (!k_.is_reduction) {
+    if (k_.row_chain) {
+      row_chain(begin, end, offsets);
+    } else if (!k_.is_reduction) {
       Body elementwise = [&](const std::vector<Value*>& off) {
         std::vector<Value*> v = body_.emit(ptrs_, off);
         for (const KernelOutput& o : k_.outputs) body_.store(o.dtype, v[o.instr], ptrs_[o.ptr], off[o.index]);
@@ -177,6 +179,91 @@ class CpuLoopEmitter {
     std::swap(ptrs_, aligned);
     if (streamed.size() > 1) scalar_loop(vec_end, col_end);
     return latch;
+  }
+
+  // row chains (issue 29): a row reduction's result as the body reads it (a Mean divided by the
+  // row's length).
+  Value* finish_row(Op op, Value* r, Value* count) {
+    return op == Op::Mean ? b_.CreateFDiv(r, b_.CreateSIToFP(count, r->getType())) : r;
+  }
+
+  // A row chain (Kernel::row_chain): for each row of [begin, end), one loop along the row per
+  // pass of row_passes() folding that pass's reductions together (float32 sums in blocks of
+  // kSumBlock into a double total, as a reduction kernel's), then the loop that stores the
+  // outputs, streaming when the kernel streams. Each loop is one the vectorizer widens; the row
+  // is read again from cache by each.
+  void row_chain(Value* begin, Value* end, const std::vector<Value*>& offsets) {
+    std::vector<int> outer;
+    for (int d = 0; d < k_.rank - 1; ++d) outer.push_back(d);
+    const int last = k_.rank - 1;
+    const std::vector<std::vector<int>> passes = k_.row_passes();
+    llvm::IRBuilder<> eb(&f_->getEntryBlock(), f_->getEntryBlock().begin());
+    std::vector<llvm::AllocaInst*> acc(k_.body.size(), nullptr), part(k_.body.size(), nullptr);
+    auto blocked = [&](int i) {
+      Op op = k_.body[i].op;
+      return (op == Op::Sum || op == Op::Mean) && body_.value_type(k_.body[i].dtype)->isFloatTy();
+    };
+    for (const std::vector<int>& pass : passes)
+      for (int i : pass) {
+        llvm::Type* at = body_.value_type(k_.body[i].dtype);
+        acc[i] = eb.CreateAlloca(blocked(i) ? b_.getDoubleTy() : at);
+        part[i] = blocked(i) ? eb.CreateAlloca(at) : acc[i];
+      }
+    Value* count = b_.CreateSub(space_.reduce_end, space_.reduce_begin);
+    const std::vector<int> streamed = opts_.stream_stores ? streamed_outputs(k_) : std::vector<int>{};
+    range_loop(outer, begin, end, offsets, [&](const std::vector<Value*>& row_base) {
+      std::vector<Value*> known(k_.body.size(), nullptr);
+      for (const std::vector<int>& pass : passes) {
+        std::vector<int> args;
+        bool any_blocked = false;
+        for (int i : pass) {
+          args.push_back(k_.body[i].args[0]);
+          any_blocked = any_blocked || blocked(i);
+          b_.CreateStore(blocked(i) ? llvm::ConstantFP::get(b_.getDoubleTy(), 0.0) : body_.identity(k_.body[i].op, k_.body[i].dtype), acc[i]);
+        }
+        const std::vector<bool> need = k_.instrs_needed(args);
+        auto fold = [&](Value* from, Value* to) {
+          ++loops_;
+          row_loop(from, to, row_base, last, [&](const std::vector<Value*>& off) {
+            std::vector<Value*> v = body_.emit(ptrs_, off, known, need);
+            for (int i : pass) {
+              const KernelInstr& in = k_.body[i];
+              Value* a = b_.CreateLoad(part[i]->getAllocatedType(), part[i]);
+              b_.CreateStore(body_.combine(in.op, in.dtype, a, v[in.args[0]]), part[i]);
+            }
+          });
+        };
+        if (any_blocked) {
+          emit_loop(b_, space_.reduce_begin, space_.reduce_end, b_.getInt64(kSumBlock), [&](Value* rb) {
+            for (int i : pass)
+              if (blocked(i)) b_.CreateStore(body_.identity(k_.body[i].op, k_.body[i].dtype), part[i]);
+            fold(rb, smin(b_.CreateAdd(rb, b_.getInt64(kSumBlock)), space_.reduce_end));
+            for (int i : pass)
+              if (blocked(i))
+                b_.CreateStore(add_to_total(b_.CreateLoad(b_.getDoubleTy(), acc[i]),
+                                            b_.CreateLoad(part[i]->getAllocatedType(), part[i])), acc[i]);
+          });
+        } else {
+          fold(space_.reduce_begin, space_.reduce_end);
+        }
+        for (int i : pass) {
+          llvm::Type* at = body_.value_type(k_.body[i].dtype);
+          known[i] = finish_row(k_.body[i].op, b_.CreateFPCast(b_.CreateLoad(acc[i]->getAllocatedType(), acc[i]), at), count);
+        }
+      }
+      std::vector<int> stored;
+      for (const KernelOutput& o : k_.outputs) stored.push_back(o.instr);
+      const std::vector<bool> need = k_.instrs_needed(stored);
+      Body store = [&](const std::vector<Value*>& off) {
+        std::vector<Value*> v = body_.emit(ptrs_, off, known, need);
+        for (const KernelOutput& o : k_.outputs) body_.store(o.dtype, v[o.instr], ptrs_[o.ptr], off[o.index]);
+      };
+      ++loops_;
+      llvm::BranchInst* latch = streamed.empty()
+                                    ? row_loop(space_.reduce_begin, space_.reduce_end, row_base, last, store)
+                                    : streamed_row(space_.reduce_begin, space_.reduce_end, row_base, last, store, streamed);
+      if (body_.wants_float_lanes()) set_loop_hints(latch, {{"llvm.loop.vectorize.width", b_.getInt32(kSincosWidth)}});
+    });
   }
 
   // Reduction across rows (Kernel::reduces_across_rows; one output at a time would walk its

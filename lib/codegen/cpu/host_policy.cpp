@@ -16,7 +16,7 @@ std::vector<int> streamed_outputs(const Kernel& k) {
 
 std::vector<int> tiled_leaves(const Kernel& k) {
   std::vector<int> out;
-  if (k.is_reduction || k.rank < 2) return out;
+  if (k.is_reduction || k.row_chain || k.rank < 2) return out;
   int64_t buffer_bytes = 0;
   for (size_t i = 0; i < k.leaves.size(); ++i)
     if (k.leaves[i].op == Op::Buffer && k.leaves[i].strides.back() == StrideKind::Any) {

@@ -25,7 +25,7 @@ constexpr int kVectorBytes = 16;
 // Elements per thread of the contiguous path, or 1 when the kernel does not qualify: rank 1,
 // elementwise, every indexed operand of unit or zero stride, and some unit-stride memory operand.
 int vector_width(const Kernel& k) {
-  if (k.is_reduction || k.rank != 1) return 1;
+  if (k.is_reduction || k.row_chain || k.rank != 1) return 1;
   for (const auto* s : stride_kinds(k))
     if ((*s)[0] == StrideKind::Any) return 1;
   int widest = 0;
@@ -52,7 +52,9 @@ class PtxEmitter {
     arg += k_.num_params();
     Value* begin = f_->getArg(arg++);
     Value* end = f_->getArg(arg++);
-    if (k_.is_reduction) {
+    if (k_.row_chain) {
+      row_chain(begin, end);
+    } else if (k_.is_reduction) {
       Value* chunk_stride = f_->getArg(arg++);
       Value* mean_count = f_->getArg(arg++);
       reduction(begin, end, chunk_stride, mean_count);
@@ -239,9 +241,157 @@ class PtxEmitter {
     return ty->isDoubleTy() ? b_.CreateBitCast(r, ty) : r;
   }
 
-  Value* warp_reduce(Value* v, DType t) {
-    for (int m = 16; m >= 1; m /= 2) v = body_.combine(k_.reduce_op, t, v, shuffle(v, m));
+  Value* warp_reduce(Value* v, DType t, Op op) {
+    for (int m = 16; m >= 1; m /= 2) v = body_.combine(op, t, v, shuffle(v, m));
     return v;
+  }
+  Value* warp_reduce(Value* v, DType t) { return warp_reduce(v, t, k_.reduce_op); }
+
+  // row chains (issue 29). A block per row (grid-stride over the rows of [begin, end)): for each
+  // pass of row_passes(), the threads fold the row at a stride of the block into their own
+  // accumulators, and each reduction is combined across the block (block_reduce); then the
+  // threads store the outputs. The row is read from global memory once per pass; the later
+  // reads mostly hit L1 (a row of 4096 floats is 16 KiB).
+  void row_chain(Value* begin, Value* end) {
+    std::vector<int> outer;
+    for (int d = 0; d < k_.rank - 1; ++d) outer.push_back(d);
+    const std::vector<int> row{k_.rank - 1};
+    const std::vector<std::vector<int>> passes = k_.row_passes();
+    llvm::IRBuilder<> eb(&f_->getEntryBlock(), f_->getEntryBlock().begin());
+    std::vector<llvm::AllocaInst*> acc(k_.body.size(), nullptr);
+    std::vector<llvm::GlobalVariable*> slots(k_.body.size(), nullptr);
+    for (const std::vector<int>& pass : passes)
+      for (int i : pass) {
+        DType t = k_.body[i].dtype;
+        acc[i] = eb.CreateAlloca(body_.value_type(t));
+        auto* ty = llvm::ArrayType::get(t == DType::Bool ? b_.getInt8Ty() : body_.value_type(t), 32);
+        slots[i] = new llvm::GlobalVariable(*f_->getParent(), ty, false, llvm::GlobalValue::InternalLinkage,
+                                            llvm::UndefValue::get(ty), f_->getName() + ".row" + std::to_string(i),
+                                            nullptr, llvm::GlobalValue::NotThreadLocal, kShared);
+      }
+    Value* tid = sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x);
+    Value* ntid = sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_ntid_x);
+    Value* count = b_.CreateSub(space_.reduce_end, space_.reduce_begin);
+    std::vector<int> stored;
+    for (const KernelOutput& o : k_.outputs) stored.push_back(o.instr);
+    Value* fits = b_.CreateICmpULE(count, b_.CreateMul(ntid, b_.getInt64(kRowValues)));
+    loop(b_.CreateAdd(begin, sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x)), end,
+         sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_nctaid_x), [&](Value* o) {
+           std::vector<Value*> outer_off = space_.offsets_at(b_, outer, o, space_.offsets);
+           emit_if(b_, fits, [&] { row_in_registers(outer_off, passes, slots, tid, ntid, count, stored); }, [&] {
+           std::vector<Value*> known(k_.body.size(), nullptr);
+           for (const std::vector<int>& pass : passes) {
+             std::vector<int> args;
+             for (int i : pass) {
+               args.push_back(k_.body[i].args[0]);
+               b_.CreateStore(body_.identity(k_.body[i].op, k_.body[i].dtype), acc[i]);
+             }
+             const std::vector<bool> need = k_.instrs_needed(args);
+             strided(b_.CreateAdd(space_.reduce_begin, tid), space_.reduce_end, ntid, [&](Value* c) {
+               std::vector<Value*> v = body_.emit(ptrs_, space_.offsets_at(b_, row, c, outer_off), known, need);
+               for (int i : pass) {
+                 const KernelInstr& in = k_.body[i];
+                 b_.CreateStore(body_.combine(in.op, in.dtype, b_.CreateLoad(acc[i]->getAllocatedType(), acc[i]), v[in.args[0]]), acc[i]);
+               }
+             });
+             for (int i : pass) {
+               const KernelInstr& in = k_.body[i];
+               Value* r = block_reduce(in.op, in.dtype, b_.CreateLoad(acc[i]->getAllocatedType(), acc[i]), slots[i]);
+               known[i] = in.op == Op::Mean ? b_.CreateFDiv(r, b_.CreateSIToFP(count, r->getType())) : r;
+             }
+           }
+           const std::vector<bool> need = k_.instrs_needed(stored);
+           strided(b_.CreateAdd(space_.reduce_begin, tid), space_.reduce_end, ntid, [&](Value* c) {
+             std::vector<Value*> off = space_.offsets_at(b_, row, c, outer_off);
+             store_outputs(body_.emit(ptrs_, off, known, need), off);
+           });
+           });
+         });
+  }
+
+  // A row of at most kRowValues elements per thread: each thread's elements c = tid + j * ntid
+  // (j < kRowValues) in straight-line code, every value a pass computes kept in registers for
+  // the later passes, so that the row is read from memory once and nothing (exp included) is
+  // computed twice. Elements past the row read its first element and are left out of the
+  // reductions and the stores.
+  static constexpr int kRowValues = 16;
+  void row_in_registers(const std::vector<Value*>& outer_off, const std::vector<std::vector<int>>& passes,
+                        const std::vector<llvm::GlobalVariable*>& slots,
+                        Value* tid, Value* ntid, Value* count, const std::vector<int>& stored) {
+    const std::vector<int> row{k_.rank - 1};
+    std::vector<std::vector<Value*>> have(kRowValues, std::vector<Value*>(k_.body.size(), nullptr));
+    std::vector<Value*> valid(kRowValues);
+    std::vector<std::vector<Value*>> off(kRowValues);
+    for (int j = 0; j < kRowValues; ++j) {
+      Value* c = b_.CreateAdd(space_.reduce_begin, b_.CreateAdd(tid, b_.CreateMul(ntid, b_.getInt64(j))));
+      valid[j] = b_.CreateICmpSLT(c, space_.reduce_end);
+      off[j] = space_.offsets_at(b_, row, b_.CreateSelect(valid[j], c, space_.reduce_begin), outer_off);
+    }
+    auto compute = [&](int j, const std::vector<bool>& need) {
+      std::vector<Value*> v = body_.emit(ptrs_, off[j], have[j], need);
+      for (size_t i = 0; i < v.size(); ++i)
+        if (v[i]) have[j][i] = v[i];
+      return v;
+    };
+    for (const std::vector<int>& pass : passes) {
+      std::vector<int> args;
+      for (int i : pass) args.push_back(k_.body[i].args[0]);
+      const std::vector<bool> need = k_.instrs_needed(args);
+      std::vector<Value*> a(k_.body.size(), nullptr);
+      for (int i : pass) a[i] = body_.identity(k_.body[i].op, k_.body[i].dtype);
+      for (int j = 0; j < kRowValues; ++j) {
+        std::vector<Value*> v = compute(j, need);
+        for (int i : pass) {
+          const KernelInstr& in = k_.body[i];
+          a[i] = b_.CreateSelect(valid[j], body_.combine(in.op, in.dtype, a[i], v[in.args[0]]), a[i]);
+        }
+      }
+      for (int i : pass) {
+        const KernelInstr& in = k_.body[i];
+        Value* r = block_reduce(in.op, in.dtype, a[i], slots[i]);
+        r = in.op == Op::Mean ? b_.CreateFDiv(r, b_.CreateSIToFP(count, r->getType())) : r;
+        for (int j = 0; j < kRowValues; ++j) have[j][i] = r;
+      }
+    }
+    const std::vector<bool> need = k_.instrs_needed(stored);
+    for (int j = 0; j < kRowValues; ++j) {
+      std::vector<Value*> v = compute(j, need);
+      emit_if(b_, valid[j], [&] { store_outputs(v, off[j]); });
+    }
+  }
+
+  // body(c) for c = first, first + step, ... below end, counted and unrolled 4 times (as fold()),
+  // so that each thread has 4 loads in flight.
+  void strided(Value* first, Value* end, Value* step, const Body& body) {
+    Value* left = b_.CreateBinaryIntrinsic(llvm::Intrinsic::smax, b_.CreateSub(end, first), b_.getInt64(0));
+    Value* iters = b_.CreateUDiv(b_.CreateAdd(left, b_.CreateSub(step, b_.getInt64(1))), step);
+    loop(b_.getInt64(0), iters, b_.getInt64(1), [&](Value* i) { body(b_.CreateAdd(first, b_.CreateMul(i, step))); }, 4);
+  }
+
+  // v combined across the block, in warp order, every thread getting the result (one warp's
+  // shuffles, then the warps' partials through 32 shared slots).
+  Value* block_reduce(Op op, DType t, Value* v, llvm::GlobalVariable* slots) {
+    llvm::Type* slot_ty = slots->getValueType()->getArrayElementType();
+    Value* tid = sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x);
+    Value* warp = b_.CreateLShr(tid, 5);
+    Value* warps = b_.CreateLShr(b_.CreateAdd(sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_ntid_x), b_.getInt64(31)), 5);
+    auto slot = [&](Value* w) { return b_.CreateInBoundsGEP(slots->getValueType(), slots, {b_.getInt64(0), w}); };
+    Value* partial = warp_reduce(v, t, op);
+    if_then(b_.CreateICmpEQ(b_.CreateAnd(tid, b_.getInt64(31)), b_.getInt64(0)), [&] {
+      b_.CreateStore(t == DType::Bool ? b_.CreateZExt(partial, slot_ty) : partial, slot(warp));
+    });
+    barrier();
+    llvm::IRBuilder<> eb(&f_->getEntryBlock(), f_->getEntryBlock().begin());
+    llvm::AllocaInst* r = eb.CreateAlloca(body_.value_type(t));
+    b_.CreateStore(body_.identity(op, t), r);
+    loop(b_.getInt64(0), warps, b_.getInt64(1), [&](Value* w) {
+      Value* s = b_.CreateLoad(slot_ty, slot(w));
+      if (t == DType::Bool) s = b_.CreateICmpNE(s, b_.getInt8(0));
+      b_.CreateStore(body_.combine(op, t, b_.CreateLoad(r->getAllocatedType(), r), s), r);
+    });
+    Value* result = b_.CreateLoad(r->getAllocatedType(), r);
+    barrier();  // the slots are reused by the next row
+    return result;
   }
 
   // acc = combine(acc, the body at reduced index r) for r = first, first + step, ... below end.

@@ -1,0 +1,52 @@
+#include "passes/row_chains.h"
+
+namespace arrayc::detail {
+
+bool row_chain_candidate(const Node& r, bool requested_output) {
+  if (requested_output || op_kind(r.op) != OpKind::Reduce) return false;
+  const Node& x = *r.inputs[0];
+  return x.rank() >= 1 && r.ints.size() == 1 && r.ints[0] == x.rank() - 1 && r.dtype == x.dtype;
+}
+
+bool per_row_value(const NodeRef& n, const std::unordered_set<const Node*>& outputs) {
+  bool reduced = false;
+  std::vector<const Node*> stack{n.get()};
+  std::unordered_set<const Node*> seen;
+  while (!stack.empty()) {
+    const Node* m = stack.back();
+    stack.pop_back();
+    if (!seen.insert(m).second) continue;
+    switch (op_kind(m->op)) {
+      case OpKind::Reduce:
+        if (!row_chain_candidate(*m, outputs.count(m))) return false;
+        reduced = true;
+        break;
+      case OpKind::Leaf:
+        if (m->op != Op::Constant) return false;
+        break;
+      case OpKind::Elementwise: case OpKind::View:
+        for (const NodeRef& in : m->inputs) stack.push_back(in.get());
+        break;
+      default: return false;
+    }
+  }
+  return reduced;
+}
+
+std::string row_chain_refusal(const Node& r, size_t groups, const Node* root, bool elementwise_root) {
+  if (groups != 1) return "read by " + std::to_string(groups) + " kernels";
+  if (!elementwise_root) return "its consumers' kernel is not elementwise";
+  if (root->shape != r.inputs[0]->shape) return "its consumers' kernel has another shape";
+  if (root->device != r.device) return "its consumers' kernel is on another device";
+  // A row is one thread's (CPU) or one block's (GPU) work: long rows, or too few rows for the
+  // machine when there is much work, go faster as split reductions and a parallel elementwise
+  // kernel.
+  const Shape& s = r.inputs[0]->shape;
+  const int64_t row = s.back(), rows = row == 0 ? 0 : shape_numel(s) / row;
+  if (row > kMaxRowChainRow) return "rows of " + std::to_string(row) + " > " + std::to_string(kMaxRowChainRow);
+  if (rows < kMinRowChainRows && shape_numel(s) > kSmallRowChain)
+    return std::to_string(rows) + " rows of " + std::to_string(row) + ": too few to share out";
+  return "";
+}
+
+}  // namespace arrayc::detail

@@ -382,6 +382,14 @@ class HostBackend final : public Backend {
                                  Compiler& c) override {
     const auto* ks = std::get_if<KernelStep>(&step.op);
     std::string notes;
+    if (const auto* a = std::get_if<AxisStep>(&step.op)) {  // a scan, sort or sparse scatter: a routine, no code
+      StageTexts st;
+      st.name = op_name(a->op);
+      st.kernel = std::string("host routine: ") + op_name(a->op) + " (backend/host/" +
+                  (a->more.empty() ? "axis_ops" : "scatter") + ".cpp)";
+      st.target = host_target_description();
+      return {st};
+    }
     if (const auto* d = std::get_if<DotStep>(&step.op)) {  // OpenBLAS, then the epilogue's code if any
       notes = blas_notes(*d);
       if (!d->has_epilogue) {

@@ -4,7 +4,8 @@
 //
 // Program k (K <= k < K + N) comes from seed S and k alone, so `--seed S --start k --count 1`
 // replays one. A failing program (a wrong value, an error the reference does not raise, a crash
-// or a hang past 120 s) is printed, then shrunk to a small reproducer (C++ on the public API),
+// or a hang: still running after 600 s of wall time) is printed, then shrunk to a small
+// reproducer (C++ on the public API),
 // and the run stops with exit status 1 (with --keep-going, it goes on and exits 1 at the end).
 // --print prints every program before it runs; --seconds T starts no program after T seconds. Exit 0 when every program passed or was rejected by the API with an arrayc::Error.
 //
@@ -28,6 +29,8 @@
 namespace {
 
 using arrayc_difftest::Program;
+
+constexpr unsigned kHangSeconds = 600;  // a program still running after this long is a hang
 
 // What the child running the programs shares with the parent.
 struct Shared {
@@ -92,7 +95,7 @@ bool past_deadline(const Options& o) {
   for (; k < o.start + o.count; ++k) {
     if (past_deadline(o)) break;
     sh->current = k;
-    alarm(120);
+    alarm(kHangSeconds);
     Program p = arrayc_difftest::generate(program_seed(o.seed, k));
     if (o.print) std::printf("%s%s", header(o, k).c_str(), arrayc_difftest::to_cpp(p, dev).c_str());
     arrayc_difftest::Outcome r = arrayc_difftest::check(p, dev);
@@ -129,7 +132,7 @@ bool past_deadline(const Options& o) {
 // of it runs in a child of its own (building the program, interpreting candidates), so that the
 // parent only forks and waits.
 void report_crash(const Options& o, uint64_t k, int sig) {
-  std::string what = sig == SIGALRM ? "a hang: still running after 120 s" : strsignal(sig);
+  std::string what = sig == SIGALRM ? "a hang: still running after " + std::to_string(kHangSeconds) + " s" : strsignal(sig);
   bool died = crashes_in_child([&] {
     arrayc::Device dev = device_of(o);
     Program p = arrayc_difftest::generate(program_seed(o.seed, k));
@@ -137,7 +140,7 @@ void report_crash(const Options& o, uint64_t k, int sig) {
                 sig, what.c_str());
     if (!o.shrink) return;
     auto crashes = [&](const Program& q) {
-      return crashes_in_child([&] { quiet(); (void)arrayc_difftest::check(q, dev); }, 120);
+      return crashes_in_child([&] { quiet(); (void)arrayc_difftest::check(q, dev); }, kHangSeconds);
     };
     if (!crashes(p)) {
       std::printf("(it does not crash again when run alone: not shrunk)\n");

@@ -4,13 +4,13 @@
 // dimensions have extent 1 (the broadcast pattern) and the device; never on extents. A call with
 // shapes seen before only binds buffers and launches. A call with new extents of a known shape
 // class (the signature, plus per dim whether the extent is 0, 1 or other and which dims have
-// equal extents) does not run f: the class's program is resized to the new extents (sizes,
-// strides and launch sizes recomputed; nothing traced, planned or compiled). The first call of a
-// class also runs f at two probe extents, on placeholders, to learn how the program's sizes follow
-// the extents; where they do not follow them as products of extents (f divides an extent, puts
-// x.size() into a constant, or fails at a probe extent) each new length runs f again and finds
-// every kernel in the cache. f must not branch on an extent: a resized call keeps the branch
-// that the first call took. Each jit function keeps the Programs of its 64 most recently used
+// equal extents) runs f again, which only builds a graph; when that graph is the class's graph
+// at the new extents, the class's program is resized to them (sizes, strides and launch sizes
+// recomputed; nothing planned or compiled). The first call of a class also runs f at two probe
+// extents, on placeholders, to learn how the program's sizes follow the extents; where they do
+// not follow them as products of extents (f divides an extent, puts x.size() into a constant,
+// branches on an extent, or fails at a probe extent) each new length is planned again and finds
+// every kernel in the cache. Each jit function keeps the Programs of its 64 most recently used
 // shapes. Non-contiguous inputs are copied contiguously before the call.
 #pragma once
 #include <array>
@@ -51,7 +51,7 @@ struct Stats {
   double disk_load_ms = 0;
   // Programs (a schedule with a launch per step) prepared: by eval of a new expression and by jit
   // on a new signature; jit calls at a new length of a known signature that resized a Program
-  // instead (no trace, no schedule, no kernel lookup); and runs of a jitted function at probe
+  // instead (a trace, but no schedule and no kernel lookup); and runs of a jitted function at probe
   // lengths, which a signature's first call makes to learn how its sizes follow the inputs'.
   int64_t plans = 0;
   int64_t resizes = 0;

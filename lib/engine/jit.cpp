@@ -5,8 +5,9 @@
 // and launches. The class key (the same, but per dim only 0, 1 or which symbol: dims of equal
 // extent share one; engine/jit_resize.h) selects a ResizableProgram: a call with new extents of
 // a known class resizes the class's Program (every size recomputed from the symbols, every launch
-// made again from the first one's code) without running the function, scheduling or looking a
-// kernel up. The first call of a class learns how its sizes follow the symbols by tracing the
+// made again from the first one's code) without scheduling or looking a kernel up, once a trace
+// at the new extents has given the class's graph (class_fingerprint: a function that branches on
+// an extent is planned anew, never resized into the other branch's Program). The first call of a class learns how its sizes follow the symbols by tracing the
 // function twice more at probe extents (scheduled, never compiled or run); a class whose sizes
 // do not follow them as monomials (the function divides an extent, reads x.size() into a
 // constant, or fails at a probe extent) is traced again at each new length, as every length was
@@ -125,7 +126,7 @@ Graph graph_of(const std::vector<Array>& outs) {
 // class's sizes (jit_resize.h). Null when the class has one shape only, or its sizes cannot be
 // fitted; an error at a probe extent means the latter, and is not the caller's.
 std::shared_ptr<const ResizableProgram> learn_class(const JitFunction::Fn& fn, const ShapeClass& c,
-                                                    const std::vector<Array>& inputs,
+                                                    const std::vector<Array>& inputs, const Graph& traced,
                                                     std::shared_ptr<const Program> base, const CompileOptions& opts) {
   if (c.symbols.empty()) return nullptr;
   std::vector<Schedule> probes;
@@ -145,7 +146,8 @@ std::shared_ptr<const ResizableProgram> learn_class(const JitFunction::Fn& fn, c
       return nullptr;
     }
   }
-  return ResizableProgram::fit(std::move(base), c, probes[0], probes[1], opts);
+  return ResizableProgram::fit(std::move(base), c, probes[0], probes[1], opts,
+                               class_fingerprint(traced.outputs, c.symbols));
 }
 
 }  // namespace
@@ -190,19 +192,25 @@ std::vector<Array> JitFunction::call(const std::vector<Array>& inputs) {
         it->second.last_use = ++s.uses;
       }
     }
-    if (resizable) {
+    // A new length traces the function (cheap: it builds a graph), and resizes the class's
+    // Program only if the trace is the class's graph at the new extents; else it plans anew.
+    std::vector<Array> outs = s.fn(placeholders_for(inputs));
+    counters().traces++;
+    {
+      std::lock_guard<std::mutex> lock(s.mu);
+      s.traces++;
+    }
+    Graph traced = graph_of(outs);
+    if (resizable && class_fingerprint(traced.outputs, c.symbols) == resizable->fingerprint()) {
       program = resizable->resize(c.symbols);
       if (program) counters().resizes++;
     }
     if (!program) {
-      std::vector<Array> outs = s.fn(placeholders_for(inputs));
-      counters().traces++;
       CompileOptions opts = user_compile_options();
       for (const ParamBinding& b : params) opts.plan.param_aligned.push_back(aligned(b));
-      program = compile(graph_of(outs), opts);
-      if (!known_class) resizable = learn_class(s.fn, c, inputs, program, opts);
+      program = compile(traced, opts);
+      if (!known_class) resizable = learn_class(s.fn, c, inputs, traced, program, opts);
       std::lock_guard<std::mutex> lock(s.mu);
-      s.traces++;
       if (!known_class) keep(s.classes, std::move(class_key), std::move(resizable), ++s.uses);
     }
     std::lock_guard<std::mutex> lock(s.mu);

@@ -6,6 +6,8 @@
 
 #include "backend/backend.h"
 #include "engine/kernel_cache.h"
+#include "ir/graph.h"
+#include "kernel/kernel.h"
 
 namespace arrayc::detail {
 namespace {
@@ -156,6 +158,32 @@ std::vector<Shape> class_shapes(const ShapeClass& c, const std::vector<int64_t>&
   return out;
 }
 
+std::string class_fingerprint(const std::vector<NodeRef>& outputs, const std::vector<int64_t>& symbols) {
+  std::unordered_map<int64_t, size_t> symbol_of;
+  for (size_t i = 0; i < symbols.size(); ++i) symbol_of.emplace(symbols[i], i);
+  auto num = [&](int64_t x) {
+    auto it = x > 1 ? symbol_of.find(x) : symbol_of.end();
+    return it == symbol_of.end() ? std::to_string(x) : "s" + std::to_string(it->second);
+  };
+  std::unordered_map<const Node*, size_t> index;
+  std::string t;
+  for (const NodeRef& n : topo_order(outputs)) {
+    index.emplace(n.get(), index.size());
+    t += std::string(op_name(n->op)) + " " + dtype_name(n->dtype) + " " + n->device.str() + " [";
+    for (int64_t d : n->shape) t += num(d) + ",";
+    t += "] (";
+    for (const NodeRef& in : n->inputs) t += std::to_string(index.at(in.get())) + ",";
+    t += ") {";
+    for (int64_t x : n->ints) t += num(x) + ",";
+    t += "}";
+    if (n->op == Op::Constant) t += " " + n->value.str() + "/" + std::to_string(constant_param_bits(n->value));
+    if (n->storage) t += " @" + std::to_string(reinterpret_cast<uintptr_t>(n->storage.get()));
+    t += "\n";
+  }
+  for (const NodeRef& o : outputs) t += "out " + std::to_string(index.at(o.get())) + "\n";
+  return t;
+}
+
 std::vector<int64_t> probe_symbols(const ShapeClass& c, int probe) {
   size_t k = c.symbols.size();
   if (2 * k > kPrimes.size()) return {};
@@ -175,7 +203,8 @@ std::vector<int64_t> probe_symbols(const ShapeClass& c, int probe) {
 
 std::shared_ptr<const ResizableProgram> ResizableProgram::fit(std::shared_ptr<const Program> base,
                                                               const ShapeClass& c, const Schedule& probe0,
-                                                              const Schedule& probe1, const CompileOptions& opts) {
+                                                              const Schedule& probe1, const CompileOptions& opts,
+                                                              std::string fingerprint) {
   const Schedule& s = base->schedule;
   std::string text = structure(s);
   if (structure(probe0) != text || structure(probe1) != text) return nullptr;
@@ -208,6 +237,7 @@ std::shared_ptr<const ResizableProgram> ResizableProgram::fit(std::shared_ptr<co
   }
   r->base_ = std::move(base);
   r->opts_ = opts;
+  r->fingerprint_ = std::move(fingerprint);
   return r;
 }
 

@@ -17,10 +17,10 @@ std::string kinds_str(const std::vector<StrideKind>& s) {
 
 }  // namespace
 
-bool constant_is_inlined(const Scalar& v) {
+bool constant_is_inlined(const Scalar& v, bool pow_exponent) {
   if (!is_float(v.dtype)) return v.i >= -16 && v.i <= 16;
   if (std::isnan(v.f) || std::isinf(v.f)) return true;
-  return std::abs(v.f) <= 16 && std::floor(2 * v.f) == 2 * v.f;
+  return pow_exponent && std::abs(v.f) <= 16 && std::floor(2 * v.f) == 2 * v.f;
 }
 
 int64_t constant_param_bits(const Scalar& v) {

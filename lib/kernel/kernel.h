@@ -43,10 +43,13 @@ struct KernelLeaf {
   int param = -1;                   // Constant passed at launch: which constant parameter
 };
 
-// Whether a constant is compiled into the kernel's code (0, 1, small integers and halves, NaN
-// and the infinities: the values whose code differs, such as x ** 2) rather than passed at launch
-// as a parameter, so that a new value (a learning rate, a loop's scale) reuses the binary.
-bool constant_is_inlined(const Scalar& v);
+// Whether a constant is compiled into the kernel's code rather than passed at launch as a
+// parameter, so that a new value (a learning rate, a loop's scale) reuses the binary. Compiled in:
+// the values whose code differs. Integers in [-16, 16] (division by a constant, shifts); NaN and
+// the infinities; and a float exponent of pow that is a small integer or half (x ** 3 is two
+// multiplies and an fma: body_emitter's small_power). Every other float is a parameter, 0 and 1
+// included: the simplify pass has already folded where they pay (x * 1, x ** 1).
+bool constant_is_inlined(const Scalar& v, bool pow_exponent);
 // A constant parameter's value in params.
 int64_t constant_param_bits(const Scalar& v);
 

@@ -172,6 +172,9 @@ class KernelBuilder {
   int descend(const NodeRef& n, std::vector<const Node*>& chain) {
     auto key = std::make_pair(n.get(), chain);
     if (auto it = memo_.find(key); it != memo_.end()) return it->second;
+    // Whether n is (a view of) pow's exponent: only views and copies pass that on to their input.
+    bool pow_exponent = pow_exponent_;
+    pow_exponent_ = false;
     const FusionPlan& plan = table_.plan();
     auto g = plan.group_of.find(n.get());
     bool here = g != plan.group_of.end() && g->second == group_;
@@ -181,11 +184,15 @@ class KernelBuilder {
       r = leaf(n, chain, false);  // another kernel's output: read it from memory
     } else if (kind == OpKind::View) {
       chain.push_back(n.get());
+      pow_exponent_ = pow_exponent;
       r = descend(n->inputs[0], chain);
       chain.pop_back();
     } else if (kind == OpKind::Leaf) {
+      pow_exponent_ = pow_exponent;
       r = leaf(n, chain, true);
+      pow_exponent_ = false;
     } else if (kind == OpKind::Copy) {
+      pow_exponent_ = pow_exponent;
       r = descend(n->inputs[0], chain);
     } else if (kind == OpKind::Gather) {
       int index = descend(n->inputs[1], chain);
@@ -197,7 +204,10 @@ class KernelBuilder {
     } else {
       ARRAYC_INTERNAL_CHECK(kind == OpKind::Elementwise, "a reduction or product inside a fused group");
       std::vector<int> args;
-      for (const NodeRef& in : n->inputs) args.push_back(descend(in, chain));
+      for (size_t i = 0; i < n->inputs.size(); ++i) {
+        pow_exponent_ = n->op == Op::Pow && i == 1;
+        args.push_back(descend(n->inputs[i], chain));
+      }
       r = push(KernelInstr{n->op, n->dtype, std::move(args), -1});
     }
     memo_[key] = r;
@@ -230,7 +240,7 @@ class KernelBuilder {
       lf.op = Op::Constant;
       lf.value = n->value;
       key = "c" + std::string(dtype_name(n->dtype)) + n->value.str();
-      if (!constant_is_inlined(n->value) && !leaf_keys_.count(key)) {
+      if (!constant_is_inlined(n->value, pow_exponent_) && !leaf_keys_.count(key)) {
         lf.param = k_.num_constants++;
         constants_.push_back(constant_param_bits(n->value));
       }
@@ -389,6 +399,7 @@ class KernelBuilder {
   std::vector<StridedView> views_;  // per indexed operand
   std::vector<int64_t> constants_;  // per constant parameter: its params value
   std::vector<Source> inputs_;
+  bool pow_exponent_ = false;  // descend is at (a view of) pow's exponent: constant_is_inlined
   std::map<std::pair<const Node*, std::vector<const Node*>>, int> memo_;
   std::map<std::string, int> leaf_keys_;
 };

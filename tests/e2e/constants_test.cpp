@@ -1,7 +1,7 @@
 // Scalar constants are kernel parameters: a loop over many scalar values (a learning rate, a
 // scale) compiles one kernel, not one per value, in eager code and through jit's number
-// arguments alike. Values that change the code (0, 1, small integers and halves, NaN, the
-// infinities) stay compiled in, and the kernel text says which is which.
+// arguments alike. Values that change the code (small integers, NaN, the infinities, a small
+// exponent of pow) stay compiled in, and the kernel text says which is which.
 #include "support/data.h"
 #include "support/devices.h"
 #include "support/reference.h"
@@ -24,6 +24,20 @@ TEST_P(Constants, AnEagerLoopOverScalarValuesCompilesOnce) {
     }
   });
   EXPECT_EQ(d.compiles, 1);
+}
+
+// The loop of issue 26: every float value is a parameter, 0 and 1 included. x * 1 is folded
+// (exactly) by the simplify pass, so i = 1 runs sum(x + 1): the second of two kernels.
+TEST_P(Constants, AnEagerLoopOver3000ScaleValuesCompilesTwoKernels) {
+  Array x = random_array(DType::Float32, {64}, 5).eval();
+  StatsDelta d = stats_delta([&] {
+    for (int i = 0; i < 3000; ++i) {
+      Array y = sum(x * static_cast<float>(i) + 1.0f);
+      if (i % 500 == 0 || i < 3) EXPECT_MATCHES_REFERENCE(y);
+      else y.eval();
+    }
+  });
+  EXPECT_EQ(d.compiles, 2);
 }
 
 TEST_P(Constants, JitNumberArgumentsRetraceButDoNotRecompile) {
@@ -58,10 +72,14 @@ TEST_P(Constants, TheKernelTextShowsParametersAndInlinedValues) {
   ASSERT_EQ(st.kernels.size(), 1u);
   const std::string& k = st.kernels[0].kernel;
   EXPECT_NE(k.find("const $0 : float32"), std::string::npos) << k;  // 0.3: a parameter
-  EXPECT_NE(k.find("const 2 : float32"), std::string::npos) << k;   // 2: compiled in
-  // pow's small integer exponents keep their specialized code.
-  std::string p = inspect({arrayc::pow(x, 2.0f)}).kernels.at(0).kernel;
+  EXPECT_NE(k.find("const $1 : float32"), std::string::npos) << k;  // 2 as well
+  // pow's small exponents keep their specialized code (x ** 3: two multiplies and an fma).
+  std::string p = inspect({arrayc::pow(x, 3.0f)}).kernels.at(0).kernel;
   EXPECT_EQ(p.find("$"), std::string::npos) << p;
+  // Small integers stay compiled in (a remainder by a constant becomes multiplies).
+  Array xi = random_array(DType::Int32, {10}, 6);
+  std::string q = inspect({xi % 3}).kernels.at(0).kernel;
+  EXPECT_NE(q.find("const 3 : int32"), std::string::npos) << q;
 }
 
 }  // namespace

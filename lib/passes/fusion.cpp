@@ -259,13 +259,13 @@ FusionPlan plan_fusion(const Graph& g, const FusionOptions& opts) {
       const Node* root = gi >= 0 ? group_roots[gi][0] : nullptr;
       bool elementwise = gi >= 0 && group_kind(*root) == FusionGroup::Kind::Elementwise && !group_product[gi];
       std::string why = row_chain_refusal(*n, gs.size(), root, elementwise);
-      if (why.empty() && group_ops[gi] >= kMaxKernelOps) why = "kernel size limit";
+      if (why.empty() && group_ops[gi] >= kMaxKernelOps) why = "reduction (not in a row chain: kernel size limit)";
       if (why.empty()) {
         p.group_of[n] = gi;
         group_rows[gi] = true;
         ++group_ops[gi];
       } else {
-        p.root_reason.emplace(n, "reduction (not in a row chain: " + why + ")");
+        p.root_reason.emplace(n, why);
         new_group(n);
       }
       continue;

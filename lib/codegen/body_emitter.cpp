@@ -513,12 +513,7 @@ std::vector<Value*> BodyEmitter::emit(const std::vector<Value*>& ptrs, const std
   for (size_t i = 0; i < k_.body.size(); ++i) {
     const KernelInstr& in = k_.body[i];
     if (v[i]) continue;  // computed with its sincos partner
-    // row chains (issue 29): a known value is used (a row reduction's, or one an earlier pass
-    // computed); what is not needed is left out.
-    if (!known.empty() && known[i]) {
-      v[i] = known[i];
-      continue;
-    }
+    // row chains (issue 29): a row reduction's value is given; what is not needed is left out.
     if (in.leaf < 0 && op_kind(in.op) == OpKind::Reduce) {
       v[i] = known.empty() ? nullptr : known[i];
       continue;

@@ -35,9 +35,8 @@ class BodyEmitter {
   // element offset of each indexed operand. Returns the value of every instruction.
   std::vector<llvm::Value*> emit(const std::vector<llvm::Value*>& ptrs,
                                  const std::vector<llvm::Value*>& offsets);
-  // A row chain's pass (Kernel::row_chain): the instructions whose value is `known` (the row
-  // reductions computed so far, values an earlier pass kept) are not emitted again, and only
-  // those that `needed` marks are emitted (all if empty).
+  // A row chain's pass (Kernel::row_chain): the row reductions' values are `known` (null where
+  // not computed yet), and only the instructions that `needed` marks are emitted (all if empty).
   std::vector<llvm::Value*> emit(const std::vector<llvm::Value*>& ptrs, const std::vector<llvm::Value*>& offsets,
                                  const std::vector<llvm::Value*>& known, const std::vector<bool>& needed);
   llvm::Value* load(DType t, llvm::Value* ptr, llvm::Value* offset);

@@ -263,13 +263,14 @@ FusionPlan plan_fusion(const Graph& g, const FusionOptions& opts) {
       const Node* root = gi >= 0 ? group_roots[gi][0] : nullptr;
       bool elementwise = gi >= 0 && group_kind(*root) == FusionGroup::Kind::Elementwise && !group_product[gi];
       std::string why = row_chain_refusal(*n, gs.size(), root, elementwise);
-      if (why.empty() && gi >= 0 && group_cost[gi] + compile_weight(*n) > kMaxKernelCost) why = "compile cost budget";
+      if (why.empty() && gi >= 0 && group_cost[gi] + compile_weight(*n) > kMaxKernelCost)
+        why = "reduction (not in a row chain: compile cost budget)";
       if (why.empty()) {
         p.group_of[n] = gi;
         group_rows[gi] = true;
         group_cost[gi] += compile_weight(*n);
       } else {
-        p.root_reason.emplace(n, "reduction (not in a row chain: " + why + ")");
+        p.root_reason.emplace(n, why);
         new_group(n);
       }
       continue;

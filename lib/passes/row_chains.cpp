@@ -34,18 +34,19 @@ bool per_row_value(const NodeRef& n, const std::unordered_set<const Node*>& outp
 }
 
 std::string row_chain_refusal(const Node& r, size_t groups, const Node* root, bool elementwise_root) {
-  if (groups != 1) return "read by " + std::to_string(groups) + " kernels";
-  if (!elementwise_root) return "its consumers' kernel is not elementwise";
-  if (root->shape != r.inputs[0]->shape) return "its consumers' kernel has another shape";
-  if (root->device != r.device) return "its consumers' kernel is on another device";
+  // Not the pattern at all (a reduction whose result is used as it is): a plain reduction.
+  if (groups != 1 || !elementwise_root || root->shape != r.inputs[0]->shape || root->device != r.device)
+    return "reduction";
   // A row is one thread's (CPU) or one block's (GPU) work: long rows, or too few rows for the
   // machine when there is much work, go faster as split reductions and a parallel elementwise
   // kernel.
   const Shape& s = r.inputs[0]->shape;
   const int64_t row = s.back(), rows = row == 0 ? 0 : shape_numel(s) / row;
-  if (row > kMaxRowChainRow) return "rows of " + std::to_string(row) + " > " + std::to_string(kMaxRowChainRow);
+  if (row > kMaxRowChainRow)
+    return "reduction (not in a row chain: rows of " + std::to_string(row) + " > " + std::to_string(kMaxRowChainRow) + ")";
   if (rows < kMinRowChainRows && shape_numel(s) > kSmallRowChain)
-    return std::to_string(rows) + " rows of " + std::to_string(row) + ": too few to share out";
+    return "reduction (not in a row chain: " + std::to_string(rows) + " rows of " + std::to_string(row) +
+           ": too few to share out)";
   return "";
 }
 

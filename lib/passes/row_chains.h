@@ -26,8 +26,8 @@ constexpr int64_t kMaxRowChainRow = 65536;    // elements: a row stays in L2 bet
 constexpr int64_t kMinRowChainRows = 256;     // rows to share between threads or GPU blocks
 constexpr int64_t kSmallRowChain = 1 << 20;   // elements below which fewer rows still fuse
 
-// Why candidate r cannot join the kernel whose first root is `root` (of kind `group_kind`, the
-// printed kind), or "" when it can: that kernel is elementwise work of r's input shape on r's
+// Why candidate r cannot join the kernel whose first root is `root` (the reason it is
+// materialized with: "reduction" where the kernel is not a row chain's), or "" when it can: that kernel is elementwise work of r's input shape on r's
 // device, and its rows are not too long or too few (the constants above). groups: how many
 // kernels read r.
 std::string row_chain_refusal(const Node& r, size_t groups, const Node* root, bool elementwise_root);

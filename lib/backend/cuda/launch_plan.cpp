@@ -24,7 +24,7 @@ PtxLaunchConfig ptx_launch_config(const Kernel& k, const PtxKernel& p, const Lau
   // little slower, 8 (one wave) and 256 slower still.
   const int64_t max_grid = 64 * static_cast<int64_t>(std::max(multiprocessors, 1));
   const int64_t n = std::max<int64_t>(lp.parallel_extent, 1);
-  if (k.row_chain) {  // row chains (issue 29): a block per row, up to 16 elements per thread (in registers)
+  if (k.row_chain) {  // row chains (issue 29): a block per row, about 16 elements per thread
     int64_t warps = std::clamp<int64_t>((lp.reduce_extent + 16 * 32 - 1) / (16 * 32), 1, 8);
     c.block = static_cast<unsigned>(32 * warps);
     c.grid = static_cast<unsigned>(std::min(n, max_grid));

@@ -274,11 +274,9 @@ class PtxEmitter {
     Value* count = b_.CreateSub(space_.reduce_end, space_.reduce_begin);
     std::vector<int> stored;
     for (const KernelOutput& o : k_.outputs) stored.push_back(o.instr);
-    Value* fits = b_.CreateICmpULE(count, b_.CreateMul(ntid, b_.getInt64(kRowValues)));
     loop(b_.CreateAdd(begin, sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x)), end,
          sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_nctaid_x), [&](Value* o) {
            std::vector<Value*> outer_off = space_.offsets_at(b_, outer, o, space_.offsets);
-           emit_if(b_, fits, [&] { row_in_registers(outer_off, passes, slots, tid, ntid, count, stored); }, [&] {
            std::vector<Value*> known(k_.body.size(), nullptr);
            for (const std::vector<int>& pass : passes) {
              std::vector<int> args;
@@ -305,59 +303,7 @@ class PtxEmitter {
              std::vector<Value*> off = space_.offsets_at(b_, row, c, outer_off);
              store_outputs(body_.emit(ptrs_, off, known, need), off);
            });
-           });
          });
-  }
-
-  // A row of at most kRowValues elements per thread: each thread's elements c = tid + j * ntid
-  // (j < kRowValues) in straight-line code, every value a pass computes kept in registers for
-  // the later passes, so that the row is read from memory once and nothing (exp included) is
-  // computed twice. Elements past the row read its first element and are left out of the
-  // reductions and the stores.
-  static constexpr int kRowValues = 16;
-  void row_in_registers(const std::vector<Value*>& outer_off, const std::vector<std::vector<int>>& passes,
-                        const std::vector<llvm::GlobalVariable*>& slots,
-                        Value* tid, Value* ntid, Value* count, const std::vector<int>& stored) {
-    const std::vector<int> row{k_.rank - 1};
-    std::vector<std::vector<Value*>> have(kRowValues, std::vector<Value*>(k_.body.size(), nullptr));
-    std::vector<Value*> valid(kRowValues);
-    std::vector<std::vector<Value*>> off(kRowValues);
-    for (int j = 0; j < kRowValues; ++j) {
-      Value* c = b_.CreateAdd(space_.reduce_begin, b_.CreateAdd(tid, b_.CreateMul(ntid, b_.getInt64(j))));
-      valid[j] = b_.CreateICmpSLT(c, space_.reduce_end);
-      off[j] = space_.offsets_at(b_, row, b_.CreateSelect(valid[j], c, space_.reduce_begin), outer_off);
-    }
-    auto compute = [&](int j, const std::vector<bool>& need) {
-      std::vector<Value*> v = body_.emit(ptrs_, off[j], have[j], need);
-      for (size_t i = 0; i < v.size(); ++i)
-        if (v[i]) have[j][i] = v[i];
-      return v;
-    };
-    for (const std::vector<int>& pass : passes) {
-      std::vector<int> args;
-      for (int i : pass) args.push_back(k_.body[i].args[0]);
-      const std::vector<bool> need = k_.instrs_needed(args);
-      std::vector<Value*> a(k_.body.size(), nullptr);
-      for (int i : pass) a[i] = body_.identity(k_.body[i].op, k_.body[i].dtype);
-      for (int j = 0; j < kRowValues; ++j) {
-        std::vector<Value*> v = compute(j, need);
-        for (int i : pass) {
-          const KernelInstr& in = k_.body[i];
-          a[i] = b_.CreateSelect(valid[j], body_.combine(in.op, in.dtype, a[i], v[in.args[0]]), a[i]);
-        }
-      }
-      for (int i : pass) {
-        const KernelInstr& in = k_.body[i];
-        Value* r = block_reduce(in.op, in.dtype, a[i], slots[i]);
-        r = in.op == Op::Mean ? b_.CreateFDiv(r, b_.CreateSIToFP(count, r->getType())) : r;
-        for (int j = 0; j < kRowValues; ++j) have[j][i] = r;
-      }
-    }
-    const std::vector<bool> need = k_.instrs_needed(stored);
-    for (int j = 0; j < kRowValues; ++j) {
-      std::vector<Value*> v = compute(j, need);
-      emit_if(b_, valid[j], [&] { store_outputs(v, off[j]); });
-    }
   }
 
   // body(c) for c = first, first + step, ... below end, counted and unrolled 4 times (as fold()),

@@ -15,3 +15,4 @@
 #include "arrayc/transforms.h"
 #include "arrayc/reduce_ops.h"  // issue 28: reductions, scans, sorts, creation
 #include "arrayc/products.h"
+#include "arrayc/numpy_extra.h"  // issue 28: more of numpy's namespace (coverage)

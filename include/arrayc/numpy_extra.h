@@ -116,5 +116,12 @@ Array unique(const Array& a);                // sorted distinct values of the fl
 // Counts of each value 0 .. max(x) (at least minlength), int64; with weights, their float64 sums.
 Array bincount(const Array& x, int64_t minlength = 0);
 Array bincount(const Array& x, const Array& weights, int64_t minlength = 0);
+// numpy.histogram with `bins` equal bins over [lo, hi] (default: the flattened a's min and max;
+// lo == hi widens to +-0.5): {counts (int64), edges (bins + 1, a's float dtype or float64)}.
+// Each bin holds [edge_i, edge_i+1), the last one also its right edge; NaN and values outside
+// the range are not counted. No weights or density. The edges are linspace's (float64, then
+// rounded to the dtype; numpy computes float32 edges in float32, which may differ in the last bit).
+std::vector<Array> histogram(const Array& a, int64_t bins = 10);
+std::vector<Array> histogram(const Array& a, int64_t bins, double lo, double hi);
 
 }  // namespace arrayc

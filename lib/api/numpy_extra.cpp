@@ -10,7 +10,9 @@
 #include <map>
 #include <numeric>
 #include <optional>
+#include <tuple>
 
+#include "arrayc/format.h"
 #include "arrayc/indexing.h"
 #include "arrayc/math.h"
 #include "arrayc/ops.h"
@@ -54,13 +56,13 @@ Array iota_along(int64_t n, int64_t axis, int64_t rank, Device device) {
   return reshape(arange(n, DType::Int64, device), s);
 }
 
-// The results of these ops have a number of elements that depends on the data; inside jit the
-// data is not known when the graph is built.
-void refuse_in_jit(const char* op, const Array& a, const char* instead) {
+// These ops read their input's values when the graph is built (the number of elements of their
+// result depends on them, or they count on the host); inside jit the values are not known then.
+void refuse_in_jit(const char* op, const Array& a, const char* instead,
+                   const char* why = "the result's shape depends on the values of the input ") {
   for (const detail::NodeRef& n : detail::topo_order({a.node()}))
     if (n->op == detail::Op::Param)
-      fail(std::string(op) + ": the result's shape depends on the values of the input " + shape_str(a.shape()) +
-           ", which jit cannot trace; " + instead);
+      fail(std::string(op) + ": " + why + shape_str(a.shape()) + ", which jit cannot trace; " + instead);
 }
 
 // a < b in the order sort uses (NaN after everything).
@@ -633,6 +635,51 @@ Array bincount(const Array& x, const Array& weights, int64_t minlength) {
   std::vector<double> w = weights.to_vector<double>(), sums(static_cast<size_t>(length), 0.0);
   for (size_t i = 0; i < v.size(); ++i) sums[static_cast<size_t>(v[i])] += w[i];
   return array(sums, {length}, x.device());
+}
+
+namespace {
+std::vector<Array> histogram_in(const Array& a, int64_t bins, std::optional<std::pair<double, double>> range) {
+  if (bins < 1) fail("histogram: bins must be positive, got " + std::to_string(bins));
+  refuse_in_jit("histogram", a, "with a known range, use sum(where(...)) over bins instead",
+                "the bins are counted on the host from the values of the input ");
+  std::vector<double> v = a.to_vector<double>();
+  double lo = 0, hi = 1;
+  auto str = [](double x) { return format_number(x); };
+  if (range) {
+    std::tie(lo, hi) = *range;
+    if (lo > hi) fail("histogram: max must be larger than min in range parameter (got [" + str(lo) + ", " + str(hi) + "])");
+    if (!std::isfinite(lo) || !std::isfinite(hi))
+      fail("histogram: supplied range of [" + str(lo) + ", " + str(hi) + "] is not finite");
+  } else if (!v.empty()) {
+    lo = hi = v[0];
+    for (double x : v) {
+      if (std::isnan(x) || std::isnan(lo)) lo = hi = NAN;
+      else lo = std::min(lo, x), hi = std::max(hi, x);
+    }
+    if (!std::isfinite(lo) || !std::isfinite(hi))
+      fail("histogram: autodetected range of [" + str(lo) + ", " + str(hi) + "] is not finite");
+  }
+  if (lo == hi) lo -= 0.5, hi += 0.5;
+  DType et = is_float(a.dtype()) ? a.dtype() : DType::Float64;
+  Array edges = linspace(lo, hi, bins + 1, true, et, a.device()).eval();
+  std::vector<double> e = edges.to_vector<double>();
+  // numpy's assignment: a first guess from the bin width, corrected by the edges themselves.
+  std::vector<int64_t> counts(static_cast<size_t>(bins), 0);
+  for (double x : v) {
+    if (!(x >= lo && x <= hi)) continue;
+    int64_t i = static_cast<int64_t>((x - lo) / (hi - lo) * static_cast<double>(bins));
+    if (i == bins) --i;
+    if (x < e[static_cast<size_t>(i)]) --i;
+    if (x >= e[static_cast<size_t>(i + 1)] && i != bins - 1) ++i;
+    ++counts[static_cast<size_t>(i)];
+  }
+  return {array(counts, {bins}, a.device()), edges};
+}
+}  // namespace
+
+std::vector<Array> histogram(const Array& a, int64_t bins) { return histogram_in(a, bins, std::nullopt); }
+std::vector<Array> histogram(const Array& a, int64_t bins, double lo, double hi) {
+  return histogram_in(a, bins, std::make_pair(lo, hi));
 }
 
 }  // namespace arrayc

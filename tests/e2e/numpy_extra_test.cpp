@@ -24,6 +24,7 @@ using I = std::vector<int64_t>;
 using Bv = std::vector<bool>;
 
 D vals(const Array& a) { return a.to_vector<double>(); }
+Array x_of_nan() { return array<double>({1, std::numeric_limits<double>::quiet_NaN()}); }
 Bv bools(const Array& a) { return a.to_vector<bool>(); }
 // Equal as numpy prints them: NaN equals NaN.
 ::testing::AssertionResult same_values(const D& got, const D& want) {
@@ -545,6 +546,64 @@ TEST_P(NumpyExtra, NonzeroArgwhereUniqueBincount) {
   EXPECT_ARRAYC_ERROR(bincount(array<uint64_t>({UINT64_MAX})), "bincount: value 18446744073709551615 is too large");
 }
 
+TEST_P(NumpyExtra, Histogram) {
+  std::vector<Array> h = histogram(array<int32_t>({1, 2, 1}), 3, 0, 3);  // numpy's docstring examples
+  ASSERT_EQ(h.size(), 2u);
+  EXPECT_EQ(ints(h[0]), (I{0, 2, 1}));
+  EXPECT_EQ(h[0].dtype(), DType::Int64);
+  EXPECT_VALUES(h[1], {0, 1, 2, 3});
+  EXPECT_EQ(h[1].dtype(), DType::Float64);
+  EXPECT_EQ(ints(histogram(reshape(arange(4), {2, 2}), 3)[0]), (I{1, 1, 2}));  // the last bin holds its right edge
+  EXPECT_VALUES(histogram(reshape(arange(4), {2, 2}), 3)[1], {0, 1, 2, 3});
+  std::vector<Array> f = histogram(array<float>({0.1f, 0.2f, 0.2f, 0.9f, 1.0f, -1.0f, 2.0f}), 4, 0, 1);
+  EXPECT_EQ(ints(f[0]), (I{3, 0, 0, 2}));  // -1 and 2 are outside the range
+  EXPECT_EQ(f[1].dtype(), DType::Float32);
+  EXPECT_VALUES(histogram(array<double>({5, 5}), 2)[1], {4.5, 5, 5.5});  // one value: widened by 0.5
+  EXPECT_EQ(ints(histogram(array<double>({5, 5}), 2)[0]), (I{0, 2}));
+  EXPECT_EQ(ints(histogram(zeros({0}), 2)[0]), (I{0, 0}));
+  EXPECT_VALUES(histogram(zeros({0}), 2)[1], {0, 0.5, 1});
+  EXPECT_EQ(ints(histogram(array<double>({0.1, kNaN, 0.7}), 2, 0, 1)[0]), (I{1, 1}));  // NaN is not counted
+  // A value on an inner edge goes to the bin on its right, for edges that are not exact binary
+  // fractions too.
+  Array tenths = linspace(0, 1, 11, true, DType::Float64);
+  EXPECT_EQ(ints(histogram(tenths, 10, 0, 1)[0]), (I{1, 1, 1, 1, 1, 1, 1, 1, 1, 2}));
+  for (DType t : kAllDTypes) {
+    SCOPED_TRACE(dt(t));
+    Array x = random_array(t, {50}, 29);
+    std::vector<Array> r = histogram(x, 7);
+    EXPECT_EQ(r[1].dtype(), is_float(t) ? t : DType::Float64);
+    EXPECT_EQ(sum(r[0]).item<int64_t>(), 50);  // every value is inside its own range
+    std::vector<double> v = vals(x), e = vals(r[1]);
+    I want(7, 0);
+    for (double y : v) {
+      size_t i = 0;
+      while (i + 1 < 7 && y >= e[i + 1]) ++i;
+      ++want[i];
+    }
+    EXPECT_EQ(ints(r[0]), want);
+  }
+  EXPECT_ARRAYC_ERROR(histogram(x_of_nan(), 2), "histogram: autodetected range of [nan, nan] is not finite");
+  EXPECT_ARRAYC_ERROR(histogram(array<double>({1, kInf}), 2), "histogram: autodetected range of [1.0, inf] is not finite");
+  EXPECT_ARRAYC_ERROR(histogram(array<double>({1}), 2, 1, kInf), "histogram: supplied range of [1.0, inf] is not finite");
+  EXPECT_ARRAYC_ERROR(histogram(array<double>({1}), 2, 2, 1), "histogram: max must be larger than min in range parameter (got [2.0, 1.0])");
+  EXPECT_ARRAYC_ERROR(histogram(array<double>({1}), 0), "histogram: bins must be positive, got 0");
+}
+
+TEST_P(NumpyExtra, GradAndVmapThroughTheCompositions) {
+  Array x = array<double>({0.5, -1.0, 2.0, 3.0, -0.25, 1.5}, {2, 3});
+  // d/dx sum(square(x)) = 2x; trace(outer(v, v)) = sum(v^2); einsum("ij,ij->", x, x) too.
+  EXPECT_VALUES(grad([](const Array& a) { return sum(square(a)); })(x), {1, -2, 4, 6, -0.5, 3});
+  EXPECT_VALUES(grad([](const Array& a) { return einsum("ij,ij->", {a, a}); })(x), {1, -2, 4, 6, -0.5, 3});
+  EXPECT_VALUES(grad([](const Array& a) { return trace(outer(a, a)); })(x), {1, -2, 4, 6, -0.5, 3});
+  // median of 6 values: the mean of the middle two (0.5 and 1.5).
+  EXPECT_VALUES(grad([](const Array& a) { return median(a); })(x), {0.5, 0, 0, 0, 0, 0.5});
+  EXPECT_VALUES(grad([](const Array& a) { return sum(diff(a)); })(x), {-1, 0, 1, -1, 0, 1});
+  Array v = vmap([](const Array& row) { return diff(row); })(x);
+  EXPECT_VALUES(v, {-1.5, 3, -3.25, 1.75});
+  Array q = vmap([](const Array& row) { return quantile(row, 0.5); })(x);
+  EXPECT_VALUES(q, {0.5, 1.5});
+}
+
 TEST_P(NumpyExtra, DataDependentShapesInsideJitSayWhatToUse) {
   Array x = random_array(DType::Float32, {6}, 28);
   auto nz = jit([](const Array& a) { return nonzero(a)[0]; });
@@ -558,6 +617,9 @@ TEST_P(NumpyExtra, DataDependentShapesInsideJitSayWhatToUse) {
   auto bc = jit([](const Array& a) { return bincount(a); });
   EXPECT_ARRAYC_ERROR(bc(array<int32_t>({1, 2})), "bincount: the result's shape depends on the values",
                       "use sum(x[:, None] == arange(n), 0) with a known n instead");
+  auto hg = jit([](const Array& a) { return histogram(a, 3)[0]; });
+  EXPECT_ARRAYC_ERROR(hg(x), "histogram: the bins are counted on the host from the values of the input [6], which jit cannot trace",
+                      "with a known range, use sum(where(...)) over bins instead");
   auto bw = jit([](const Array& w) { return bincount(array<int32_t>({0, 1}), w); });
   EXPECT_ARRAYC_ERROR(bw(array<double>({1, 2})), "bincount: the result's shape depends on the values");
   // The static-shape ones work inside jit.

@@ -359,6 +359,21 @@ void add_coverage_builtins(std::vector<Session::Builtin>& t) {
                   int64_t minlength = opt_int(a, 2, 0);
                   return array_value(a.has(1) ? bincount(a.array(0), a.array(1), minlength) : bincount(a.array(0), minlength));
                 }});
+  // numpy's histogram returns (counts, edges); the REPL has no tuples, so one builtin for each.
+  auto hist = [&](const char* name, size_t part, const char* help) {
+    t.push_back(B{name, {"x", "bins?", "range?"}, help, [=](Args& a) {
+                    Array x = a.array(0);
+                    int64_t bins = opt_int(a, 1, 10);
+                    if (!a.has(2)) return array_value(histogram(x, bins)[part]);
+                    const Value& r = a.get(2);
+                    if (r.kind != Value::Kind::Array || r.array->shape() != Shape{2}) a.bad(2, "a list [min, max]");
+                    std::vector<double> lh = r.array->to_vector<double>();
+                    return array_value(histogram(x, bins, lh[0], lh[1])[part]);
+                  }});
+  };
+  hist("histogram", 0, "histogram(x, bins=10, range=[min, max]): int64 counts of equal bins (outside a def; "
+                        "the edges: histogram_bin_edges)");
+  hist("histogram_bin_edges", 1, "histogram_bin_edges(x, bins=10, range=[min, max]): the bins + 1 edges of histogram");
 }
 
 }  // namespace

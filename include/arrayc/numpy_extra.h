@@ -49,7 +49,7 @@ Array append(const Array& a, const Array& values);  // both flattened
 Array append(const Array& a, const Array& values, int64_t axis);
 
 // ---- Elementwise --------------------------------------------------------------------------------
-Array square(const Array& a);      // a * a in a's dtype (bool: a)
+Array square(const Array& a);      // a * a in a's dtype; bool as int8 (numpy has no bool loop)
 Array reciprocal(const Array& a);  // 1 / a in a's dtype; integers truncate (1, -1 or 0; 1/0 = 0); bool as int8
 // NaN -> nan, +inf -> posinf, -inf -> neginf (default: the dtype's largest and lowest finite
 // values); integers and bool unchanged.

@@ -168,11 +168,15 @@ Array append(const Array& a, const Array& values, int64_t axis) { return concate
 
 // ---- Elementwise ----------------------------------------------------------------------------------
 
-Array square(const Array& a) { return a * a; }
+// numpy's square and reciprocal have no bool loop: bool computes as int8.
+Array square(const Array& a_in) {
+  Array a = a_in.dtype() == DType::Bool ? cast(a_in, DType::Int8) : a_in;
+  return a * a;
+}
 
 Array reciprocal(const Array& a_in) {
   if (is_float(a_in.dtype())) return divide(same(1, a_in), a_in);
-  // numpy has no bool loop: bool computes as int8. Integers: 1 / x truncated.
+  // Integers: 1 / x truncated.
   Array a = a_in.dtype() == DType::Bool ? cast(a_in, DType::Int8) : a_in;
   Array r = where(a == same(1, a), same(1, a), same(0, a));
   if (is_signed_int(a.dtype())) r = where(a == same(-1, a), same(-1, a), r);

@@ -17,3 +17,4 @@
 #include "arrayc/reduce_ops.h"  // issue 28: reductions, scans, sorts, creation
 #include "arrayc/products.h"
 #include "arrayc/row_chains.h"
+#include "arrayc/numpy_extra.h"  // issue 28: more of numpy's namespace (coverage)

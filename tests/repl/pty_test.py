@@ -200,8 +200,8 @@ def main():
         t.expect("... ")
         t.type("1.67 * exp(x) - 1.67)\r")
         t.expect(">>> ")
-        # Tab completes an op name ("tra" -> "transpose").
-        t.type("sum(tra\t")
+        # Tab completes an op name ("trans" -> "transpose"; "tra" is also "trace").
+        t.type("sum(trans\t")
         t.type("(y))\r")
         t.expect("transpose(y))")
         t.expect("-55552.11928")

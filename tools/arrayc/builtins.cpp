@@ -208,6 +208,174 @@ void add_issue28_builtins(std::vector<Session::Builtin>& t) {
                 }});
 }
 
+
+// ---- Coverage of numpy's namespace (include/arrayc/numpy_extra.h) -------------------------------
+
+void add_coverage_builtins(std::vector<Session::Builtin>& t) {
+  using B = Session::Builtin;
+  auto un = [&](const char* name, Array (*f)(const Array&), const char* help) {
+    t.push_back(B{name, {"x"}, help, [f](Args& a) { return unary_fn(a, f); }});
+  };
+  auto red = [&](const char* name, ReduceAll all, ReduceAxes axes, const char* help) {
+    t.push_back(B{name, {"x", "axis?", "keepdims?"}, help, [all, axes](Args& a) { return reduce_fn(a, all, axes); }});
+  };
+  // Up to 8 arrays as arguments, where numpy takes a list.
+  auto arrays8 = [](Args& a, size_t first) {
+    std::vector<Array> xs;
+    for (size_t i = first; i < first + 8 && a.has(i); ++i) xs.push_back(a.array(i));
+    return xs;
+  };
+  auto opt_int = [](Args& a, size_t i, int64_t dflt) { return a.has(i) ? a.integer(i) : dflt; };
+  auto opt_bool = [](Args& a, size_t i) { return a.has(i) && a.boolean(i); };
+  t.push_back(B{"empty", {"shape", "dtype?"}, "empty(shape, dtype=f64): zeros (arrays are values; numpy leaves them unset)",
+                [](Args& a) { return array_value(arrayc::empty(a.shape(0), a.has(1) ? a.dtype(1) : DType::Float64)); }});
+  un("copy", arrayc::copy, "copy(x): a new contiguous buffer with x's values");
+  t.push_back(B{"logspace", {"start", "stop", "num?", "endpoint?", "base?", "dtype?"},
+                "logspace(start, stop, num=50, endpoint=true, base=10, dtype=f64) = base ** linspace(start, stop, ...)",
+                [=](Args& a) {
+                  return array_value(logspace(a.number(0), a.number(1), opt_int(a, 2, 50), !a.has(3) || a.boolean(3),
+                                              a.has(4) ? a.number(4) : 10.0, a.has(5) ? a.dtype(5) : DType::Float64));
+                }});
+  t.push_back(B{"diag", {"v", "k?"}, "diag(v, k=0): 1-D v: a matrix with v on the k-th diagonal; 2-D v: its k-th diagonal",
+                [=](Args& a) { return array_value(diag(a.array(0), opt_int(a, 1, 0))); }});
+  t.push_back(B{"diagonal", {"x", "offset?", "axis1?", "axis2?"}, "diagonal(x, offset=0, axis1=0, axis2=1): as the last axis",
+                [=](Args& a) {
+                  return array_value(diagonal(a.array(0), opt_int(a, 1, 0), opt_int(a, 2, 0), opt_int(a, 3, 1)));
+                }});
+  t.push_back(B{"trace", {"x", "offset?", "axis1?", "axis2?"}, "trace(x, offset=0, axis1=0, axis2=1) = sum(diagonal(...), -1)",
+                [=](Args& a) {
+                  return array_value(trace(a.array(0), opt_int(a, 1, 0), opt_int(a, 2, 0), opt_int(a, 3, 1)));
+                }});
+  t.push_back(B{"tril", {"x", "k?"}, "tril(x, k=0): zeros above the k-th diagonal of the last two axes",
+                [=](Args& a) { return array_value(tril(a.array(0), opt_int(a, 1, 0))); }});
+  t.push_back(B{"triu", {"x", "k?"}, "triu(x, k=0): zeros below the k-th diagonal of the last two axes",
+                [=](Args& a) { return array_value(triu(a.array(0), opt_int(a, 1, 0))); }});
+  t.push_back(B{"vstack", {"a", "b?", "c?", "d?", "e?", "f?", "g?", "h?"},
+                "vstack(x, y, ...): up to 8 arrays as arguments; 1-D ones become rows", [=](Args& a) {
+                  return array_value(vstack(arrays8(a, 0)));
+                }});
+  t.push_back(B{"hstack", {"a", "b?", "c?", "d?", "e?", "f?", "g?", "h?"},
+                "hstack(x, y, ...): up to 8 arrays as arguments; along axis 1 (1-D: axis 0)", [=](Args& a) {
+                  return array_value(hstack(arrays8(a, 0)));
+                }});
+  t.push_back(B{"append", {"x", "values", "axis?"}, "append(x, values, axis=None): both flattened without an axis",
+                [](Args& a) {
+                  std::vector<Array> xv = a.arrays({0, 1});
+                  return array_value(a.has(2) ? append(xv[0], xv[1], a.integer(2)) : append(xv[0], xv[1]));
+                }});
+  un("square", arrayc::square, "square(x) = x * x");
+  un("reciprocal", arrayc::reciprocal, "reciprocal(x) = 1 / x in x's dtype (integers truncate; 1 / 0 = 0)");
+  t.push_back(B{"nan_to_num", {"x", "nan?", "posinf?", "neginf?"},
+                "nan_to_num(x, nan=0, posinf=largest, neginf=lowest): floats only; integers unchanged", [](Args& a) {
+                  Array x = a.array(0);
+                  double nan = a.has(1) ? a.number(1) : 0.0;
+                  if (!a.has(2) && !a.has(3)) return array_value(nan_to_num(x, nan));
+                  // The default posinf/neginf: the dtype's largest finite value, as nan_to_num(x, nan) uses.
+                  double big = is_float(x.dtype()) ? nan_to_num(full({}, INFINITY, x.dtype())).item<double>() : 0.0;
+                  return array_value(nan_to_num(x, nan, a.has(2) ? a.number(2) : big, a.has(3) ? a.number(3) : -big));
+                }});
+  auto close = [&](const char* name, Array (*f)(const Array&, const Array&, double, double, bool), const char* help) {
+    t.push_back(B{name, {"a", "b", "rtol?", "atol?", "equal_nan?"}, help, [=](Args& a) {
+                    std::vector<Array> ab = a.arrays({0, 1});
+                    return array_value(f(ab[0], ab[1], a.has(2) ? a.number(2) : 1e-5, a.has(3) ? a.number(3) : 1e-8,
+                                         opt_bool(a, 4)));
+                  }});
+  };
+  close("isclose", isclose, "isclose(a, b, rtol=1e-5, atol=1e-8, equal_nan=false): |a - b| <= atol + rtol * |b|");
+  close("allclose", allclose, "allclose(a, b, rtol=1e-5, atol=1e-8, equal_nan=false) = all(isclose(...))");
+  t.push_back(B{"array_equal", {"a", "b", "equal_nan?"}, "array_equal(a, b, equal_nan=false): same shape and elements",
+                [=](Args& a) {
+                  std::vector<Array> ab = a.arrays({0, 1});
+                  return array_value(array_equal(ab[0], ab[1], opt_bool(a, 2)));
+                }});
+  t.push_back(B{"average", {"x", "axis?", "weights?", "keepdims?"},
+                "average(x, axis=None, weights=None, keepdims=false) = sum(x * w) / sum(w) (mean without weights)",
+                [=](Args& a) {
+                  Array x = a.array(0);
+                  bool keep = opt_bool(a, 3);
+                  if (a.has(2)) {
+                    Array w = a.array(2);
+                    if (!a.has(1)) {
+                      if (keep) fail(*a.call, "average(): keepdims with weights needs an axis");
+                      return array_value(average(x, w));
+                    }
+                    return array_value(average(x, w, a.integer(1), keep));
+                  }
+                  std::vector<int64_t> axes;
+                  if (a.has(1)) axes = a.ints(1);
+                  else for (int64_t d = 0; d < x.ndim(); ++d) axes.push_back(d);
+                  return array_value(average(x, axes, keep));
+                }});
+  red("nansum", arrayc::nansum, arrayc::nansum, "nansum(x, axis=None, keepdims=false): sum with NaN as 0");
+  red("nanmean", arrayc::nanmean, arrayc::nanmean, "nanmean(x, axis=None, keepdims=false): mean of the non-NaN elements");
+  red("count_nonzero", arrayc::count_nonzero, arrayc::count_nonzero, "count_nonzero(x, axis=None, keepdims=false): int64");
+  t.push_back(B{"diff", {"x", "n?", "axis?"}, "diff(x, n=1, axis=-1): n-th differences (bool: !=)",
+                [=](Args& a) { return array_value(diff(a.array(0), opt_int(a, 1, 1), opt_int(a, 2, -1))); }});
+  t.push_back(B{"median", {"x", "axis?", "keepdims?"}, "median(x, axis=None, keepdims=false): NaN if a NaN is there",
+                [=](Args& a) {
+                  Array x = a.array(0);
+                  if (a.has(1)) return array_value(median(x, a.integer(1), opt_bool(a, 2)));
+                  Array m = median(x);
+                  return array_value(opt_bool(a, 2) ? reshape(m, Shape(static_cast<size_t>(x.ndim()), 1)) : m);
+                }});
+  using Quantile = Array (*)(const Array&, const std::vector<double>&, int64_t, bool);
+  using QuantileAll = Array (*)(const Array&, const std::vector<double>&);
+  auto quant = [&](const char* name, Quantile along, QuantileAll all, const char* help) {
+    t.push_back(B{name, {"x", "q", "axis?", "keepdims?"}, help, [=](Args& a) {
+                    Array x = a.array(0);
+                    const Value& q = a.get(1);
+                    bool many = q.kind == Value::Kind::Array && q.array->ndim() == 1;
+                    if (q.kind == Value::Kind::Array && q.array->ndim() > 1) a.bad(1, "a number or a list of numbers");
+                    std::vector<double> qs = many ? q.array->to_vector<double>() : std::vector<double>{a.number(1)};
+                    Array r = a.has(2) ? along(x, qs, a.integer(2), opt_bool(a, 3)) : all(x, qs);
+                    if (!a.has(2) && opt_bool(a, 3)) {
+                      Shape s(static_cast<size_t>(x.ndim()), 1);
+                      s.insert(s.begin(), static_cast<int64_t>(qs.size()));
+                      r = reshape(r, s);
+                    }
+                    return array_value(many ? r : reshape(r, Shape(r.shape().begin() + 1, r.shape().end())));
+                  }});
+  };
+  quant("quantile", quantile, quantile, "quantile(x, q, axis=None, keepdims=false): q in [0, 1], linear");
+  quant("percentile", percentile, percentile, "percentile(x, q, axis=None, keepdims=false): q in [0, 100], linear");
+  t.push_back(B{"searchsorted", {"a", "v", "side?"},
+                "searchsorted(a, v, side=\"left\"): int64 insertion points of v into the sorted 1-D a", [](Args& a) {
+                  std::vector<Array> av = a.arrays({0, 1});
+                  return array_value(searchsorted(av[0], av[1], a.has(2) ? a.string(2) : "left"));
+                }});
+  t.push_back(B{"outer", {"a", "b"}, "outer(a, b): flattened a as a column times flattened b as a row",
+                [](Args& a) { return binary_fn(a, outer); }});
+  t.push_back(B{"inner", {"a", "b"}, "inner(a, b): sums over the last axes", [](Args& a) { return binary_fn(a, inner); }});
+  t.push_back(B{"einsum", {"subscripts", "a", "b?", "c?", "d?", "e?", "f?", "g?", "h?"},
+                "einsum(\"ij,jk->ik\", a, b, ...): up to 8 operands as arguments; no \"...\"",
+                [=](Args& a) { return array_value(einsum(a.string(0), arrays8(a, 1))); }});
+  t.push_back(B{"argwhere", {"x"}, "argwhere(x): int64 [count, ndim] indices of the nonzero elements (outside a def)",
+                [](Args& a) { return array_value(argwhere(a.array(0))); }});
+  t.push_back(B{"unique", {"x"}, "unique(x): the sorted distinct values, flattened; NaNs as one (outside a def)",
+                [](Args& a) { return array_value(unique(a.array(0))); }});
+  t.push_back(B{"bincount", {"x", "weights?", "minlength?"},
+                "bincount(x, weights=None, minlength=0): counts (or weight sums) of 0 .. max(x) (outside a def)",
+                [=](Args& a) {
+                  int64_t minlength = opt_int(a, 2, 0);
+                  return array_value(a.has(1) ? bincount(a.array(0), a.array(1), minlength) : bincount(a.array(0), minlength));
+                }});
+  // numpy's histogram returns (counts, edges); the REPL has no tuples, so one builtin for each.
+  auto hist = [&](const char* name, size_t part, const char* help) {
+    t.push_back(B{name, {"x", "bins?", "range?"}, help, [=](Args& a) {
+                    Array x = a.array(0);
+                    int64_t bins = opt_int(a, 1, 10);
+                    if (!a.has(2)) return array_value(histogram(x, bins)[part]);
+                    const Value& r = a.get(2);
+                    if (r.kind != Value::Kind::Array || r.array->shape() != Shape{2}) a.bad(2, "a list [min, max]");
+                    std::vector<double> lh = r.array->to_vector<double>();
+                    return array_value(histogram(x, bins, lh[0], lh[1])[part]);
+                  }});
+  };
+  hist("histogram", 0, "histogram(x, bins=10, range=[min, max]): int64 counts of equal bins (outside a def; "
+                        "the edges: histogram_bin_edges)");
+  hist("histogram_bin_edges", 1, "histogram_bin_edges(x, bins=10, range=[min, max]): the bins + 1 edges of histogram");
+}
+
 }  // namespace
 
 const std::vector<Session::Builtin>& builtins() {
@@ -443,6 +611,7 @@ const std::vector<Session::Builtin>& builtins() {
     bin("dot", dot, "dot(a, b): 1-D and 2-D, as numpy");
     bin("matmul", matmul, "matmul(a, b) = a @ b, also batched");
     add_issue28_builtins(t);
+    add_coverage_builtins(t);
     return t;
   }();
   return table;

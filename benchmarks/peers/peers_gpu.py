@@ -172,3 +172,11 @@ def scan_sort():
     u = torch.randn(10_000_000, device="cuda")
     rec("sort f32 1e7", "torch.sort", ev_ms(lambda: torch.sort(u)))
 if not ONLY[0] or "scan_sort" in ONLY: guard("scan_sort", scan_sort)
+
+# Float sums (issue 26): the harness's sum-f32-1e8 and sumcols-f32-1e8 cases.
+def sums():
+    x = torch.rand(100_000_000, device="cuda")
+    rec("sum f32 1e8", "torch.sum", ev_ms(lambda: torch.sum(x)))
+    m = x.reshape(10_000, 10_000)
+    rec("sumcols f32 1e8", "torch.sum", ev_ms(lambda: torch.sum(m, 0)))
+if not ONLY[0] or "sums" in ONLY: guard("sums", sums)

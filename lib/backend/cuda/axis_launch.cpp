@@ -152,8 +152,11 @@ class SortLaunch final : public Launch {
     std::vector<int64_t> h(static_cast<size_t>(256 * digits), 0);
     cuda::copy_to_device(dev_, hist, h.data(), hbytes);
     const unsigned flat = grid_of(ceil_div(total_, kAxisThreads), 32 * int64_t{sms_});
-    launch(dev_, *load_, flat, {ptrs[0], vals[0], pay[0]}, v_.ints(0, 0));
-    launch(dev_, *hist_, grid_of(ceil_div(total_, kAxisThreads), 8 * int64_t{sms_}), {vals[0], hist}, {total_});
+    // One contiguous row without positions is read in place, and its last pass writes the output.
+    const bool in_place = payload_ == 0 && v_.is == 1, to_out = payload_ == 0 && v_.os == 1;
+    const void* src = in_place ? ptrs[0] : vals[0];
+    if (!in_place) launch(dev_, *load_, flat, {ptrs[0], vals[0], pay[0]}, v_.ints(0, 0));
+    launch(dev_, *hist_, grid_of(ceil_div(total_, kAxisThreads), 8 * int64_t{sms_}), {const_cast<void*>(src), hist}, {total_});
     cuda::copy_to_host(dev_, h.data(), hist, hbytes);  // waits: which digits vary decides the passes
 
     std::vector<std::pair<int64_t, int64_t>> passes;  // (shift, seg)
@@ -164,16 +167,19 @@ class SortLaunch final : public Launch {
       int row_bits = std::bit_width(static_cast<uint64_t>(v_.rows - 1));
       for (int s = 0; s < (row_bits + 7) / 8; ++s) passes.push_back({8 * s, 1});
     }
-    int src = 0;
+    int p = 0;  // pay[p] goes with src
     const unsigned tiles = grid_of(ntiles_, kMaxGrid);
-    for (auto [shift, seg] : passes) {
-      launch(dev_, *count_, tiles, {vals[src], pay[src], counts}, {total_, ntiles_, shift, seg, v_.n});
+    for (size_t i = 0; i < passes.size(); ++i) {
+      auto [shift, seg] = passes[i];
+      void* dst = i + 1 == passes.size() && to_out ? ptrs[1] : src == vals[1] ? vals[0] : vals[1];
+      launch(dev_, *count_, tiles, {const_cast<void*>(src), pay[p], counts}, {total_, ntiles_, shift, seg, v_.n});
       counts_scan_.run(dev_, counts, counts);
-      launch(dev_, *scatter_, tiles, {vals[src], pay[src], vals[1 - src], pay[1 - src], counts},
+      launch(dev_, *scatter_, tiles, {const_cast<void*>(src), pay[p], dst, pay[1 - p], counts},
              {total_, ntiles_, shift, seg, v_.n});
-      src = 1 - src;
+      src = dst;
+      p = 1 - p;
     }
-    launch(dev_, *store_, flat, {vals[src], pay[src], ptrs[1]}, v_.ints(0, 0));
+    if (src != ptrs[1]) launch(dev_, *store_, flat, {const_cast<void*>(src), pay[p], ptrs[1]}, v_.ints(0, 0));
     for (int i = 0; i < 2; ++i) {
       cuda::free(dev_, vals[i], vbytes);
       cuda::free(dev_, pay[i], pbytes);

@@ -484,6 +484,58 @@ Case axis_case(const char* w, const char* expr, int64_t n, const char* size, boo
   return c;
 }
 
+// ---- Float sums (issue 26): sum of 1e8 float32, whole or down the columns of [10000, 10000] ------
+// What accumulating GPU float sums in double costs. Reference: the sums in double on the host,
+// within the 1e-6 relative bound the tests hold sums to.
+
+Array sum_all_expr(const Array& x) { return arrayc::sum(x); }
+Array sum_cols_expr(const Array& x) { return arrayc::sum(x, {0}); }
+
+class SumCase : public Instance {
+ public:
+  SumCase(Array x, bool cols) : x_(std::move(x)), cols_(cols) { x_.eval(); }
+  std::function<Array()> make_arrayc() override { return jit_runner(cols_ ? &sum_cols_expr : &sum_all_expr, x_); }
+  std::function<void()> make_baseline(const std::string&) override { return nullptr; }
+  Values baseline_values() override { return {}; }
+  Reference reference() override {
+    std::vector<float> h = x_.to_vector<float>();
+    int64_t outs = cols_ ? x_.shape()[1] : 1;
+    std::vector<double> sum(static_cast<size_t>(outs), 0.0), mag(static_cast<size_t>(outs), 0.0);
+    for (size_t i = 0; i < h.size(); ++i) {
+      sum[i % outs] += h[i];
+      mag[i % outs] += std::fabs(h[i]);
+    }
+    Reference r;
+    for (int64_t j = 0; j < outs; ++j) {
+      r.index.push_back(j);
+      r.want.push_back(sum[j]);
+      r.bound.push_back(1e-6 * mag[j]);
+    }
+    r.note = "sums in double on the host, within 1e-6 of the sum of |x|";
+    return r;
+  }
+
+ private:
+  Array x_;
+  bool cols_;
+};
+
+Case sum_case(const char* w, const char* expr, const arrayc::Shape& shape, bool cols) {
+  Case c;
+  c.workload = w;
+  c.id = fmt("%s-f32-1e8", w);
+  c.expr = expr;
+  c.size = "1e8";
+  c.dtype = DType::Float32;
+  c.bound = Bound::Memory;
+  c.bytes = 4.0 * static_cast<double>(arrayc::shape_numel(shape));  // x read
+  c.fvu_ulps = 4;
+  c.prepare = [=](arrayc::Device d, bool) -> std::unique_ptr<Instance> {
+    return std::make_unique<SumCase>(arrayc::uniform(shape, 14, 0.0, 1.0, DType::Float32, d), cols);
+  };
+  return c;
+}
+
 // ---- The table ---------------------------------------------------------------------------------
 
 
@@ -751,6 +803,9 @@ std::vector<CaseDef> make_cases() {
   v.push_back({axis_case("cumsum", "cumsum(x), x ~ normal(0,1)", 100'000'000, "1e8", false, 12), Mode::FullOnly});
   v.push_back({axis_case("cumsum", "cumsum(x), x ~ normal(0,1)", 10'000'000, "1e7", false, 12), Mode::QuickOnly});
   v.push_back({axis_case("sort", "sort(x), x ~ normal(0,1)", 10'000'000, "1e7", true, 13), Mode::Both});
+  // Issue 26: float sums (the GPU accumulates them in double).
+  v.push_back({sum_case("sum", "sum(x), x ~ uniform(0,1) of 1e8", {100'000'000}, false), Mode::FullOnly});
+  v.push_back({sum_case("sumcols", "sum(m, 0), m ~ uniform(0,1) of [10000, 10000]", {10'000, 10'000}, true), Mode::FullOnly});
   // W8 in float16 (dtypes): half the bytes of float32's row, computed in float32 per op and
   // rounded to float16 (numpy's rule); no hand-written baseline.
   v.push_back({elementwise<arrayc::float16>("W8", w8, 100'000'000, "1e8", 64, &w8_expr, nullptr, nullptr, &normal_input_w8),

@@ -177,3 +177,25 @@ def launch_latency():
     def launch_sync(): k((1,), (1,), (x,)); cp.cuda.Device().synchronize()
     rec("P empty kernel launch+sync", "cupy RawKernel (wall)", wall_ms(launch_sync, reps=500))
 if not ONLY[0] or "launch" in ONLY: guard("launch", launch_latency)
+
+# Scans and sorts (issue 28): cumsum of 1e8 and sort of 1e7 float32, the harness's cumsum-f32-1e8
+# and sort-f32-1e7 cases.
+def scan_sort():
+    import cupy as cp
+    x = cp.random.standard_normal(100_000_000, dtype=cp.float32)
+    rec("cumsum f32 1e8", "cupy.cumsum", ev_ms(lambda: cp.cumsum(x)))
+    t = torch.randn(100_000_000, device="cuda")
+    rec("cumsum f32 1e8", "torch.cumsum", ev_ms(lambda: torch.cumsum(t, 0)))
+    y = cp.random.standard_normal(10_000_000, dtype=cp.float32)
+    rec("sort f32 1e7", "cupy.sort", ev_ms(lambda: cp.sort(y)))
+    u = torch.randn(10_000_000, device="cuda")
+    rec("sort f32 1e7", "torch.sort", ev_ms(lambda: torch.sort(u)))
+if not ONLY[0] or "scan_sort" in ONLY: guard("scan_sort", scan_sort)
+
+# Float sums (issue 26): the harness's sum-f32-1e8 and sumcols-f32-1e8 cases.
+def sums():
+    x = torch.rand(100_000_000, device="cuda")
+    rec("sum f32 1e8", "torch.sum", ev_ms(lambda: torch.sum(x)))
+    m = x.reshape(10_000, 10_000)
+    rec("sumcols f32 1e8", "torch.sum", ev_ms(lambda: torch.sum(m, 0)))
+if not ONLY[0] or "sums" in ONLY: guard("sums", sums)

@@ -174,6 +174,47 @@ TEST_P(ScanSort, LongRowsCrossTheThreadSplit) {
   EXPECT_MATCHES_REFERENCE(sort(many, 0));
 }
 
+// The GPU kernels' boundaries (backend/cuda/axis_launch.h): rows around the 32-element
+// thread-per-row limit and the 4096-element tile, rows of several tiles whose totals are scanned
+// again (4096^2 + 1 elements: three levels), sorts of tiles that end mid-warp, of more rows than
+// one digit of row numbers holds (257 and 70000: two and three row passes), keys that share
+// digits (passes skipped), and every integer width. The same checks run on the CPU.
+TEST_P(ScanSort, TileAndSegmentBoundaries) {
+  for (int64_t n : {32, 33, 4095, 4096, 4097, 8192 + 1, 3 * 4096 + 17}) {
+    SCOPED_TRACE("n = " + std::to_string(n));
+    Array x = random_array(DType::Float64, {3, n}, 21, -10, 10);
+    EXPECT_MATCHES_REFERENCE(cumsum(x, 1));
+    EXPECT_MATCHES_REFERENCE(cumsum(transpose(x), 0));
+    Array i = random_array(DType::Int32, {n}, 22, -100, 100);
+    EXPECT_MATCHES_REFERENCE(cumsum(i));
+    EXPECT_MATCHES_REFERENCE(cumprod(i));  // wraps as numpy's int64
+    EXPECT_MATCHES_REFERENCE(argsort(i));
+    EXPECT_MATCHES_REFERENCE(sort(random_array(DType::Float32, {2, n}, 23, -3, 3), 0));
+  }
+  Array ones = full({(int64_t{1} << 24) + 1}, 1.0, DType::Int64);
+  std::vector<int64_t> c = cumsum(ones).to_vector<int64_t>();
+  bool exact = true;
+  for (size_t k = 0; k < c.size(); ++k) exact &= c[k] == static_cast<int64_t>(k + 1);
+  EXPECT_TRUE(exact);
+  for (int64_t rows : {257, 70000}) {
+    SCOPED_TRACE("rows = " + std::to_string(rows));
+    Array m = random_array(DType::Float32, {rows, 5}, 24, -2, 2);
+    EXPECT_MATCHES_REFERENCE(argsort(m, 1));
+    EXPECT_MATCHES_REFERENCE(sort(m, 1));
+    EXPECT_MATCHES_REFERENCE(cumsum(m, 1));
+    EXPECT_MATCHES_REFERENCE(argsort(m, 0));
+  }
+  for (DType t : kAllDTypes) {
+    SCOPED_TRACE(dt(t));
+    Array x = random_array(t, {5000}, 25, 0, 3);  // few distinct keys: most digits shared
+    EXPECT_MATCHES_REFERENCE(sort(x));
+    EXPECT_MATCHES_REFERENCE(argsort(x));
+    EXPECT_MATCHES_REFERENCE(cumsum(x));
+  }
+  std::vector<uint64_t> big = {~uint64_t{0}, uint64_t{1} << 63, 0, 5, (uint64_t{1} << 63) - 1, 5};
+  EXPECT_EQ(argsort(array<uint64_t>(big)).to_vector<int64_t>(), (std::vector<int64_t>{2, 3, 5, 4, 1, 0}));
+}
+
 // Results do not depend on the thread count: integers exactly, sorts exactly.
 TEST_P(ScanSort, SameResultAtEveryThreadCount) {
   if (on_gpu()) GTEST_SKIP() << "host thread counts";

@@ -10,7 +10,7 @@
 #include "arrayc/error.h"
 #include "backend/cuda/cuda_driver.h"
 #include "backend/cuda/launch_plan.h"
-#include "backend/host/axis_ops.h"
+#include "backend/cuda/axis_launch.h"
 #include "codegen/nvptx/gemm.h"
 #include "codegen/nvptx/ptx_kernel.h"
 #include "support/stats.h"
@@ -137,6 +137,11 @@ CompileUnit kernel_unit(Device d, const Kernel& k, const EmitOptions& user) {
 
 CompileUnit gemm_unit(Device d, const GemmKernel& gk) {
   return gpu_unit(d, "", gk.name(), gk.str(), [gk](int sm) { return emit_gemm_ptx(gk, sm); });
+}
+
+// GPU scans and sorts (issue 28): one unit per kernel of backend/cuda/axis_launch.h.
+CompileUnit axis_unit(Device d, const AxisKernel& k) {
+  return gpu_unit(d, "", k.name(), k.str(), [k](int sm) { return emit_axis_ptx(k, sm); });
 }
 
 // A kernel step in one launch.
@@ -296,33 +301,6 @@ GemmProblem gemm_problem(const DotStep& d, uintptr_t a_addr, uintptr_t b_addr) {
   return p;
 }
 
-// A scan or sort (issue 28) on a GPU: there is no GPU kernel for these yet, so the step copies
-// the bytes its input view spans to the host, runs the host routine (backend/host/axis_ops.h)
-// and copies the result back. Correct, and as slow as two transfers; docs/numpy_coverage.md says so.
-class AxisViaHostLaunch final : public Launch {
- public:
-  AxisViaHostLaunch(int dev, const AxisStep& a) : dev_(dev), a_(a) {}
-  void run(const std::vector<void*>& ptrs) const override {
-    ARRAYC_INTERNAL_CHECK(a_.more.empty(), "a sparse scatter on a GPU (x.at(indices) builds it on the host only)");
-    int64_t n = shape_numel(a_.shape);
-    if (n == 0) return;
-    int64_t lo = 0, hi = 0;  // the element span of the input view
-    for (size_t d = 0; d < a_.shape.size(); ++d) {
-      int64_t reach = (a_.shape[d] - 1) * a_.in_strides[d];
-      (reach < 0 ? lo : hi) += reach;
-    }
-    size_t in_size = dtype_size(a_.in_dtype), out_size = dtype_size(a_.out_dtype);
-    std::vector<char> in(static_cast<size_t>(hi - lo + 1) * in_size), out(static_cast<size_t>(n) * out_size);
-    cuda::copy_to_host(dev_, in.data(), static_cast<const char*>(ptrs[0]) + lo * static_cast<int64_t>(in_size), in.size());
-    run_axis_step(a_, in.data() - lo * static_cast<int64_t>(in_size), out.data());
-    cuda::copy_to_device(dev_, ptrs[1], out.data(), out.size());
-  }
-
- private:
-  int dev_;
-  const AxisStep& a_;
-};
-
 class CudaBackend final : public Backend {
  public:
   void check(Device d) const override {
@@ -337,8 +315,11 @@ class CudaBackend final : public Backend {
 
   std::unique_ptr<Launch> plan(const Step& step, const Schedule& s, Device d, const PlanContext& ctx,
                                Compiler& c) override {
-    if (const auto* a = std::get_if<AxisStep>(&step.op)) return std::make_unique<AxisViaHostLaunch>(d.index, *a);
     int sms = cuda::device_info(d.index).multiprocessors;
+    if (const auto* a = std::get_if<AxisStep>(&step.op))  // scans and sorts
+      return plan_gpu_axis(d.index, *a, sms, [&](const AxisKernel& k) -> const cuda::Function& {
+        return function(gpu_binary(c.get(axis_unit(d, k))), d);
+      });
     if (const auto* dot = std::get_if<DotStep>(&step.op)) {
       GemmProblem p = problem(*dot, ctx);
       if (p.m == 0 || p.n == 0 || p.batch == 0) return nullptr;
@@ -373,7 +354,14 @@ class CudaBackend final : public Backend {
   std::vector<StageTexts> stages(const Step& step, const Schedule& s, Device d, const PlanContext& ctx,
                                  Compiler& c) override {
     CompileUnit u;
-    if (std::holds_alternative<AxisStep>(step.op)) return {};  // the host routine: no code of ours
+    if (const auto* a = std::get_if<AxisStep>(&step.op)) {  // scans and sorts: their kernels
+      std::vector<StageTexts> out;
+      for (const AxisKernel& k : gpu_axis_kernels(*a)) {
+        CompileUnit au = axis_unit(d, k);
+        out.push_back(au.stages(*c.get(au)));
+      }
+      return out;
+    }
     if (const auto* dot = std::get_if<DotStep>(&step.op)) {
       std::string why;
       GemmKernel gk = gemm_of(*dot, problem(*dot, ctx), cuda::device_info(d.index).multiprocessors, &why);
@@ -420,7 +408,11 @@ Backend& cuda_backend() {
 }
 
 std::string ptx_for(const Step& step, const Schedule& s, int sm) {
-  if (std::holds_alternative<AxisStep>(step.op)) return "";  // scans and sorts: no PTX yet
+  if (const auto* a = std::get_if<AxisStep>(&step.op)) {  // scans and sorts: their kernels
+    std::string ptx;
+    for (const AxisKernel& k : gpu_axis_kernels(*a)) ptx += "// ---- " + k.name() + "\n" + emit_axis_ptx(k, sm).ptx;
+    return ptx;
+  }
   if (const auto* dot = std::get_if<DotStep>(&step.op)) {
     // Operands are assumed 16-byte aligned (as fresh buffers are).
     if (!is_float(dot->dtype)) return "";

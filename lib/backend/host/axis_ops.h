@@ -10,7 +10,7 @@
 namespace arrayc::detail {
 
 // `in` points at the step's input element 0 (in_offset applied), `out` at its output slot.
-// Memory on the host. The GPU backend runs its steps here too, through host copies.
+// Memory on the host. (GPUs run kernels of their own: backend/cuda/axis_launch.h.)
 void run_axis_step(const AxisStep& a, const void* in, void* out);
 
 }  // namespace arrayc::detail

@@ -245,7 +245,11 @@ class PtxEmitter {
     for (int m = 16; m >= 1; m /= 2) v = body_.combine(op, t, v, shuffle(v, m));
     return v;
   }
-  Value* warp_reduce(Value* v, DType t) { return warp_reduce(v, t, k_.reduce_op); }
+  // A reduction kernel's partials, combined as its accumulator is (acc_combine: double for float sums).
+  Value* warp_reduce(Value* v, DType t) {
+    for (int m = 16; m >= 1; m /= 2) v = acc_combine(t, v, shuffle(v, m));
+    return v;
+  }
 
   // row chains (issue 29). A block per row (grid-stride over the rows of [begin, end)): for each
   // pass of row_passes(), the threads fold the row at a stride of the block into their own
@@ -340,6 +344,24 @@ class PtxEmitter {
     return result;
   }
 
+  // Float sums (sum, mean) of float32, float16 and bfloat16 accumulate in double: each thread's
+  // terms, the warps' and the blocks' partials; the result is rounded once to the output's
+  // dtype (a split reduction's partials once each). A float32 chain of a few hundred terms per
+  // thread was off by 3.7e-5 relative for 6.4e7 tenths (issue 26); the host blocks its sums
+  // into a double total for the same reason (cpu_kernel.cpp).
+  bool wide_sum(DType t) const {
+    return (k_.reduce_op == Op::Sum || k_.reduce_op == Op::Mean) && is_float(t) && t != DType::Float64;
+  }
+  llvm::Type* acc_type(DType t) { return wide_sum(t) ? b_.getDoubleTy() : body_.value_type(t); }
+  Value* acc_identity(DType t) {
+    return wide_sum(t) ? llvm::ConstantFP::get(b_.getDoubleTy(), 0.0) : body_.identity(k_.reduce_op, t);
+  }
+  Value* acc_combine(DType t, Value* acc, Value* v) {
+    return wide_sum(t) ? b_.CreateFAdd(acc, v) : body_.combine(k_.reduce_op, t, acc, v);
+  }
+  Value* widen(DType t, Value* v) { return wide_sum(t) ? b_.CreateFPExt(v, b_.getDoubleTy()) : v; }
+  Value* narrow(DType t, Value* v) { return wide_sum(t) ? b_.CreateFPTrunc(v, body_.value_type(t)) : v; }
+
   // acc = combine(acc, the body at reduced index r) for r = first, first + step, ... below end.
   // Counted (0 .. iters) and unrolled 4 times, so that the copies share one block and their
   // loads can all be in flight before the combines need them.
@@ -352,7 +374,7 @@ class PtxEmitter {
       Value* r = b_.CreateAdd(first, b_.CreateMul(i, step));
       std::vector<Value*> v = body_.emit(ptrs_, space_.offsets_at(b_, reduced, r, outer_off));
       Value* a = b_.CreateLoad(acc->getAllocatedType(), acc);
-      b_.CreateStore(body_.combine(k_.reduce_op, out.dtype, a, v[out.instr]), acc);
+      b_.CreateStore(acc_combine(out.dtype, a, widen(out.dtype, v[out.instr])), acc);
     }, 4);
   }
 
@@ -384,19 +406,19 @@ class PtxEmitter {
            Value* o = b_.CreateAdd(begin, b_.CreateAdd(b_.CreateMul(t, b_.getInt64(kTile)), rs.lane));
            Value* valid = b_.CreateICmpSLT(o, end);
            std::vector<Value*> outer_off = space_.offsets_at(b_, rs.outer, b_.CreateSelect(valid, o, begin), space_.offsets);
-           b_.CreateStore(body_.identity(k_.reduce_op, out.dtype), rs.acc);
+           b_.CreateStore(acc_identity(out.dtype), rs.acc);
            if_then(valid, [&] { fold(b_.CreateAdd(rs.chunk_begin, rs.warp), rs.chunk_end, rs.warps, rs.reduced, outer_off, rs.acc); });
            Value* mine = b_.CreateLoad(rs.ty, rs.acc);
            b_.CreateStore(out.dtype == DType::Bool ? b_.CreateZExt(mine, rs.slot_ty) : mine, slot(rs.warp));
            barrier();
            if_then(b_.CreateAnd(b_.CreateICmpEQ(rs.warp, b_.getInt64(0)), valid), [&] {
-             b_.CreateStore(body_.identity(k_.reduce_op, out.dtype), rs.acc);
+             b_.CreateStore(acc_identity(out.dtype), rs.acc);
              loop(b_.getInt64(0), rs.warps, b_.getInt64(1), [&](Value* w) {
                Value* s = b_.CreateLoad(rs.slot_ty, slot(w));
                if (out.dtype == DType::Bool) s = b_.CreateICmpNE(s, b_.getInt8(0));
-               b_.CreateStore(body_.combine(k_.reduce_op, out.dtype, b_.CreateLoad(rs.ty, rs.acc), s), rs.acc);
+               b_.CreateStore(acc_combine(out.dtype, b_.CreateLoad(rs.ty, rs.acc), s), rs.acc);
              });
-             Value* result = space_.finish(b_, k_, b_.CreateLoad(rs.ty, rs.acc), rs.count);
+             Value* result = narrow(out.dtype, space_.finish(b_, k_, b_.CreateLoad(rs.ty, rs.acc), rs.count));
              body_.store(out.dtype, result, ptrs_[out.ptr], b_.CreateAdd(outer_off[out.index], b_.CreateMul(rs.y, chunk_stride)));
            });
            barrier();  // the slots are reused by the next tile
@@ -407,7 +429,7 @@ class PtxEmitter {
 
   void reduction(Value* begin, Value* end, Value* chunk_stride, Value* mean_count) {
     const KernelOutput& out = k_.outputs.at(0);
-    llvm::Type* ty = body_.value_type(out.dtype);
+    llvm::Type* ty = acc_type(out.dtype);
     llvm::Type* slot_ty = out.dtype == DType::Bool ? b_.getInt8Ty() : ty;
     const bool tiled = k_.reduces_across_rows();
     auto* smem_ty = llvm::ArrayType::get(slot_ty, tiled ? kTile * kMaxWarps : 32);
@@ -442,7 +464,7 @@ class PtxEmitter {
     loop(b_.CreateAdd(begin, sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x)), end,
          sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_nctaid_x), [&](Value* o) {
            std::vector<Value*> outer_off = space_.offsets_at(b_, outer, o, space_.offsets);
-           b_.CreateStore(body_.identity(k_.reduce_op, out.dtype), acc);
+           b_.CreateStore(acc_identity(out.dtype), acc);
            fold(b_.CreateAdd(chunk_begin, tid), chunk_end, ntid, reduced, outer_off, acc);
            Value* partial = warp_reduce(b_.CreateLoad(ty, acc), out.dtype);
            if_then(b_.CreateICmpEQ(lane, b_.getInt64(0)), [&] {
@@ -453,10 +475,10 @@ class PtxEmitter {
            if_then(b_.CreateICmpEQ(warp, b_.getInt64(0)), [&] {
              Value* s = b_.CreateLoad(slot_ty, slot(lane));
              if (out.dtype == DType::Bool) s = b_.CreateICmpNE(s, b_.getInt8(0));
-             s = b_.CreateSelect(b_.CreateICmpULT(lane, warps), s, body_.identity(k_.reduce_op, out.dtype));
+             s = b_.CreateSelect(b_.CreateICmpULT(lane, warps), s, acc_identity(out.dtype));
              Value* r = warp_reduce(s, out.dtype);
              if_then(b_.CreateICmpEQ(lane, b_.getInt64(0)), [&] {
-               Value* result = space_.finish(b_, k_, r, count);
+               Value* result = narrow(out.dtype, space_.finish(b_, k_, r, count));
                Value* at = b_.CreateAdd(outer_off[out.index], b_.CreateMul(y, chunk_stride));
                body_.store(out.dtype, result, ptrs_[out.ptr], at);
              });

@@ -1,0 +1,35 @@
+// Scans and sorts (ops.def's Axis kind) on a GPU: the launches of the kernels of
+// codegen/nvptx/axis_kernels.h for one AxisStep.
+//
+// - cumsum/cumprod: reduce-then-scan over tiles of 4096 elements of a row; a row of several
+//   tiles has its tiles' totals scanned first (the same scan, recursively, over [rows, tiles]),
+//   whose result carries into each tile. Rows of at most 32 elements are scanned a thread each.
+//   Reads the input twice and writes the output once.
+// - sort/argsort: the input gathered into a contiguous buffer (with positions when argsort or
+//   several rows), one histogram pass over every key digit (read back, so that digits every key
+//   shares are skipped), then per digit a count of each tile's bins, a scan of the counts, and
+//   a stable scatter; several rows are then sorted by more digit passes over the row number (a
+//   stable LSD sort over (row, key)); finally the sorted buffer to the strided output.
+// Scratch memory comes from the device's caching allocator and goes back on the stream.
+#pragma once
+#include <functional>
+#include <memory>
+
+#include "backend/backend.h"
+#include "backend/cuda/cuda_driver.h"
+#include "codegen/nvptx/axis_kernels.h"
+#include "kernel/schedule.h"
+
+namespace arrayc::detail {
+
+// Compiles (through the kernel cache) and loads one kernel on the step's device.
+using AxisKernelLoader = std::function<const cuda::Function&(const AxisKernel&)>;
+
+// The kernels the step needs (each once), in the order it first launches them.
+std::vector<AxisKernel> gpu_axis_kernels(const AxisStep& a);
+
+// The launch of a step on GPU `dev`; its kernels are loaded here, when planned. Null when the
+// step has no elements.
+std::unique_ptr<Launch> plan_gpu_axis(int dev, const AxisStep& a, int multiprocessors, const AxisKernelLoader& load);
+
+}  // namespace arrayc::detail

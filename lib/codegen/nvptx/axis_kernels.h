@@ -1,0 +1,70 @@
+// GPU kernels for the Axis ops (ops.def: cumsum, cumprod, sort, argsort), generated as LLVM IR
+// for NVPTX like the product kernels (gemm.h). backend/cuda/axis_launch.h strings them together.
+//
+// Every kernel runs 256 threads per block (kAxisThreads). Rows are the other axes of the step's
+// axis-last view (kernel/schedule.h's AxisStep); a row's element i sits at
+// row_offset(r) + i * axis_stride, row_offset decomposing r over the outer extents.
+//
+// Scans (reduce-then-scan over tiles of kScanTile elements of one row; a row of t tiles is
+// ScanTotals, a scan of the [rows, t] totals (the same kernels, recursively), then ScanTiles):
+//   ScanTotals  block per (row, tile): the tile's total into out[row * ntiles + tile]
+//   ScanTiles   block per (row, tile): loads the tile into shared memory (coalesced), each thread
+//               scans 16 consecutive elements, the threads' totals are scanned with warp shuffles,
+//               and the tile is stored plus the carry carry[row * ntiles + tile - 1] (the
+//               inclusive scan of the totals; none for tile 0 or without has_carry)
+//   ScanRows    thread per row, for short rows
+//   arguments: ptr in, ptr out, ptr carry, i64 n, i64 rows, i64 ntiles, i64 has_carry,
+//              i64 in_axis_stride, i64 out_axis_stride, then per outer dim (rank - 1 of them,
+//              outermost first): i64 extent, in_stride, out_stride
+// Sorts (stable LSD radix sort over 8-bit digits of an order-preserving key, numpy's order:
+// NaN last, -0.0 == 0.0; segments sorted by more digit passes over the row number, which a
+// position payload carries):
+//   SortLoad    gathers the strided input into a contiguous value buffer (and positions 0..)
+//               args: ptr in, ptr vals, ptr pay, then as the scans from n on
+//   SortHist    the histograms of every key digit over all values (atomics into hist[digit][256])
+//               args: ptr vals, ptr hist, i64 total
+//   SortCount   block per tile of kSortTile: the digit's count per bin, counts[bin * ntiles + tile]
+//               args: ptr vals, ptr pay, ptr counts, i64 total, i64 ntiles, i64 shift, i64 seg, i64 n
+//   SortScatter block per tile: each warp ranks its 512 elements by digit (match.any), the warps'
+//               bin counts give each element its place after the tile's offset (the inclusive
+//               scan of counts, read at the entry before), and it is written there
+//               args: ptr vals, ptr pay, ptr vals_out, ptr pay_out, ptr offsets, then as SortCount
+//               seg != 0: the digit is of the row (pay / n), not of the key
+//   SortStore   the sorted buffer (row r = position / n) to the strided output: values, or for
+//               argsort the positions within their row
+//               args: ptr vals, ptr pay, ptr out, then as the scans from n on
+#pragma once
+#include <cstdint>
+#include <string>
+
+#include "arrayc/dtype.h"
+#include "codegen/nvptx/ptx_compile.h"
+
+namespace arrayc::detail {
+
+constexpr int kAxisThreads = 256;
+constexpr int64_t kScanTile = 4096;   // 16 elements per thread
+constexpr int64_t kSortTile = 4096;   // 8 warps x 16 rounds of 32
+constexpr int64_t kScanRowsMax = 32;  // rows this short are scanned a thread each
+
+struct AxisKernel {
+  enum class Kind : uint8_t { ScanTotals, ScanTiles, ScanRows, SortLoad, SortHist, SortCount, SortScatter, SortStore };
+  Kind kind = Kind::ScanTiles;
+  // Scans: the accumulation dtype (UInt64 for every integer: wrapping, the same bits as int64),
+  // Float32 or Float64. Sorts: the value dtype (Bool, Int32, Int64, UInt64, Float32, Float64).
+  DType dtype = DType::Float32;
+  bool product = false;  // cumprod
+  int rank = 1;          // of the strided view (scans, SortLoad, SortStore)
+  int payload = 0;       // sorts: bytes of a position (0: none, 4, 8)
+  bool argsort = false;  // SortStore writes positions
+
+  std::string name() const;  // e.g. scan_tiles_f32_sum_r2, sort_scatter_f32_p4
+  std::string str() const;   // the text form: the cache key
+};
+
+// Key bytes of a sort dtype (digit passes at most).
+int sort_key_bytes(DType t);
+
+PtxKernel emit_axis_ptx(const AxisKernel& k, int sm);
+
+}  // namespace arrayc::detail

@@ -1,0 +1,124 @@
+// The GPU scan and sort kernels (codegen/nvptx/axis_kernels.h) as PTX, no GPU needed: every kind
+// for every dtype it takes lowers; the PTX has the structure the launches rely on; a step's kernel
+// list follows its shape; and float32 sums on the GPU accumulate in double (issue 26).
+#include "codegen/nvptx/axis_kernels.h"
+
+#include <gtest/gtest.h>
+
+#include "arrayc/arrayc.h"
+#include "backend/cuda/axis_launch.h"
+#include "codegen/nvptx/ptx_kernel.h"
+#include "support/pipeline.h"
+
+namespace {
+
+using namespace arrayc;
+using detail::AxisKernel;
+using arrayc_test::ptx_count;
+using Kind = AxisKernel::Kind;
+
+detail::PtxKernel emit(Kind kind, DType t, int rank = 1, int payload = 0, bool product = false, bool arg = false) {
+  AxisKernel k;
+  k.kind = kind;
+  k.dtype = t;
+  k.rank = rank;
+  k.payload = payload;
+  k.product = product;
+  k.argsort = arg;
+  return detail::emit_axis_ptx(k, 90);
+}
+
+TEST(AxisKernels, EveryScanKernelLowers) {
+  for (DType t : {DType::UInt64, DType::Float32, DType::Float64})
+    for (Kind kind : {Kind::ScanTotals, Kind::ScanTiles, Kind::ScanRows})
+      for (int rank : {1, 3})
+        for (bool product : {false, true}) {
+          detail::PtxKernel p = emit(kind, t, rank, 0, product);
+          SCOPED_TRACE(p.entry);
+          EXPECT_NE(p.ptx.find(".entry " + p.entry), std::string::npos);
+          EXPECT_NE(p.ptx.find(".maxntid 256"), std::string::npos) << p.ptx;
+        }
+  // The tile scan: shuffles up within the warp, the tile in shared memory.
+  detail::PtxKernel tiles = emit(Kind::ScanTiles, DType::Float32, 2);
+  EXPECT_GE(ptx_count(tiles.ptx, "shfl.sync.up.b32"), 6) << tiles.ptx;
+  EXPECT_GE(ptx_count(tiles.ptx, "bar.sync"), 3) << tiles.ptx;
+  EXPECT_NE(tiles.ptx.find("add.rn.f32"), std::string::npos) << tiles.ptx;
+  EXPECT_NE(emit(Kind::ScanTiles, DType::UInt64, 1, 0, true).ptx.find("mul.lo.s64"), std::string::npos);
+}
+
+TEST(AxisKernels, EverySortKernelLowers) {
+  for (DType t : {DType::Bool, DType::Int32, DType::Int64, DType::UInt64, DType::Float32, DType::Float64})
+    for (Kind kind : {Kind::SortLoad, Kind::SortHist, Kind::SortCount, Kind::SortScatter, Kind::SortStore})
+      for (int payload : {0, 4, 8}) {
+        detail::PtxKernel p = emit(kind, t, 2, payload, false, payload != 0);
+        SCOPED_TRACE(p.entry);
+        EXPECT_NE(p.ptx.find(".entry " + p.entry), std::string::npos);
+      }
+  // The scatter ranks a warp's elements by digit with match.any, counts in shared memory.
+  detail::PtxKernel s = emit(Kind::SortScatter, DType::Float32, 1, 4);
+  EXPECT_GE(ptx_count(s.ptx, "match.any.sync.b32"), 16) << s.ptx;
+  EXPECT_GE(ptx_count(s.ptx, "popc.b32"), 16) << s.ptx;
+  EXPECT_NE(emit(Kind::SortHist, DType::Float64).ptx.find("atom.shared.add.u32"), std::string::npos);
+}
+
+TEST(AxisKernels, NamesSayWhatIsSpecialized) {
+  AxisKernel k;
+  k.kind = Kind::ScanTiles;
+  k.rank = 2;
+  EXPECT_EQ(k.name(), "scan_tiles_float32_sum_r2");
+  k.product = true;
+  k.dtype = DType::UInt64;
+  EXPECT_EQ(k.name(), "scan_tiles_uint64_prod_r2");
+  k = AxisKernel{};
+  k.kind = Kind::SortStore;
+  k.payload = 4;
+  k.argsort = true;
+  EXPECT_EQ(k.name(), "sort_store_float32_r1_p4_arg");
+  EXPECT_EQ(k.str(), "kernel sort_store_float32_r1_p4_arg\n");
+}
+
+// The kernels a step needs follow its shape: short rows a thread each, one tile without totals,
+// longer rows with the totals' scan (rank 2) too; sorts the same five plus the counts' scan.
+TEST(AxisKernels, StepKernelsFollowTheShape) {
+  auto names = [](const Array& y) {
+    std::vector<std::string> out;
+    detail::Graph g;
+    g.outputs = {y.node()};
+    for (const detail::Step& st : detail::schedule_graph(g, detail::CompileOptions{}).steps)
+      if (const auto* a = std::get_if<detail::AxisStep>(&st.op))
+        for (const AxisKernel& k : detail::gpu_axis_kernels(*a)) out.push_back(k.name());
+    return out;
+  };
+  using V = std::vector<std::string>;
+  Array x = zeros({3, 20}, DType::Float32);
+  EXPECT_EQ(names(cumsum(x, 1)), (V{"scan_rows_float32_sum_r2"}));
+  EXPECT_EQ(names(cumprod(zeros({4000}, DType::Int32), 0)), (V{"scan_tiles_uint64_prod_r1"}));
+  EXPECT_EQ(names(cumsum(zeros({5000}, DType::Float64), 0)),
+            (V{"scan_totals_float64_sum_r1", "scan_rows_float64_sum_r2", "scan_tiles_float64_sum_r1"}));
+  EXPECT_EQ(names(sort(zeros({100}, DType::Float32))),
+            (V{"sort_load_float32_r1_p0", "sort_hist_float32_p0", "sort_count_float32_p0", "sort_scatter_float32_p0",
+               "sort_store_float32_r1_p0", "scan_tiles_uint64_sum_r2"}));
+  EXPECT_EQ(names(argsort(zeros({2, 3}, DType::Int64), 0))[4], "sort_store_int64_r2_p4_arg");
+}
+
+TEST(AxisKernels, GpuFloatSumsAccumulateInDouble) {
+  for (DType t : {DType::Float32, DType::Float16, DType::BFloat16}) {
+    SCOPED_TRACE(dtype_name(t));
+    Array x = zeros({1000}, t).eval();
+    for (const Array& y : {sum(x), mean(x), sum(reshape(x, {100, 10}), {0})}) {
+      int reductions = 0;
+      for (const detail::KernelStep& ks : arrayc_test::kernel_steps({y})) {
+        if (!ks.kernel.is_reduction) continue;  // 16-bit floats: a cast of the float32 sum follows
+        ++reductions;
+        detail::PtxKernel p = detail::emit_ptx(ks.kernel, 90, detail::EmitOptions{});
+        EXPECT_NE(p.ptx.find("add.rn.f64"), std::string::npos) << p.ptx;
+      }
+      EXPECT_EQ(reductions, 1);
+    }
+  }
+  // Not max, and not float64 (already double) or integer sums.
+  detail::PtxKernel m = detail::emit_ptx(arrayc_test::kernel_steps({max(zeros({1000}))})[0].kernel, 90, detail::EmitOptions{});
+  EXPECT_EQ(m.ptx.find(".f64"), std::string::npos) << m.ptx;
+}
+
+}  // namespace

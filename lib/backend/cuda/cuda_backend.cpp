@@ -318,7 +318,7 @@ class CudaBackend final : public Backend {
     int sms = cuda::device_info(d.index).multiprocessors;
     if (const auto* a = std::get_if<AxisStep>(&step.op))  // scans and sorts
       return plan_gpu_axis(d.index, *a, sms, [&](const AxisKernel& k) -> const cuda::Function& {
-        return function(gpu_binary(c.get(axis_unit(d, k))), d);
+        return function(gpu_binary(*c.get(axis_unit(d, k))), d);
       });
     if (const auto* dot = std::get_if<DotStep>(&step.op)) {
       GemmProblem p = problem(*dot, ctx);

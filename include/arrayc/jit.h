@@ -182,7 +182,8 @@ template <typename G> auto traced(G&& body) {
 // Numbers are static arguments: their values are fixed into the trace (a call with a new value
 // traces again), so that they type the way numpy's scalars do (`x * s` keeps a float32 x
 // float32). The kernels take such values as parameters, so a new value traces but compiles
-// nothing (but for 0, 1, small integers and halves, compiled into the code). Called inside another jitted function's trace, f runs inline on the tracer arrays:
+// nothing (but for small integers, NaN, the infinities and small exponents of pow, compiled into
+// the code). Called inside another jitted function's trace, f runs inline on the tracer arrays:
 // `jit(g)` calling `jit(f)` compiles into the one program of g (sum(square(x)) is one kernel).
 // An arrayc::Error raised while f is traced starts with "in jit-traced function: ".
 template <typename F> class Jitted {

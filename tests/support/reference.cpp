@@ -205,7 +205,8 @@ StatsDelta stats_delta(const std::function<void()>& f) {
   f();
   arrayc::Stats after = arrayc::stats();
   return {after.traces - before.traces, after.compiles - before.compiles,
-          after.cache_hits - before.cache_hits, after.kernel_launches - before.kernel_launches};
+          after.cache_hits - before.cache_hits, after.kernel_launches - before.kernel_launches,
+          after.plans - before.plans};
 }
 
 int64_t count_compute_nodes(const arrayc::detail::NodeRef& root) {

@@ -117,7 +117,7 @@ TEST(AxisKernels, GpuFloatSumsAccumulateInDouble) {
     }
   }
   // Not max, and not float64 (already double) or integer sums.
-  detail::PtxKernel m = detail::emit_ptx(arrayc_test::kernel_steps({max(zeros({1000}))})[0].kernel, 90, detail::EmitOptions{});
+  detail::PtxKernel m = detail::emit_ptx(arrayc_test::kernel_steps({max(zeros({1000}).eval())})[0].kernel, 90, detail::EmitOptions{});
   EXPECT_EQ(m.ptx.find(".f64"), std::string::npos) << m.ptx;
 }
 

@@ -190,7 +190,9 @@ TEST_P(JitNewLength, ScansAndSorts) {
   Array x1 = random_array(DType::Float64, {5001}, 20).eval();
   Counts c = counts([&] { r = f(x1); });
   EXPECT_MATCHES_REFERENCE(r, body(x1).node(), CompareOptions{.ulp_scale = 64});
-  expect_resized(c);
+  // A GPU scan or sort is planned again at the new length, and a longer row takes other kernels
+  // (tiles rather than a thread per row), compiled once.
+  expect_resized(c, /*may_compile=*/on_gpu());
 }
 
 TEST_P(JitNewLength, ZeroExtents) {

@@ -7,11 +7,11 @@
 // a known class resizes the class's Program (every size recomputed from the symbols, every launch
 // made again from the first one's code) without scheduling or looking a kernel up, once a trace
 // at the new extents has given the class's graph (class_fingerprint: a function that branches on
-// an extent is planned anew, never resized into the other branch's Program). The first call of a class learns how its sizes follow the symbols by tracing the
-// function twice more at probe extents (scheduled, never compiled or run); a class whose sizes
-// do not follow them as monomials (the function divides an extent, reads x.size() into a
-// constant, or fails at a probe extent) is traced again at each new length, as every length was
-// before, and finds its kernels in the cache. A jit function keeps its kProgramsKept most
+// an extent is planned anew, never resized into the other branch's Program). The first call of
+// a class learns how its sizes follow the symbols by tracing the function twice more at probe
+// extents (scheduled, never compiled or run); a class whose sizes do not follow them as monomials
+// (the function divides an extent, reads x.size() into a constant, or fails at a probe extent)
+// is planned again at each new length, and finds its kernels in the cache. A jit function keeps its kProgramsKept most
 // recently used Programs and classes (a loop over many lengths would otherwise keep one Program,
 // and its launch plans, per length forever); an evicted one is made again if its shapes come back.
 #include <map>
@@ -101,12 +101,23 @@ ParamBinding bind(const Array& a) {
 
 }  // namespace
 
-// Placeholders standing for the inputs while the function is traced.
-std::vector<Array> placeholders_for(const std::vector<Array>& inputs) {
+namespace {
+
+// Placeholders standing for the inputs, at these shapes, while the function is traced.
+std::vector<Array> placeholders_at(const std::vector<Array>& inputs, const std::vector<Shape>& shapes) {
   std::vector<Array> p;
   for (size_t i = 0; i < inputs.size(); ++i)
-    p.emplace_back(make_param(static_cast<int64_t>(i), inputs[i].dtype(), inputs[i].shape(), inputs[i].device()));
+    p.emplace_back(make_param(static_cast<int64_t>(i), inputs[i].dtype(), shapes[i], inputs[i].device()));
   return p;
+}
+
+}  // namespace
+
+// Placeholders standing for the inputs while the function is traced.
+std::vector<Array> placeholders_for(const std::vector<Array>& inputs) {
+  std::vector<Shape> shapes;
+  for (const Array& a : inputs) shapes.push_back(a.shape());
+  return placeholders_at(inputs, shapes);
 }
 
 Stages JitFunction::inspect(const std::vector<Array>& inputs, bool fuse) {
@@ -133,13 +144,9 @@ std::shared_ptr<const ResizableProgram> learn_class(const JitFunction::Fn& fn, c
   for (int probe = 0; probe < 2; ++probe) {
     std::vector<int64_t> symbols = probe_symbols(c, probe);
     if (symbols.empty()) return nullptr;
-    std::vector<Shape> shapes = class_shapes(c, symbols);
-    std::vector<Array> placeholders;
-    for (size_t i = 0; i < inputs.size(); ++i)
-      placeholders.emplace_back(make_param(static_cast<int64_t>(i), inputs[i].dtype(), shapes[i], inputs[i].device()));
     counters().probe_traces++;
     try {
-      probes.push_back(schedule_graph(graph_of(fn(placeholders)), opts));
+      probes.push_back(schedule_graph(graph_of(fn(placeholders_at(inputs, class_shapes(c, symbols)))), opts));
     } catch (const Interrupted&) {
       throw;
     } catch (...) {
@@ -194,7 +201,7 @@ std::vector<Array> JitFunction::call(const std::vector<Array>& inputs) {
     }
     // A new length traces the function (cheap: it builds a graph), and resizes the class's
     // Program only if the trace is the class's graph at the new extents; else it plans anew.
-    std::vector<Array> outs = s.fn(placeholders_for(inputs));
+    std::vector<Array> outs = s.fn(placeholders_at(inputs, shapes));
     counters().traces++;
     {
       std::lock_guard<std::mutex> lock(s.mu);

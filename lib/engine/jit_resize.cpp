@@ -176,7 +176,7 @@ std::string class_fingerprint(const std::vector<NodeRef>& outputs, const std::ve
     t += ") {";
     for (int64_t x : n->ints) t += num(x) + ",";
     t += "}";
-    if (n->op == Op::Constant) t += " " + n->value.str() + "/" + std::to_string(constant_param_bits(n->value));
+    if (n->op == Op::Constant) t += " " + std::to_string(constant_param_bits(n->value));
     if (n->storage) t += " @" + std::to_string(reinterpret_cast<uintptr_t>(n->storage.get()));
     t += "\n";
   }

@@ -215,6 +215,20 @@ TEST_P(ScanSort, TileAndSegmentBoundaries) {
   EXPECT_EQ(argsort(array<uint64_t>(big)).to_vector<int64_t>(), (std::vector<int64_t>{2, 3, 5, 4, 1, 0}));
 }
 
+// Rows of many more tiles than the GPU holds blocks at once (its sort passes look back over the
+// tiles before them, in the order blocks start), with few distinct keys so that stability shows
+// through argsort, and 8-byte values (2048-element tiles) beside 4-byte ones.
+TEST_P(ScanSort, ManyTilesWithDuplicates) {
+  Array f = random_array(DType::Float32, {3'000'001}, 31, -20, 20);
+  Array d = floor(f);  // 40 distinct keys
+  EXPECT_MATCHES_REFERENCE(argsort(d));
+  EXPECT_MATCHES_REFERENCE(sort(f));
+  Array g = cast(d, DType::Float64);
+  EXPECT_MATCHES_REFERENCE(argsort(g));
+  EXPECT_MATCHES_REFERENCE(sort(cast(f, DType::Int64)));
+  EXPECT_MATCHES_REFERENCE(argsort(reshape(d[{Slice(0, 3'000'000)}], {3, 1'000'000}), 1));
+}
+
 // Results do not depend on the thread count: integers exactly, sorts exactly.
 TEST_P(ScanSort, SameResultAtEveryThreadCount) {
   if (on_gpu()) GTEST_SKIP() << "host thread counts";

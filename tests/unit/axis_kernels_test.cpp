@@ -48,16 +48,22 @@ TEST(AxisKernels, EveryScanKernelLowers) {
 
 TEST(AxisKernels, EverySortKernelLowers) {
   for (DType t : {DType::Bool, DType::Int32, DType::Int64, DType::UInt64, DType::Float32, DType::Float64})
-    for (Kind kind : {Kind::SortLoad, Kind::SortHist, Kind::SortCount, Kind::SortScatter, Kind::SortStore})
+    for (Kind kind : {Kind::SortLoad, Kind::SortHist, Kind::SortPass, Kind::SortStore})
       for (int payload : {0, 4, 8}) {
         detail::PtxKernel p = emit(kind, t, 2, payload, false, payload != 0);
         SCOPED_TRACE(p.entry);
         EXPECT_NE(p.ptx.find(".entry " + p.entry), std::string::npos);
       }
-  // The scatter ranks a warp's elements by digit with match.any, counts in shared memory.
-  detail::PtxKernel s = emit(Kind::SortScatter, DType::Float32, 1, 4);
+  // A pass ranks a warp's elements by digit with match.any (16 rounds of a 4096 tile, 8 of a
+  // 2048 one), takes its tile's number from a counter, and looks back with volatile loads.
+  detail::PtxKernel s = emit(Kind::SortPass, DType::Float32, 1, 4);
   EXPECT_GE(ptx_count(s.ptx, "match.any.sync.b32"), 16) << s.ptx;
   EXPECT_GE(ptx_count(s.ptx, "popc.b32"), 16) << s.ptx;
+  EXPECT_NE(s.ptx.find("atom.global.add.u32"), std::string::npos) << s.ptx;
+  EXPECT_NE(s.ptx.find("ld.volatile.global.u64"), std::string::npos) << s.ptx;
+  EXPECT_EQ(ptx_count(emit(Kind::SortPass, DType::Float64, 1, 4).ptx, "match.any.sync.b32"), 8);
+  EXPECT_EQ(detail::sort_tile(DType::Float32, 4), 4096);
+  EXPECT_EQ(detail::sort_tile(DType::Int64, 4), 2048);
   EXPECT_NE(emit(Kind::SortHist, DType::Float64).ptx.find("atom.shared.add.u32"), std::string::npos);
 }
 
@@ -78,7 +84,7 @@ TEST(AxisKernels, NamesSayWhatIsSpecialized) {
 }
 
 // The kernels a step needs follow its shape: short rows a thread each, one tile without totals,
-// longer rows with the totals' scan (rank 2) too; sorts the same five plus the counts' scan.
+// longer rows with the totals' scan (rank 2) too; sorts load, histogram, pass and store.
 TEST(AxisKernels, StepKernelsFollowTheShape) {
   auto names = [](const Array& y) {
     std::vector<std::string> out;
@@ -96,9 +102,8 @@ TEST(AxisKernels, StepKernelsFollowTheShape) {
   EXPECT_EQ(names(cumsum(zeros({5000}, DType::Float64), 0)),
             (V{"scan_totals_float64_sum_r1", "scan_rows_float64_sum_r2", "scan_tiles_float64_sum_r1"}));
   EXPECT_EQ(names(sort(zeros({100}, DType::Float32))),
-            (V{"sort_load_float32_r1_p0", "sort_hist_float32_p0", "sort_count_float32_p0", "sort_scatter_float32_p0",
-               "sort_store_float32_r1_p0", "scan_tiles_uint64_sum_r2"}));
-  EXPECT_EQ(names(argsort(zeros({2, 3}, DType::Int64), 0))[4], "sort_store_int64_r2_p4_arg");
+            (V{"sort_load_float32_r1_p0", "sort_hist_float32_p0", "sort_pass_float32_p0", "sort_store_float32_r1_p0"}));
+  EXPECT_EQ(names(argsort(zeros({2, 3}, DType::Int64), 0))[3], "sort_store_int64_r2_p4_arg");
 }
 
 TEST(AxisKernels, GpuFloatSumsAccumulateInDouble) {

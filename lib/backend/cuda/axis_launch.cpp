@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <functional>
 #include <utility>
 
 #include "support/stats.h"
@@ -111,6 +112,13 @@ class ScanLaunch final : public Launch {
   ScanPlan plan_;
 };
 
+// The number of r in [0, rows) whose 8 bits at `shift` are `bin`.
+int64_t rows_with_digit(int64_t rows, int shift, int bin) {
+  const int64_t block = int64_t{1} << shift;
+  const int64_t period = block << 8, rem = rows % period;
+  return rows / period * block + std::clamp<int64_t>(rem - bin * block, 0, block);
+}
+
 class SortLaunch final : public Launch {
  public:
   SortLaunch(int dev, const AxisStep& a, int sms, const AxisKernelLoader& load) : dev_(dev), a_(a), sms_(sms) {
@@ -118,7 +126,7 @@ class SortLaunch final : public Launch {
     total_ = v_.rows * v_.n;
     arg_ = a.op == Op::Argsort;
     payload_ = arg_ || v_.rows > 1 ? (total_ <= (int64_t{1} << 32) ? 4 : 8) : 0;
-    ntiles_ = ceil_div(total_, kSortTile);
+    ntiles_ = ceil_div(total_, sort_tile(a.in_dtype, payload_));
     AxisKernel k;
     k.dtype = a.in_dtype;
     k.payload = payload_;
@@ -129,13 +137,9 @@ class SortLaunch final : public Launch {
     };
     load_ = fn(Kind::SortLoad);
     hist_ = fn(Kind::SortHist);
-    count_ = fn(Kind::SortCount);
-    scatter_ = fn(Kind::SortScatter);
+    pass_ = fn(Kind::SortPass);
     k.argsort = arg_;
     store_ = fn(Kind::SortStore);
-    AxisKernel counts;
-    counts.dtype = DType::UInt64;
-    plan_scan(counts_scan_, counts, contiguous_rows(1, 256 * ntiles_), kIn, kIn, sms, load);
   }
 
   void run(const std::vector<void*>& ptrs) const override {
@@ -143,12 +147,14 @@ class SortLaunch final : public Launch {
     const int digits = sort_key_bytes(a_.in_dtype);
     const size_t vbytes = static_cast<size_t>(total_) * dtype_size(a_.in_dtype);
     const size_t pbytes = static_cast<size_t>(total_) * static_cast<size_t>(payload_);
-    const size_t cbytes = static_cast<size_t>(256 * ntiles_) * sizeof(int64_t);
     const size_t hbytes = static_cast<size_t>(256 * digits) * sizeof(int64_t);
+    // The look-back words, then a 32-bit tile counter per pass (at most 8 key and 8 row passes).
+    const int64_t status_words = 256 * ntiles_ + 8;
+    const size_t sbytes = static_cast<size_t>(status_words) * sizeof(int64_t);
     void* vals[2] = {cuda::alloc(dev_, vbytes), cuda::alloc(dev_, vbytes)};
     void* pay[2] = {cuda::alloc(dev_, pbytes), cuda::alloc(dev_, pbytes)};
-    void* counts = cuda::alloc(dev_, cbytes);
     void* hist = cuda::alloc(dev_, hbytes);
+    void* status = cuda::alloc(dev_, sbytes);
     std::vector<int64_t> h(static_cast<size_t>(256 * digits), 0);
     cuda::copy_to_device(dev_, hist, h.data(), hbytes);
     const unsigned flat = grid_of(ceil_div(total_, kAxisThreads), 32 * int64_t{sms_});
@@ -156,26 +162,44 @@ class SortLaunch final : public Launch {
     const bool in_place = payload_ == 0 && v_.is == 1, to_out = payload_ == 0 && v_.os == 1;
     const void* src = in_place ? ptrs[0] : vals[0];
     if (!in_place) launch(dev_, *load_, flat, {ptrs[0], vals[0], pay[0]}, v_.ints(0, 0));
-    launch(dev_, *hist_, grid_of(ceil_div(total_, kAxisThreads), 8 * int64_t{sms_}), {const_cast<void*>(src), hist}, {total_});
+    launch(dev_, *hist_, grid_of(ceil_div(total_, kAxisThreads), 8 * int64_t{sms_}), {const_cast<void*>(src), hist, status},
+           {total_, status_words});
     cuda::copy_to_host(dev_, h.data(), hist, hbytes);  // waits: which digits vary decides the passes
 
-    std::vector<std::pair<int64_t, int64_t>> passes;  // (shift, seg)
-    for (int d = 0; d < digits; ++d)
-      if (std::none_of(h.begin() + 256 * d, h.begin() + 256 * (d + 1), [&](int64_t c) { return c == total_; }))
-        passes.push_back({8 * d, 0});
+    // Per pass (shift, seg) the bins' counts over the whole buffer, scanned into where each
+    // bin's run starts: key digits from the histograms, row digits n per row.
+    std::vector<std::pair<int64_t, int64_t>> passes;
+    std::vector<int64_t> offsets;
+    auto add_pass = [&](int shift, int seg, const std::function<int64_t(int)>& count) {
+      passes.push_back({shift, seg});
+      int64_t run = 0;
+      for (int b = 0; b < 256; ++b) {
+        offsets.push_back(run);
+        run += count(b);
+      }
+    };
+    for (int d = 0; d < digits; ++d) {
+      auto bin = [&](int b) { return h[static_cast<size_t>(256 * d + b)]; };
+      bool shared = false;
+      for (int b = 0; b < 256; ++b) shared |= bin(b) == total_;
+      if (!shared) add_pass(8 * d, 0, bin);
+    }
     if (v_.rows > 1) {
       int row_bits = std::bit_width(static_cast<uint64_t>(v_.rows - 1));
-      for (int s = 0; s < (row_bits + 7) / 8; ++s) passes.push_back({8 * s, 1});
+      for (int s = 0; s < (row_bits + 7) / 8; ++s)
+        add_pass(8 * s, 1, [&](int b) { return v_.n * rows_with_digit(v_.rows, 8 * s, b); });
     }
+    const size_t obytes = offsets.size() * sizeof(int64_t);
+    void* offs = cuda::alloc(dev_, obytes);
+    cuda::copy_to_device(dev_, offs, offsets.data(), obytes);  // staged before it returns (pageable)
     int p = 0;  // pay[p] goes with src
-    const unsigned tiles = grid_of(ntiles_, kMaxGrid);
+    auto* ctr = static_cast<int32_t*>(status) + 2 * 256 * ntiles_;
     for (size_t i = 0; i < passes.size(); ++i) {
       auto [shift, seg] = passes[i];
       void* dst = i + 1 == passes.size() && to_out ? ptrs[1] : src == vals[1] ? vals[0] : vals[1];
-      launch(dev_, *count_, tiles, {const_cast<void*>(src), pay[p], counts}, {total_, ntiles_, shift, seg, v_.n});
-      counts_scan_.run(dev_, counts, counts);
-      launch(dev_, *scatter_, tiles, {const_cast<void*>(src), pay[p], dst, pay[1 - p], counts},
-             {total_, ntiles_, shift, seg, v_.n});
+      launch(dev_, *pass_, grid_of(ntiles_, kMaxGrid),
+             {const_cast<void*>(src), pay[p], dst, pay[1 - p], status, static_cast<int64_t*>(offs) + 256 * i, ctr + i},
+             {total_, ntiles_, shift, seg, v_.n, static_cast<int64_t>(i + 1)});
       src = dst;
       p = 1 - p;
     }
@@ -184,8 +208,9 @@ class SortLaunch final : public Launch {
       cuda::free(dev_, vals[i], vbytes);
       cuda::free(dev_, pay[i], pbytes);
     }
-    cuda::free(dev_, counts, cbytes);
     cuda::free(dev_, hist, hbytes);
+    cuda::free(dev_, status, sbytes);
+    cuda::free(dev_, offs, obytes);
   }
 
  private:
@@ -196,8 +221,7 @@ class SortLaunch final : public Launch {
   int64_t total_ = 0, ntiles_ = 0;
   bool arg_ = false;
   int payload_ = 0;
-  const cuda::Function *load_, *hist_, *count_, *scatter_, *store_;
-  ScanPlan counts_scan_;
+  const cuda::Function *load_, *hist_, *pass_, *store_;
 };
 
 }  // namespace

@@ -20,7 +20,6 @@ using Kind = AxisKernel::Kind;
 constexpr unsigned kGlobal = 1, kShared = 3;
 constexpr int kWarps = kAxisThreads / 32;
 constexpr int kScanItems = static_cast<int>(kScanTile / kAxisThreads);  // 16
-constexpr int kSortRounds = static_cast<int>(kSortTile / kAxisThreads);  // 16
 
 bool is_scan(Kind k) { return k == Kind::ScanTotals || k == Kind::ScanTiles || k == Kind::ScanRows; }
 bool is_strided(Kind k) { return is_scan(k) || k == Kind::SortLoad || k == Kind::SortStore; }
@@ -36,9 +35,8 @@ class AxisEmitter {
       case Kind::ScanTotals: case Kind::ScanTiles: case Kind::ScanRows: case Kind::SortLoad: case Kind::SortStore:
         ptrs = 3, ints = 6 + 3 * (k_.rank - 1);
         break;
-      case Kind::SortHist: ptrs = 2, ints = 1; break;
-      case Kind::SortCount: ptrs = 3, ints = 5; break;
-      case Kind::SortScatter: ptrs = 5, ints = 5; break;
+      case Kind::SortHist: ptrs = 3, ints = 2; break;
+      case Kind::SortPass: ptrs = 7, ints = 6; break;
     }
     std::vector<llvm::Type*> args(ptrs, gptr);
     args.insert(args.end(), ints, b_.getInt64Ty());
@@ -58,8 +56,7 @@ class AxisEmitter {
       case Kind::ScanRows: scan_rows(); break;
       case Kind::SortLoad: case Kind::SortStore: load_store(); break;
       case Kind::SortHist: sort_hist(); break;
-      case Kind::SortCount: sort_count(); break;
-      case Kind::SortScatter: sort_scatter(); break;
+      case Kind::SortPass: sort_pass(); break;
     }
     b_.CreateRetVoid();
   }
@@ -132,7 +129,7 @@ class AxisEmitter {
   // The integer arguments after the pointers: n, rows, ntiles, has_carry, in_axis_stride,
   // out_axis_stride, then (extent, in_stride, out_stride) per outer dim.
   Value* iarg(int i) {
-    int ptrs = k_.kind == Kind::SortScatter ? 5 : k_.kind == Kind::SortHist ? 2 : 3;
+    int ptrs = k_.kind == Kind::SortPass ? 7 : 3;
     return arg_[ptrs + i];
   }
   std::pair<Value*, Value*> row_offsets(Value* r) {
@@ -318,7 +315,8 @@ class AxisEmitter {
   }
 
   void sort_hist() {
-    Value *vals = arg_[0], *hist = arg_[1], *total = iarg(0);
+    Value *vals = arg_[0], *hist = arg_[1], *status = arg_[2], *total = iarg(0);
+    loop(gid(), iarg(1), gsize(), [&](Value* j) { store(i64(0), status, j); });
     const int digits = sort_key_bytes(k_.dtype);
     llvm::GlobalVariable* h = smem("hist", b_.getInt32Ty(), 256 * digits);
     for (int d = 0; d < digits; ++d) store(i32(0), h, b_.CreateAdd(tid_, i64(256 * d)));
@@ -342,83 +340,140 @@ class AxisEmitter {
     }
   }
 
-  void sort_count() {
-    Value *vals = arg_[0], *pay = arg_[1], *counts = arg_[2];
-    Value *total = iarg(0), *ntiles = iarg(1), *shift = iarg(2), *seg = iarg(3), *n = iarg(4);
-    llvm::GlobalVariable* h = smem("count", b_.getInt32Ty(), 256);
-    block_loop(ntiles, [&](Value* t) {
-      store(i32(0), h, tid_);
-      barrier();
-      for (int k = 0; k < kSortRounds; ++k) {
-        Value* idx = b_.CreateAdd(b_.CreateMul(t, i64(kSortTile)), b_.CreateAdd(i64(k * kAxisThreads), tid_));
-        if_then(b_.CreateICmpSLT(idx, total), [&] {
-          Value* pos = k_.payload ? load(pay_ty(), pay, idx) : nullptr;
-          Value* d = digit(load(ty_, vals, idx), pos, shift, seg, n);
-          b_.CreateAtomicRMW(llvm::AtomicRMWInst::Add, at(b_.getInt32Ty(), h, d), i32(1), llvm::MaybeAlign(4),
-                             llvm::AtomicOrdering::Monotonic);
-        });
-      }
-      barrier();
-      Value* c = b_.CreateZExt(load(b_.getInt32Ty(), h, tid_), b_.getInt64Ty());
-      store(c, counts, b_.CreateAdd(b_.CreateMul(tid_, ntiles), t));
-      barrier();
-    });
+  // The exclusive scan of x (i32, one per thread) over the block; `wsum` holds kWarps values.
+  // Ends with a barrier.
+  Value* block_exclusive_scan(Value* x, llvm::GlobalVariable* wsum) {
+    Value* incl = x;
+    for (int d = 1; d < 32; d *= 2) {
+      Value* o = shfl_up(incl, d);
+      incl = b_.CreateSelect(b_.CreateICmpUGE(lane_, i64(d)), b_.CreateAdd(o, incl), incl);
+    }
+    if_then(b_.CreateICmpEQ(lane_, i64(31)), [&] { store(incl, wsum, warp_); });
+    barrier();
+    Value* pre = b_.CreateSub(incl, x);
+    for (int w = 0; w < kWarps - 1; ++w)
+      pre = b_.CreateSelect(b_.CreateICmpUGT(warp_, i64(w)), b_.CreateAdd(pre, load(b_.getInt32Ty(), wsum, i64(w))), pre);
+    barrier();
+    return pre;
   }
 
-  void sort_scatter() {
-    Value *vals = arg_[0], *pay = arg_[1], *vals_out = arg_[2], *pay_out = arg_[3], *offsets = arg_[4];
-    Value *total = iarg(0), *ntiles = iarg(1), *shift = iarg(2), *seg = iarg(3), *n = iarg(4);
-    llvm::Type* i32t = b_.getInt32Ty();
+  void sort_pass() {
+    Value *vals = arg_[0], *pay = arg_[1], *vals_out = arg_[2], *pay_out = arg_[3], *status = arg_[4];
+    Value *offsets = arg_[5], *ctr = arg_[6];
+    Value *total = iarg(0), *shift = iarg(2), *seg = iarg(3), *n = iarg(4), *epoch = iarg(5);
+    const int64_t tile = sort_tile(k_.dtype, k_.payload);
+    const int rounds = static_cast<int>(tile / kAxisThreads);
+    llvm::Type *i32t = b_.getInt32Ty(), *i64t = b_.getInt64Ty();
     llvm::GlobalVariable* cnt = smem("counts", i32t, kWarps * 256);
-    llvm::GlobalVariable* where = smem("where", b_.getInt64Ty(), kWarps * 256);
+    llvm::GlobalVariable* keys = smem("keys", ty_, tile);
+    llvm::GlobalVariable* pays = k_.payload ? smem("pays", pay_ty(), tile) : nullptr;
+    llvm::GlobalVariable* delta = smem("delta", i64t, 256);
+    llvm::GlobalVariable* lstart = smem("lstart", i32t, 256);
+    llvm::GlobalVariable* wsum = smem("wsum", i32t, kWarps);
+    llvm::GlobalVariable* tslot = smem("tile", i64t, 1);
+    // The tile's number, in the order blocks start.
+    if_then(b_.CreateICmpEQ(tid_, i64(0)), [&] {
+      Value* t = b_.CreateAtomicRMW(llvm::AtomicRMWInst::Add, ctr, i32(1), llvm::MaybeAlign(4), llvm::AtomicOrdering::Monotonic);
+      store(b_.CreateZExt(t, i64t), tslot, i64(0));
+    });
+    for (int w = 0; w < kWarps; ++w) store(i32(0), cnt, b_.CreateAdd(tid_, i64(256 * w)));
+    barrier();
+    Value* t = load(i64t, tslot, i64(0));
+    Value* tstart = b_.CreateMul(t, i64(tile));
+    // Each warp ranks its 32 x rounds consecutive elements, 32 at a time, by digit: the place of
+    // each in the warp's run of its bin.
+    struct Item { Value *valid, *v, *pos, *d, *rank; };
+    std::vector<Item> items;
     Value* lt = b_.CreateIntrinsic(llvm::Intrinsic::nvvm_read_ptx_sreg_lanemask_lt, {}, {});
     Value* wbase = b_.CreateMul(warp_, i64(256));
-    block_loop(ntiles, [&](Value* t) {
-      for (int w = 0; w < kWarps; ++w) store(i32(0), cnt, b_.CreateAdd(tid_, i64(256 * w)));
-      barrier();
-      // Each warp ranks its 512 consecutive elements, 32 at a time, by digit.
-      struct Item { Value *valid, *v, *pos, *d, *rank; };
-      std::vector<Item> items;
-      Value* first = b_.CreateAdd(b_.CreateMul(t, i64(kSortTile)), b_.CreateMul(warp_, i64(32 * kSortRounds)));
-      for (int k = 0; k < kSortRounds; ++k) {
-        Value* idx = b_.CreateAdd(first, b_.CreateAdd(i64(32 * k), lane_));
-        Value* valid = b_.CreateICmpSLT(idx, total);
-        Value* safe = b_.CreateSelect(valid, idx, i64(0));
-        Value* v = load(ty_, vals, safe);
-        Value* pos = k_.payload ? load(pay_ty(), pay, safe) : nullptr;
-        Value* d = b_.CreateSelect(valid, digit(v, pos, shift, seg, n), i32(256));
-        Value* peers = b_.CreateIntrinsic(llvm::Intrinsic::nvvm_match_any_sync_i32, {}, {i32(0xffffffff), d});
-        Value* below = b_.CreateAnd(peers, lt);
-        Value* rank = b_.CreateUnaryIntrinsic(llvm::Intrinsic::ctpop, below);
-        Value* slot = b_.CreateAdd(wbase, b_.CreateZExt(b_.CreateAnd(d, i32(255)), b_.getInt64Ty()));
-        Value* before = load(i32t, cnt, slot);
-        warp_sync();
-        if_then(b_.CreateAnd(valid, b_.CreateICmpEQ(below, i32(0))), [&] {
-          store(b_.CreateAdd(before, b_.CreateUnaryIntrinsic(llvm::Intrinsic::ctpop, peers)), cnt, slot);
-        });
-        warp_sync();
-        items.push_back({valid, v, pos, d, b_.CreateAdd(before, rank)});
-      }
-      barrier();
-      // Per bin (a thread each): where each warp's run of it starts in the output.
-      Value* e = b_.CreateAdd(b_.CreateMul(tid_, ntiles), t);
-      Value* run = b_.CreateSelect(b_.CreateICmpEQ(e, i64(0)), i64(0),
-                                   load(b_.getInt64Ty(), offsets, b_.CreateSelect(b_.CreateICmpEQ(e, i64(0)), i64(0), b_.CreateSub(e, i64(1)))));
-      for (int w = 0; w < kWarps; ++w) {
-        Value* s = b_.CreateAdd(tid_, i64(256 * w));
-        store(run, where, s);
-        run = b_.CreateAdd(run, b_.CreateZExt(load(i32t, cnt, s), b_.getInt64Ty()));
-      }
-      barrier();
-      for (const Item& it : items)
-        if_then(it.valid, [&] {
-          Value* slot = b_.CreateAdd(wbase, b_.CreateZExt(it.d, b_.getInt64Ty()));
-          Value* dest = b_.CreateAdd(load(b_.getInt64Ty(), where, slot), b_.CreateZExt(it.rank, b_.getInt64Ty()));
-          store(it.v, vals_out, dest);
-          if (k_.payload) store(it.pos, pay_out, dest);
-        });
-      barrier();
+    Value* first = b_.CreateAdd(tstart, b_.CreateMul(warp_, i64(32 * rounds)));
+    for (int k = 0; k < rounds; ++k) {
+      Value* idx = b_.CreateAdd(first, b_.CreateAdd(i64(32 * k), lane_));
+      Value* valid = b_.CreateICmpSLT(idx, total);
+      Value* safe = b_.CreateSelect(valid, idx, i64(0));
+      Value* v = load(ty_, vals, safe);
+      Value* pos = k_.payload ? load(pay_ty(), pay, safe) : nullptr;
+      Value* d = b_.CreateSelect(valid, digit(v, pos, shift, seg, n), i32(256));
+      Value* peers = b_.CreateIntrinsic(llvm::Intrinsic::nvvm_match_any_sync_i32, {}, {i32(0xffffffff), d});
+      Value* below = b_.CreateAnd(peers, lt);
+      Value* rank = b_.CreateUnaryIntrinsic(llvm::Intrinsic::ctpop, below);
+      Value* slot = b_.CreateAdd(wbase, b_.CreateZExt(b_.CreateAnd(d, i32(255)), i64t));
+      Value* before = load(i32t, cnt, slot);
+      warp_sync();
+      if_then(b_.CreateAnd(valid, b_.CreateICmpEQ(below, i32(0))), [&] {
+        store(b_.CreateAdd(before, b_.CreateUnaryIntrinsic(llvm::Intrinsic::ctpop, peers)), cnt, slot);
+      });
+      warp_sync();
+      items.push_back({valid, v, pos, d, b_.CreateAdd(before, rank)});
+    }
+    barrier();
+    // Per bin (a thread each): the warps' runs of it, one after another; the tile's count.
+    Value* c = i32(0);
+    for (int w = 0; w < kWarps; ++w) {
+      Value* s = b_.CreateAdd(tid_, i64(256 * w));
+      Value* x = load(i32t, cnt, s);
+      store(c, cnt, s);
+      c = b_.CreateAdd(c, x);
+    }
+    // Publish the count (inclusive for tile 0), then look back over the earlier tiles' words.
+    Value* tag = b_.CreateShl(epoch, i64(48));
+    Value* inc_bit = i64(int64_t{1} << 47);
+    Value* word_at = at(i64t, status, b_.CreateAdd(b_.CreateMul(t, i64(256)), tid_));
+    Value* c64 = b_.CreateZExt(c, i64t);
+    Value* t0 = b_.CreateICmpEQ(t, i64(0));
+    b_.CreateStore(b_.CreateOr(b_.CreateOr(tag, c64), b_.CreateSelect(t0, inc_bit, i64(0))), word_at)->setVolatile(true);
+    Value* lpre = block_exclusive_scan(c, wsum);
+    llvm::IRBuilder<> eb(&f_->getEntryBlock(), f_->getEntryBlock().begin());
+    llvm::AllocaInst* excl = eb.CreateAlloca(i64t);
+    llvm::AllocaInst* j = eb.CreateAlloca(i64t);
+    b_.CreateStore(i64(0), excl);
+    b_.CreateStore(b_.CreateSub(t, i64(1)), j);
+    if_then(b_.CreateNot(t0), [&] {
+      llvm::BasicBlock* spin = llvm::BasicBlock::Create(ctx_, "lookback", f_);
+      llvm::BasicBlock* got = llvm::BasicBlock::Create(ctx_, "lookback_got", f_);
+      llvm::BasicBlock* done = llvm::BasicBlock::Create(ctx_, "lookback_done", f_);
+      b_.CreateBr(spin);
+      b_.SetInsertPoint(spin);
+      Value* jj = b_.CreateLoad(i64t, j);
+      auto* w = b_.CreateLoad(i64t, at(i64t, status, b_.CreateAdd(b_.CreateMul(jj, i64(256)), tid_)));
+      w->setVolatile(true);
+      b_.CreateCondBr(b_.CreateICmpEQ(b_.CreateLShr(w, i64(48)), epoch), got, spin);  // not yet published
+      b_.SetInsertPoint(got);
+      b_.CreateStore(b_.CreateAdd(b_.CreateLoad(i64t, excl), b_.CreateAnd(w, i64((int64_t{1} << 47) - 1))), excl);
+      b_.CreateStore(b_.CreateSub(jj, i64(1)), j);
+      b_.CreateCondBr(b_.CreateICmpNE(b_.CreateAnd(w, inc_bit), i64(0)), done, spin);
+      b_.SetInsertPoint(done);
+      Value* e = b_.CreateLoad(i64t, excl);
+      b_.CreateStore(b_.CreateOr(b_.CreateOr(tag, inc_bit), b_.CreateAdd(e, c64)), word_at)->setVolatile(true);
     });
+    // Where the bin's run of this tile goes, less its start within the tile.
+    Value* goff = b_.CreateAdd(load(i64t, offsets, tid_), b_.CreateLoad(i64t, excl));
+    store(b_.CreateSub(goff, b_.CreateZExt(lpre, i64t)), delta, tid_);
+    store(lpre, lstart, tid_);
+    barrier();
+    // The tile in its sorted order, in shared memory.
+    for (const Item& it : items)
+      if_then(it.valid, [&] {
+        Value* d = b_.CreateZExt(it.d, i64t);
+        Value* place = b_.CreateAdd(b_.CreateAdd(load(i32t, lstart, d), load(i32t, cnt, b_.CreateAdd(wbase, d))), it.rank);
+        Value* p = b_.CreateZExt(place, i64t);
+        store(it.v, keys, p);
+        if (k_.payload) store(it.pos, pays, p);
+      });
+    barrier();
+    // Out, a run of each bin after another: consecutive threads write consecutive places.
+    Value* count = b_.CreateSub(total, tstart);
+    for (int k = 0; k < rounds; ++k) {
+      Value* i = b_.CreateAdd(i64(k * kAxisThreads), tid_);
+      if_then(b_.CreateICmpSLT(i, count), [&] {
+        Value* v = load(ty_, keys, i);
+        Value* pos = k_.payload ? load(pay_ty(), pays, i) : nullptr;
+        Value* d = b_.CreateZExt(digit(v, pos, shift, seg, n), i64t);
+        Value* dest = b_.CreateAdd(load(i64t, delta, d), i);
+        store(v, vals_out, dest);
+        if (k_.payload) store(pos, pay_out, dest);
+      });
+    }
   }
 
   const AxisKernel& k_;
@@ -438,8 +493,7 @@ const char* kind_name(Kind k) {
     case Kind::ScanRows: return "scan_rows";
     case Kind::SortLoad: return "sort_load";
     case Kind::SortHist: return "sort_hist";
-    case Kind::SortCount: return "sort_count";
-    case Kind::SortScatter: return "sort_scatter";
+    case Kind::SortPass: return "sort_pass";
     case Kind::SortStore: return "sort_store";
   }
   return "?";
@@ -453,6 +507,10 @@ int sort_key_bytes(DType t) {
     case DType::Int32: case DType::Float32: return 4;
     default: return 8;
   }
+}
+
+int64_t sort_tile(DType t, int payload) {
+  return dtype_size(t) + static_cast<size_t>(payload) <= 8 ? 4096 : 2048;
 }
 
 std::string AxisKernel::name() const {

@@ -18,17 +18,26 @@
 //              outermost first): i64 extent, in_stride, out_stride
 // Sorts (stable LSD radix sort over 8-bit digits of an order-preserving key, numpy's order:
 // NaN last, -0.0 == 0.0; segments sorted by more digit passes over the row number, which a
-// position payload carries):
+// position payload carries). One pass per digit, "onesweep" (Merrill and Adinets 2022): a
+// block ranks its tile, publishes its bin counts and looks back over the tiles before it for
+// the bins' offsets (decoupled look-back), and writes the tile out through shared memory.
 //   SortLoad    gathers the strided input into a contiguous value buffer (and positions 0..)
 //               args: ptr in, ptr vals, ptr pay, then as the scans from n on
-//   SortHist    the histograms of every key digit over all values (atomics into hist[digit][256])
-//               args: ptr vals, ptr hist, i64 total
-//   SortCount   block per tile of kSortTile: the digit's count per bin, counts[bin * ntiles + tile]
-//               args: ptr vals, ptr pay, ptr counts, i64 total, i64 ntiles, i64 shift, i64 seg, i64 n
-//   SortScatter block per tile: each warp ranks its 512 elements by digit (match.any), the warps'
-//               bin counts give each element its place after the tile's offset (the inclusive
-//               scan of counts, read at the entry before), and it is written there
-//               args: ptr vals, ptr pay, ptr vals_out, ptr pay_out, ptr offsets, then as SortCount
+//   SortHist    the histograms of every key digit over all values (atomics into hist[digit][256]),
+//               and zeroes the look-back words status[0..status_words)
+//               args: ptr vals, ptr hist, ptr status, i64 total, i64 status_words
+//   SortPass    block per tile of sort_tile(k) elements, the tile's number taken from an atomic
+//               counter (*ctr, 32-bit) in the order blocks start, so that a block only waits on
+//               blocks already running. Each warp ranks its 32 x rounds consecutive elements by
+//               digit (match.any, per-warp bin counters in shared memory); per bin (a thread
+//               each) the tile's count is published in status[tile * 256 + bin] as an aggregate
+//               (epoch << 48 | value; inclusive: | 1 << 47; epoch = pass + 1, so that one zeroing
+//               serves every pass), the earlier tiles' words are summed back to an inclusive one,
+//               and the inclusive word published; the elements go to shared memory in the tile's
+//               sorted order, then out (coalesced runs) at offsets[bin] + earlier tiles' count +
+//               place within the tile's run of the bin
+//               args: ptr vals, ptr pay, ptr vals_out, ptr pay_out, ptr status, ptr offsets,
+//               ptr ctr, i64 total, i64 ntiles, i64 shift, i64 seg, i64 n, i64 epoch
 //               seg != 0: the digit is of the row (pay / n), not of the key
 //   SortStore   the sorted buffer (row r = position / n) to the strided output: values, or for
 //               argsort the positions within their row
@@ -44,11 +53,10 @@ namespace arrayc::detail {
 
 constexpr int kAxisThreads = 256;
 constexpr int64_t kScanTile = 4096;   // 16 elements per thread
-constexpr int64_t kSortTile = 4096;   // 8 warps x 16 rounds of 32
 constexpr int64_t kScanRowsMax = 32;  // rows this short are scanned a thread each
 
 struct AxisKernel {
-  enum class Kind : uint8_t { ScanTotals, ScanTiles, ScanRows, SortLoad, SortHist, SortCount, SortScatter, SortStore };
+  enum class Kind : uint8_t { ScanTotals, ScanTiles, ScanRows, SortLoad, SortHist, SortPass, SortStore };
   Kind kind = Kind::ScanTiles;
   // Scans: the accumulation dtype (UInt64 for every integer: wrapping, the same bits as int64),
   // Float32 or Float64. Sorts: the value dtype (Bool, Int32, Int64, UInt64, Float32, Float64).
@@ -58,12 +66,16 @@ struct AxisKernel {
   int payload = 0;       // sorts: bytes of a position (0: none, 4, 8)
   bool argsort = false;  // SortStore writes positions
 
-  std::string name() const;  // e.g. scan_tiles_f32_sum_r2, sort_scatter_f32_p4
+  std::string name() const;  // e.g. scan_tiles_f32_sum_r2, sort_pass_f32_p4
   std::string str() const;   // the text form: the cache key
 };
 
 // Key bytes of a sort dtype (digit passes at most).
 int sort_key_bytes(DType t);
+
+// Elements per SortPass tile: 4096 (8 warps x 16 rounds of 32) where a value and its position
+// take at most 8 bytes, else 2048, so that the tile fits the 48 KiB of static shared memory.
+int64_t sort_tile(DType t, int payload);
 
 PtxKernel emit_axis_ptx(const AxisKernel& k, int sm);
 

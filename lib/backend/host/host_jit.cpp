@@ -330,10 +330,13 @@ std::vector<std::string> cpu_features(const std::string& cpu) { return features_
 
 // ---- skinny products: modules of their own emitter ----
 int host_vector_bits() {
-  std::string f = host().tm->getTargetFeatureString().str() + ",";
-  if (f.find("+avx512f,") != std::string::npos) return 512;
-  if (f.find("+avx,") != std::string::npos) return 256;
-  return 128;
+  static const int bits = [] {  // the JIT's target is fixed for the process
+    std::string f = host().tm->getTargetFeatureString().str() + ",";
+    if (f.find("+avx512f,") != std::string::npos) return 512;
+    if (f.find("+avx,") != std::string::npos) return 256;
+    return 128;
+  }();
+  return bits;
 }
 
 std::unique_ptr<HostBinary> compile_host_module(

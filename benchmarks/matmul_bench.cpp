@@ -14,6 +14,8 @@
 //   call of each kernel (its compile) apart; the peers are benchmarks/peers/matmul_peers_gpu.py
 //   (cuBLAS through PyTorch), run right after it on the same machine. --case W4 (W3, W5, W9):
 //   those rows only.
+// --skinny: the generated skinny kernel against OpenBLAS on the same buffers, shape by shape
+//   (docs/blas.md, "Skinny products").
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -24,7 +26,9 @@
 #include <vector>
 
 #include "arrayc/arrayc.h"
+#include "backend/host/blas.h"
 #include "backend/host/blas_config.h"
+#include "backend/host/skinny.h"
 #include "backend/host/thread_pool.h"
 
 namespace {
@@ -214,6 +218,57 @@ void rows(bool big, int reps) {
 
 }  // namespace
 
+// ---- skinny products: the generated kernel against OpenBLAS, shape by shape ----
+// --skinny: the crossover table of docs/blas.md, "Skinny products": c = a . b through
+// detail::skinny_gemm and detail::gemm (BLAS: gemm, or gemv for one column) on the same buffers,
+// calls alternating, medians in ms. No graph, no dispatch: the two kernels only.
+void skinny_rows(int reps) {
+  struct Case {
+    int64_t m, k, n;
+    DType dtype;
+  };
+  const Case cases[] = {
+      {10000, 784, 10, DType::Float32}, {10000, 784, 10, DType::Float64}, {10000, 784, 1, DType::Float32},
+      {10000, 784, 2, DType::Float32},  {10000, 784, 4, DType::Float32},  {10000, 784, 16, DType::Float32},
+      {10000, 784, 24, DType::Float32}, {10000, 784, 32, DType::Float32}, {10000, 784, 48, DType::Float32},
+      {10000, 784, 64, DType::Float32}, {16, 784, 10, DType::Float32},    {32, 784, 10, DType::Float32},
+      {64, 784, 10, DType::Float32},    {256, 784, 10, DType::Float32},   {1000, 784, 10, DType::Float32},
+      {100000, 64, 8, DType::Float32},  {2000, 8000, 10, DType::Float32}, {10000, 784, 32, DType::Float64},
+  };
+  std::printf("== skinny products: generated kernel vs OpenBLAS (%s), %d threads, medians of %d\n",
+              arrayc::blas_info().core.c_str(), arrayc::detail::num_threads(), reps);
+  std::printf("%-28s %12s %12s %8s\n", "m x k . k x n", "skinny ms", "BLAS ms", "BLAS/skinny");
+  for (const Case& c : cases) {
+    // Values in [0, 1).
+    std::vector<double> a(static_cast<size_t>(c.m * c.k)), b(static_cast<size_t>(c.k * c.n));
+    uint64_t x = 12345;
+    auto next = [&] { return static_cast<double>((x = x * 6364136223846793005ULL + 1442695040888963407ULL) >> 11) / 9007199254740992.0; };
+    for (double& v : a) v = next();
+    for (double& v : b) v = next();
+    std::vector<float> af(a.begin(), a.end()), bf(b.begin(), b.end());
+    bool f64 = c.dtype == DType::Float64;
+    int64_t elem = f64 ? 8 : 4;
+    std::vector<char> out(static_cast<size_t>(c.m * c.n * elem));
+    const void* pa = f64 ? static_cast<const void*>(a.data()) : af.data();
+    const void* pb = f64 ? static_cast<const void*>(b.data()) : bf.data();
+    arrayc::detail::MatrixRef ar{pa, c.m, c.k, c.k, 1}, br{pb, c.k, c.n, c.n, 1};
+    auto skinny = [&] { arrayc::detail::skinny_gemm(c.dtype, ar, br, out.data()); };
+    auto blas = [&] { arrayc::detail::gemm(c.dtype, ar, br, out.data()); };
+    std::vector<double> ts, tb;
+    for (int r = 0; r < 3; ++r) {  // alternating thirds of the calls
+      ts.push_back(median_ms(skinny, reps));
+      tb.push_back(median_ms(blas, reps));
+    }
+    std::sort(ts.begin(), ts.end());
+    std::sort(tb.begin(), tb.end());
+    char name[64];
+    std::snprintf(name, sizeof name, "%lldx%lld . %lldx%lld %s", static_cast<long long>(c.m), static_cast<long long>(c.k),
+                  static_cast<long long>(c.k), static_cast<long long>(c.n), c.dtype == DType::Float64 ? "f64" : "f32");
+    std::printf("%-28s %12.4f %12.4f %8.2fx\n", name, ts[1], tb[1], tb[1] / ts[1]);
+    std::fflush(stdout);
+  }
+}
+
 int main(int argc, char** argv) {
   bool calib = false, show_rows = false, big = false, gpu = false;
   int reps = 11;
@@ -228,6 +283,10 @@ int main(int argc, char** argv) {
     }
     else if (a == "--reps" && i + 1 < argc) reps = std::max(1, std::atoi(argv[++i]));
     else if (a == "--case" && i + 1 < argc) only = argv[++i];
+    else if (a == "--skinny") {  // skinny products' crossover only
+      skinny_rows(reps);
+      return 0;
+    }
     else if (a == "--layer" && i + 1 < argc) {  // one layer row only: --layer MxKxN
       long long m, k, n;
       if (std::sscanf(argv[++i], "%lldx%lldx%lld", &m, &k, &n) != 3) return 2;
@@ -235,7 +294,7 @@ int main(int argc, char** argv) {
       return 0;
     }
     else {
-      std::fprintf(stderr, "usage: arrayc-matmul-bench [--calibrate] [--rows] [--big] [--reps N] [--gpu]\n");
+      std::fprintf(stderr, "usage: arrayc-matmul-bench [--calibrate] [--rows] [--big] [--reps N] [--gpu] [--skinny]\n");
       return 2;
     }
   }

@@ -70,6 +70,7 @@ enum class ProductForm {
   General,  // gemm
   Gram,     // x @ x.T: b is a's transpose; one triangle (syrk on the CPU), mirrored
   MatVec,   // m == 1 or n == 1: gemv
+  Skinny,   // CPU, few columns of b (skinny products): the generated kernel of backend/host/skinny.h
 };
 
 struct DotStep {

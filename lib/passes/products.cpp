@@ -8,6 +8,16 @@ bool is_transpose_of(const Node& t, const Node& x) {
   return t.op == Op::Transpose && t.rank() == 2 && t.inputs[0].get() == &x && t.ints == std::vector<int64_t>{1, 0};
 }
 
+// Whether the generated skinny kernel (backend/host/skinny.h) computes this CPU product: few
+// columns of b, enough rows, a read along its rows (not a transpose, which BLAS reads in place).
+// The bounds are measurements against OpenBLAS (docs/blas.md, "Skinny products").
+bool skinny(const Node& dot, int64_t m, int64_t n) {
+  const Node& a = *dot.inputs[0];
+  return dot.device.kind == Device::Kind::CPU && dot.rank() == 2 && n >= 2 && n <= kSkinnyMaxCols &&
+         m >= kSkinnyMinRows && a.op != Op::Transpose &&
+         (dot.dtype == DType::Float32 || dot.dtype == DType::Float64);
+}
+
 }  // namespace
 
 ProductForm product_form(const Node& dot) {
@@ -16,6 +26,7 @@ ProductForm product_form(const Node& dot) {
   int64_t m = dot.shape[dot.rank() - 2], n = dot.shape.back();
   if (m == 1 || n == 1) return ProductForm::MatVec;
   if (dot.rank() == 2 && (is_transpose_of(b, a) || is_transpose_of(a, b))) return ProductForm::Gram;
+  if (skinny(dot, m, n)) return ProductForm::Skinny;
   return ProductForm::General;
 }
 
@@ -25,6 +36,11 @@ std::string product_reason(const Node& dot) {
   bool cpu = dot.device.kind == Device::Kind::CPU;
   switch (product_form(dot)) {
     case ProductForm::General: return r;
+    case ProductForm::Skinny:
+      return "matrix product (generated skinny kernel); product-structure: " + std::to_string(dot.shape.back()) +
+             " columns of b (2 to " + std::to_string(kSkinnyMaxCols) + ") and " + std::to_string(dot.shape[0]) +
+             " rows (" + std::to_string(kSkinnyMinRows) +
+             " or more): a streamed once, b held in cache, faster than BLAS's gemm there (docs/blas.md)";
     case ProductForm::MatVec: return r + "; product-structure: one row or column, gemv";
     case ProductForm::Gram:
       return r + (cpu ? "; product-structure: x @ x.T, one triangle (syrk), mirrored"

@@ -10,12 +10,19 @@
 
 namespace arrayc::detail {
 
+// A CPU product of 2 to kSkinnyMaxCols columns and kSkinnyMinRows or more rows, whose a is not a
+// transpose, runs the generated skinny kernel (ProductForm::Skinny; docs/blas.md has the
+// measurements behind the bounds).
+constexpr int64_t kSkinnyMaxCols = 24;
+constexpr int64_t kSkinnyMinRows = 128;
+
 // Gram when one operand is the other transposed, by node (x @ x.T, x.T @ x; 2-D), MatVec when
-// the product has one row or one column, General otherwise.
+// the product has one row or one column, Skinny (CPU) as above, General otherwise.
 ProductForm product_form(const Node& dot);
 
-// The reason printed for a product's node: "matrix product (BLAS call)", followed by what
-// product-structure chose for it when that is not a general product.
+// The reason printed for a product's node: "matrix product (BLAS call)" ("matrix product
+// (generated skinny kernel)" for Skinny), followed by what product-structure chose for it when
+// that is not a general product.
 std::string product_reason(const Node& dot);
 
 // Whether a product may take its elementwise consumers into its step: more than one element,

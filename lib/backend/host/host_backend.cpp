@@ -10,12 +10,14 @@
 #include "arrayc/error.h"
 #include "backend/host/axis_ops.h"
 #include "backend/host/scatter.h"
+#include "backend/host/skinny.h"
 #include "backend/host/blas.h"
 #include "backend/host/blas_config.h"
 #include "backend/host/cpu_allocator.h"
 #include "backend/host/host_jit.h"
 #include "backend/host/thread_pool.h"
 #include "codegen/cpu/host_policy.h"
+#include "codegen/cpu/skinny_gemm.h"
 #include "support/env.h"
 #include "support/hash.h"
 #include "support/stats.h"
@@ -201,7 +203,7 @@ class HostDotLaunch final : public Launch {
     MatrixRef b{ptrs[1], d_.b.rows, d_.b.cols, d_.b.row_stride, d_.b.col_stride};
     bool gram = d_.form == ProductForm::Gram;
     if (!d_.has_epilogue) {
-      if (d_.batch == 1) gemm(d_.dtype, a, b, ptrs[2], gram);
+      if (d_.batch == 1) product(a, b, ptrs[2], gram);
       else gemm_batched(d_.dtype, d_.batch, a, d_.a.batch_stride, b, d_.b.batch_stride, ptrs[2], gram);
       return;
     }
@@ -218,7 +220,7 @@ class HostDotLaunch final : public Launch {
           MatrixRef ap = a;
           ap.data = static_cast<const char*>(a.data) + r0 * a.row_stride * static_cast<int64_t>(elem);
           ap.rows = rows;
-          gemm(d_.dtype, ap, b, scratch, gram && rows == m_);
+          product(ap, b, scratch, gram && rows == m_);
         } else {
           gemm_batched(d_.dtype, d_.batch, a, d_.a.batch_stride, b, d_.b.batch_stride, scratch, gram);
         }
@@ -235,6 +237,13 @@ class HostDotLaunch final : public Launch {
   }
 
  private:
+  // One 2-D product: the generated skinny kernel where the products pass chose it and it reads a
+  // in place, else BLAS.
+  void product(const MatrixRef& a, const MatrixRef& b, void* c, bool gram) const {
+    if (d_.form == ProductForm::Skinny && skinny_reads(a)) skinny_gemm(d_.dtype, a, b, c);
+    else gemm(d_.dtype, a, b, c, gram);
+  }
+
   struct Panel {
     KernelFn fn;
     void* const* ptrs;
@@ -336,16 +345,27 @@ std::string blas_notes(const DotStep& d) {
   const char* t = d.dtype == DType::Float64 ? "d" : "s";
   const char* routine = d.form == ProductForm::Gram ? "syrk (upper triangle, then mirrored)"
                         : d.form == ProductForm::MatVec ? "gemv" : "gemm";
-  std::string text = "  ; BLAS " + std::string(t) + routine + ": [" + std::to_string(d.a.rows) + " x " +
-                     std::to_string(d.a.cols) + "] . [" + std::to_string(d.b.rows) + " x " + std::to_string(d.b.cols) + "]" +
+  std::string shapes = "[" + std::to_string(d.a.rows) + " x " + std::to_string(d.a.cols) + "] . [" +
+                       std::to_string(d.b.rows) + " x " + std::to_string(d.b.cols) + "]";
+  std::string text = "  ; BLAS " + std::string(t) + routine + ": " + shapes +
                      (d.batch > 1 ? ", batch of " + std::to_string(d.batch) : "") + "\n";
+  // skinny products: the generated kernel, unless a's rows are strided (then BLAS's gemm)
+  bool skinny = d.form == ProductForm::Skinny && skinny_reads(MatrixRef{nullptr, d.a.rows, d.a.cols, d.a.row_stride, d.a.col_stride});
+  if (skinny) {
+    int bits = host_vector_bits();
+    int nc = static_cast<int>(d.b.cols / ((d.b.cols + skinny_max_cols(bits) - 1) / skinny_max_cols(bits)));  // the first chunk's
+    text = "  ; generated skinny kernel " + skinny_symbol(d.dtype, nc, bits) + ": " + shapes + ", " +
+           std::to_string(bits) + "-bit vectors along k, " + std::to_string(skinny_rows_per_step(nc, bits)) +
+           " rows of a per step, rows spread over " + std::to_string(num_threads()) + " threads\n";
+  }
   if (d.has_epilogue) {
     int64_t rows = epilogue_panel_rows(d);
-    text += rows >= d.batch * d.a.rows ? "  ; epilogue: the kernel below, on the whole product after BLAS\n"
+    const char* by = skinny ? "the skinny kernel" : "BLAS";
+    text += rows >= d.batch * d.a.rows ? std::string("  ; epilogue: the kernel below, on the whole product after ") + by + "\n"
                                        : "  ; epilogue: the kernel below, on each panel of " + std::to_string(rows) +
-                                             " rows as BLAS computes it\n";
+                                             " rows as " + by + " computes it\n";
   }
-  return text + "  ; " + blas_info().str() + "\n";
+  return skinny ? text : text + "  ; " + blas_info().str() + "\n";
 }
 
 class HostBackend final : public Backend {

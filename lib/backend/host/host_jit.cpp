@@ -328,6 +328,41 @@ HostStages host_stages_for_cpu(const Kernel& k, const EmitOptions& opts, const s
 
 std::vector<std::string> cpu_features(const std::string& cpu) { return features_of(cpu, ""); }
 
+// ---- skinny products: modules of their own emitter ----
+int host_vector_bits() {
+  static const int bits = [] {  // the JIT's target is fixed for the process
+    std::string f = host().tm->getTargetFeatureString().str() + ",";
+    if (f.find("+avx512f,") != std::string::npos) return 512;
+    if (f.find("+avx,") != std::string::npos) return 256;
+    return 128;
+  }();
+  return bits;
+}
+
+std::unique_ptr<HostBinary> compile_host_module(
+    const std::string& symbol, const std::function<std::unique_ptr<llvm::Module>(llvm::LLVMContext&)>& emit) {
+  HostJit& h = host();
+  auto start = std::chrono::steady_clock::now();
+  auto out = std::make_unique<HostBinary>();
+  auto ctx = std::make_unique<llvm::LLVMContext>();
+  std::unique_ptr<llvm::Module> m = emit(*ctx);
+  verify_module(*m);
+  std::lock_guard<std::mutex> lock(h.mu);
+  out->name = h.live.count(symbol) ? symbol + "_" + std::to_string(h.next_id++) : symbol;
+  if (llvm::Function* f = m->getFunction(symbol)) f->setName(out->name);
+  prepare(*m, *h.tm);
+  optimize_host_module(*m, *h.tm, /*stream_stores=*/false);
+  out->code = new_tracker(h, out->name);
+  auto& rt = *static_cast<llvm::orc::ResourceTrackerSP*>(out->code.get());
+  if (auto e = h.jit->addIRModule(rt, llvm::orc::ThreadSafeModule(std::move(m), std::move(ctx))))
+    ARRAYC_INTERNAL_CHECK(false, "cannot add " + out->name + " to the JIT: " + to_error(std::move(e)));
+  auto sym = h.jit->lookup(out->name);
+  if (!sym) ARRAYC_INTERNAL_CHECK(false, "cannot link " + out->name + ": " + to_error(sym.takeError()));
+  out->fn = sym->toPtr<KernelFn>();
+  out->compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  return out;
+}
+
 void check_host_cpu(const std::string& cpu) { target_builder(cpu, true); }
 
 std::string host_target_description() {

@@ -5,6 +5,7 @@
 // feature that this machine lacks.
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -67,5 +68,14 @@ void check_host_cpu(const std::string& cpu);
 
 // "x86_64-pc-linux-gnu znver5 +avx512f,..." : what kernels are compiled for.
 std::string host_target_description();
+
+// ---- skinny products (backend/host/skinny.cpp): modules of their own emitter ----
+// The widest vectors the JIT's target has, in bits: 512 with AVX-512, 256 with AVX, else 128
+// (ARRAYC_HOST_CPU included).
+int host_vector_bits();
+// Compiles the module `emit` makes (one function, `symbol`) for the host and links it; fn is
+// that function, to be cast to its own type. Thread-safe.
+std::unique_ptr<HostBinary> compile_host_module(
+    const std::string& symbol, const std::function<std::unique_ptr<llvm::Module>(llvm::LLVMContext&)>& emit);
 
 }  // namespace arrayc::detail

@@ -109,16 +109,16 @@ Array loadtxt(const std::string& path, DType dtype, const std::string& delimiter
       }
     }
     if (fields.empty()) continue;
-    const std::string at = "line " + std::to_string(line_no);
+    auto at = [&] { return "line " + std::to_string(line_no); };
     int64_t ncols = static_cast<int64_t>(fields.size());
     if (usecols.empty() && first_cols >= 0 && ncols != first_cols)
-      fail(at + " has " + std::to_string(ncols) + " columns, the first row has " + std::to_string(first_cols) +
+      fail(at() + " has " + std::to_string(ncols) + " columns, the first row has " + std::to_string(first_cols) +
            " (use usecols to read a subset)");
     if (first_cols < 0) first_cols = ncols;
     auto read = [&](int64_t c) {
       int64_t col = c < 0 ? c + ncols : c;
       if (col < 0 || col >= ncols)
-        fail(at + " has " + std::to_string(ncols) + " columns, no column " + std::to_string(c) + " of usecols");
+        fail(at() + " has " + std::to_string(ncols) + " columns, no column " + std::to_string(c) + " of usecols");
       std::string_view field = trim(fields[static_cast<size_t>(col)]);
       bool ok;
       if (kind == Kind::Float) {
@@ -135,7 +135,7 @@ Array loadtxt(const std::string& path, DType dtype, const std::string& delimiter
         s.push_back(v);
       }
       if (!ok)
-        fail(at + ", column " + std::to_string(col + 1) + ": could not convert '" + std::string(field) + "' to " +
+        fail(at() + ", column " + std::to_string(col + 1) + ": could not convert '" + std::string(field) + "' to " +
              dtype_name(dtype) +
              (kind == Kind::Float ? "" : is_int(dtype) ? " (an integer in its range)" : " (an integer, nonzero is true)"));
     };

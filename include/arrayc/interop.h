@@ -3,7 +3,9 @@
 #pragma once
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "arrayc/array.h"
@@ -22,6 +24,39 @@ Array load_npy(const std::string& path);
 // bfloat16 as '<V2', as np.save writes ml_dtypes' bfloat16 (view it with .view(ml_dtypes.bfloat16)).
 // Evaluates `a` and copies it from its device. Raises arrayc::Error when the file cannot be written.
 void save_npy(const std::string& path, const Array& a);
+
+// ---- .npz files (numpy's savez / load of a .npz) ----------------------------------------------------
+// savez writes an uncompressed zip of .npy members, one "NAME.npy" per array in the given order,
+// as np.savez(path, NAME=array, ...) does (np.load(path)["NAME"] reads one back). Each array is
+// evaluated and copied from its device. Zip64 records are written where a member, an offset or the
+// count passes the 32-bit fields; member times are 1980-01-01 00:00, so equal arrays give equal
+// files. Raises arrayc::Error naming the file for an empty or duplicate name, a name too long for
+// a zip, or a file that cannot be written (arrays are evaluated first: no half-written file then).
+void savez(const std::string& path, const std::vector<std::pair<std::string, Array>>& arrays);
+// The members of a .npz (a zip of .npy files, as np.savez writes it) by name, the ".npy" suffix
+// dropped (np.load(path).files). Reads stored (uncompressed) members, zip64 included, and checks
+// each member's CRC-32. Raises arrayc::Error naming the file (and member) for anything else: not
+// a zip, a truncated or inconsistent directory, offsets or sizes beyond the file, a CRC mismatch,
+// compressed (np.savez_compressed) or encrypted members, a member that is not a .npy file, or a
+// name that occurs twice.
+std::map<std::string, Array> load_npz(const std::string& path);
+
+// ---- Text files (numpy's loadtxt) --------------------------------------------------------------------
+// One row per line, as np.loadtxt(path, dtype, comments, delimiter, skiprows=, usecols=):
+// - `delimiter` empty splits on runs of whitespace; otherwise on that one character (fields
+//   may have spaces around them);
+// - `comments`: text from it to the end of a line is dropped (empty: no comments); lines then
+//   empty are skipped; `skiprows` first lines of the file are skipped whatever they hold;
+// - `usecols`: the columns to read, in that order (negative counts from the end), else all;
+// - floats as Python's float() reads them (nan, inf, exponents); integer and bool dtypes take
+//   integers only (bool: nonzero is true);
+// - the result is [rows, columns] with extents of 1 squeezed, as numpy's ndmin=0: a single
+//   column or row is 1-D, a single value 0-D, no data at all [0].
+// Raises arrayc::Error naming the file, the line and the column for a field that does not parse
+// or does not fit the dtype, a row with a different number of columns than the first, or a
+// usecols column a row lacks; and for a file that cannot be read. The array is on the CPU.
+Array loadtxt(const std::string& path, DType dtype = DType::Float64, const std::string& delimiter = "",
+              int64_t skiprows = 0, const std::vector<int64_t>& usecols = {}, const std::string& comments = "#");
 
 // ---- Host memory ----------------------------------------------------------------------------------
 // An evaluated array over existing host memory, no copy. `data` is the address of element

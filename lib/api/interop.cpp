@@ -5,7 +5,9 @@
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <string_view>
 
+#include "api/npy_format.h"
 #include "backend/backend.h"
 #include "ir/build.h"
 
@@ -34,8 +36,9 @@ class ExternalMemory final : public detail::MemoryOwner {
 
 // ---- .npy -------------------------------------------------------------------------------------
 
-[[noreturn]] void bad_file(const std::string& path, const std::string& problem) {
-  throw Error("load_npy: '" + path + "': " + problem);
+// `where` names the op and the file (and the member of a .npz): "load_npy: 'x.npy'".
+[[noreturn]] void bad_file(const std::string& where, const std::string& problem) {
+  throw Error(where + ": " + problem);
 }
 
 // The dict of a .npy header: {'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }
@@ -48,7 +51,7 @@ struct Header {
 
 class HeaderParser {
  public:
-  HeaderParser(const std::string& text, const std::string& path) : s_(text), path_(path) {}
+  HeaderParser(const std::string& text, const std::string& where) : s_(text), where_(where) {}
 
   Header parse() {
     Header h;
@@ -87,7 +90,7 @@ class HeaderParser {
   }
 
  private:
-  [[noreturn]] void fail(const std::string& what) { bad_file(path_, what); }
+  [[noreturn]] void fail(const std::string& what) { bad_file(where_, what); }
   void skip() {
     while (i_ < s_.size() && (s_[i_] == ' ' || s_[i_] == '\t' || s_[i_] == '\n' || s_[i_] == '\r')) ++i_;
   }
@@ -143,7 +146,7 @@ class HeaderParser {
   }
 
   const std::string& s_;
-  const std::string& path_;
+  const std::string& where_;
   size_t i_ = 0;
 };
 
@@ -189,39 +192,46 @@ uint32_t little_u32(const unsigned char* p) { return p[0] | p[1] << 8 | p[2] << 
 
 }  // namespace
 
-Array load_npy(const std::string& path) {
+namespace detail {
+
+std::string read_whole_file(const std::string& path, const std::string& where) {
   std::ifstream f(path, std::ios::binary);
-  if (!f) bad_file(path, std::string("cannot open: ") + std::strerror(errno));
+  if (!f) bad_file(where, std::string("cannot open: ") + std::strerror(errno));
   std::string bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-  if (f.bad()) bad_file(path, "read error");
-  const auto* u = reinterpret_cast<const unsigned char*>(bytes.data());
+  if (f.bad()) bad_file(where, "read error");
+  return bytes;
+}
+
+Array npy_from_bytes(const unsigned char* u, size_t size, const std::string& where) {
+  const std::string_view bytes(reinterpret_cast<const char*>(u), size);
   if (bytes.size() < 10 || std::memcmp(bytes.data(), "\x93NUMPY", 6) != 0)
-    bad_file(path, "not a .npy file (no \\x93NUMPY magic)");
+    bad_file(where, bytes.substr(0, 2) == "PK" ? "not a .npy file (a zip: a .npz? use load_npz)"
+                                               : "not a .npy file (no \\x93NUMPY magic)");
   int major = u[6];
   if (major < 1 || major > 3)
-    bad_file(path, "format version " + std::to_string(major) + "." + std::to_string(u[7]) + " is not 1.0, 2.0 or 3.0");
+    bad_file(where, "format version " + std::to_string(major) + "." + std::to_string(u[7]) + " is not 1.0, 2.0 or 3.0");
   size_t pre = major == 1 ? 10 : 12;
-  if (bytes.size() < pre) bad_file(path, "truncated header");
+  if (bytes.size() < pre) bad_file(where, "truncated header");
   size_t hlen = major == 1 ? (u[8] | u[9] << 8) : little_u32(u + 8);
   if (hlen > bytes.size() - pre)
-    bad_file(path, "truncated header: it claims " + std::to_string(hlen) + " bytes, the file has " +
+    bad_file(where, "truncated header: it claims " + std::to_string(hlen) + " bytes, the file has " +
                        std::to_string(bytes.size() - pre) + " after the preamble");
-  std::string text = bytes.substr(pre, hlen);
-  Header h = HeaderParser(text, path).parse();
+  std::string text(bytes.substr(pre, hlen));
+  Header h = HeaderParser(text, where).parse();
   DType t;
   bool swap = false;
   if (!dtype_of_descr(h.descr, t, swap))
-    bad_file(path, "dtype '" + h.descr + "' is not one arrayc has (b1, i1, u1, i2, u2, i4, u4, i8, u8, f2, f4, f8, and V2 as bfloat16)");
+    bad_file(where, "dtype '" + h.descr + "' is not one arrayc has (b1, i1, u1, i2, u2, i4, u4, i8, u8, f2, f4, f8, and V2 as bfloat16)");
   int64_t n = 1;
   for (int64_t e : h.shape)
-    if (__builtin_mul_overflow(n, e, &n)) bad_file(path, "shape " + shape_str(h.shape) + " has too many elements");
+    if (__builtin_mul_overflow(n, e, &n)) bad_file(where, "shape " + shape_str(h.shape) + " has too many elements");
   size_t es = dtype_size(t);
   int64_t data_bytes;
   if (__builtin_mul_overflow(n, static_cast<int64_t>(es), &data_bytes))
-    bad_file(path, "shape " + shape_str(h.shape) + " has too many bytes");
+    bad_file(where, "shape " + shape_str(h.shape) + " has too many bytes");
   size_t have = bytes.size() - pre - hlen;
   if (static_cast<uint64_t>(data_bytes) > have)
-    bad_file(path, "truncated data: shape " + shape_str(h.shape) + " of " + dtype_name(t) + " needs " +
+    bad_file(where, "truncated data: shape " + shape_str(h.shape) + " of " + dtype_name(t) + " needs " +
                        std::to_string(data_bytes) + " bytes, the file has " + std::to_string(have));
   detail::StorageRef st = detail::allocate(cpu(), static_cast<size_t>(data_bytes));
   auto* dst = static_cast<unsigned char*>(st->data);
@@ -242,13 +252,27 @@ Array load_npy(const std::string& path) {
   return Array(detail::make_buffer(st, t, h.shape, 0, strides));
 }
 
-void save_npy(const std::string& path, const Array& a) {
+}  // namespace detail
+
+Array load_npy(const std::string& path) {
+  std::string where = "load_npy: '" + path + "'";
+  std::string bytes = detail::read_whole_file(path, where);
+  return detail::npy_from_bytes(reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size(), where);
+}
+
+namespace detail {
+
+HostView contiguous_host_view(const Array& a) {
   HostView v = host_view(a.device() == cpu() ? a : a.to(cpu()));
   if (!v.contiguous()) v = host_view(Array(detail::make_copy(v.keep.node())));
+  return v;
+}
+
+std::string npy_header(DType dtype, const Shape& shape_in) {
   std::string shape = "(";  // Python's tuple: (), (3,), (2, 3)
-  for (size_t d = 0; d < v.shape.size(); ++d) shape += (d ? ", " : "") + std::to_string(v.shape[d]);
-  shape += v.shape.size() == 1 ? ",)" : ")";
-  std::string header = std::string("{'descr': '") + descr_of(v.dtype) + "', 'fortran_order': False, 'shape': " + shape + ", }";
+  for (size_t d = 0; d < shape_in.size(); ++d) shape += (d ? ", " : "") + std::to_string(shape_in[d]);
+  shape += shape_in.size() == 1 ? ",)" : ")";
+  std::string header = std::string("{'descr': '") + descr_of(dtype) + "', 'fortran_order': False, 'shape': " + shape + ", }";
   bool v2 = header.size() + 11 > 65535;
   size_t pre = v2 ? 12 : 10;
   size_t total = (pre + header.size() + 1 + 63) / 64 * 64;
@@ -262,7 +286,14 @@ void save_npy(const std::string& path, const Array& a) {
     out += static_cast<char>((hl >> 16) & 0xff);
     out += static_cast<char>((hl >> 24) & 0xff);
   }
-  out += header;
+  return out + header;
+}
+
+}  // namespace detail
+
+void save_npy(const std::string& path, const Array& a) {
+  HostView v = detail::contiguous_host_view(a);
+  std::string out = detail::npy_header(v.dtype, v.shape);
   std::ofstream f(path, std::ios::binary | std::ios::trunc);
   if (!f) throw Error("save_npy: cannot write '" + path + "': " + std::strerror(errno));
   f.write(out.data(), static_cast<std::streamsize>(out.size()));

@@ -206,6 +206,60 @@ void add_issue28_builtins(std::vector<Session::Builtin>& t) {
                   save_npy(file_path(a, 1), a.array(0));
                   return Value{};
                 }});
+  // numpy files: .npz and text (numpyio)
+  t.push_back(B{"savez", {"file", "arr_0?", "arr_1?", "arr_2?", "arr_3?", "arr_4?", "arr_5?", "arr_6?", "arr_7?", "**arrays"},
+                "savez(\"x.npz\", x, y, name=z, ...): an uncompressed .npz; up to 8 positional arrays are named "
+                "arr_0, arr_1, ..., as numpy",
+                [](Args& a) {
+                  if (a.scope->tracing) fail(*a.call, "savez() cannot be used inside a def");
+                  std::vector<std::pair<std::string, Array>> arrays;
+                  for (size_t i = 1; i < a.v.size(); ++i)
+                    if (a.has(i)) arrays.emplace_back(a.param(i), a.array(i));
+                  for (size_t k = 0; k < a.named.size(); ++k) {
+                    const Value& v = a.named[k].second;
+                    if (v.kind != Value::Kind::Array && v.kind != Value::Kind::Weak)
+                      fail(*a.named_at[k], "savez(): argument '" + a.named[k].first + "' must be an array or a number, not " + kind_name(v));
+                    arrays.emplace_back(a.named[k].first, v.kind == Value::Kind::Array ? *v.array : strong(v));
+                  }
+                  savez(file_path(a, 0), arrays);
+                  return Value{};
+                }});
+  t.push_back(B{"load", {"file", "name?"},
+                "load(\"x.npy\") or load(\"x.npz\", \"name\"): a .npy file, or one member of a .npz (name may be "
+                "left out when it has one)",
+                [](Args& a) {
+                  if (a.scope->tracing) fail(*a.call, "load() cannot be used inside a def; pass the data as an argument");
+                  std::string path = file_path(a, 0);
+                  char magic[2] = {};
+                  std::ifstream(path, std::ios::binary).read(magic, 2);
+                  if (magic[0] != 'P' || magic[1] != 'K') {  // not a zip: a .npy (load_npy names the problem)
+                    if (a.has(1)) fail(a.where(1), "load(): '" + a.string(0) + "' is not a .npz file, so it has no member '" + a.string(1) + "'");
+                    return array_value(load_npy(path));
+                  }
+                  std::map<std::string, Array> members = load_npz(path);
+                  std::string names;
+                  for (const auto& [k, v] : members) names += (names.empty() ? "'" : ", '") + k + "'";
+                  if (!a.has(1)) {
+                    if (members.size() != 1)
+                      fail(*a.call, "load(): '" + a.string(0) + "' holds " + std::to_string(members.size()) +
+                                        " arrays (" + (names.empty() ? "none" : names) + "); name one: load(file, \"name\")");
+                    return array_value(members.begin()->second);
+                  }
+                  auto it = members.find(a.string(1));
+                  if (it == members.end())
+                    fail(a.where(1), "load(): '" + a.string(0) + "' has no member '" + a.string(1) + "' (it holds " +
+                                         (names.empty() ? "none" : names) + ")");
+                  return array_value(it->second);
+                }});
+  t.push_back(B{"loadtxt", {"file", "dtype?", "delimiter?", "skiprows?", "usecols?", "comments?"},
+                "loadtxt(\"x.txt\", dtype=f64, delimiter=whitespace, skiprows=0, usecols=all, comments=\"#\"): "
+                "numbers in text columns, as numpy (comments=\"\": none)",
+                [](Args& a) {
+                  if (a.scope->tracing) fail(*a.call, "loadtxt() cannot be used inside a def; pass the data as an argument");
+                  return array_value(loadtxt(file_path(a, 0), a.has(1) ? a.dtype(1) : DType::Float64,
+                                             a.has(2) ? a.string(2) : "", a.has(3) ? a.integer(3) : 0,
+                                             a.has(4) ? a.ints(4) : std::vector<int64_t>{}, a.has(5) ? a.string(5) : "#"));
+                }});
 }
 
 

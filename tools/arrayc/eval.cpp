@@ -431,6 +431,8 @@ Value Session::eval_call(const Program& p, const Node& n, Scope& scope) {
   args.scope = &scope;
   args.base_dir = opts_.base_dir;
   size_t np = b->params.size();
+  const bool takes_named = np && std::string_view(b->params[np - 1]).starts_with("**");  // numpy's savez(**kwds)
+  if (takes_named) --np;
   args.v.resize(np);
   args.at.assign(np, nullptr);
   auto pname = [&](size_t i) {
@@ -448,6 +450,13 @@ Value Session::eval_call(const Program& p, const Node& n, Scope& scope) {
   for (size_t k = 0; k < kw.size(); ++k) {
     size_t i = 0;
     while (i < np && pname(i) != kw[k].first) ++i;
+    if (i == np && takes_named) {
+      for (const auto& [other, v] : args.named)
+        if (other == kw[k].first) fail(*kw_at[k], name + "() got argument '" + std::string(other) + "' twice");
+      args.named.emplace_back(std::string(kw[k].first), std::move(kw[k].second));
+      args.named_at.push_back(kw_at[k]);
+      continue;
+    }
     if (i == np) {
       std::string known;
       for (size_t j = 0; j < np; ++j) known += (j ? ", " : "") + pname(j);

@@ -61,7 +61,8 @@ struct Session::Scope {
   std::vector<const Def*> stack;  // defs being inlined
 };
 
-// A builtin function: its parameters ("name" required, "name?" optional) and its body.
+// A builtin function: its parameters ("name" required, "name?" optional, and last "**name" for
+// any other keyword arguments, in Args::named) and its body.
 struct Session::Builtin {
   const char* name;
   std::vector<const char*> params;
@@ -77,6 +78,8 @@ struct Session::Builtin::Args {
   std::vector<std::optional<Value>> v;
   std::vector<const Node*> at;
   std::string base_dir;
+  std::vector<std::pair<std::string, Value>> named;  // keywords a "**name" parameter took, in order
+  std::vector<const Node*> named_at;
 
   bool has(size_t i) const { return v[i].has_value(); }
   const Node& where(size_t i) const { return at[i] ? *at[i] : *call; }

@@ -18,6 +18,7 @@ PACKAGES=(
   libclang-rt-19-dev
   openmpi-bin       # mpirun and OpenMPI's libmpi.so.40 (loaded at run time): the tests labelled mpi
   libopenmpi3
+  python3-numpy     # tests/repl/numpy_files.py: .npy/.npz/loadtxt files checked against numpy's
 )
 
 missing=()

@@ -48,5 +48,8 @@ fi
 args=("$@")
 if ((${#args[@]} == 0)); then args=(-runs=2000 -max_len=512); fi
 cat "$src/tests/repl/fuzz_parser.dict" "$src/tests/repl/fuzz_session.dict" >"$work/dict"
+# Scratch files (the target's :load directory, libFuzzer's own) go into the work directory.
+mkdir -p "$work/tmp"
+export TMPDIR="$work/tmp"
 exec "$bin" "${args[@]}" -dict="$work/dict" -timeout=30 -rss_limit_mb=8192 \
   "$work/corpus" "$src/tests/repl/golden"

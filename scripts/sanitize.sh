@@ -8,7 +8,11 @@
 #   scripts/sanitize.sh -R 'Reductions|Eval'  # extra arguments go to ctest: a subset
 #   JOBS=1 TARGETS=arrayc_tests scripts/sanitize.sh -R BadInput
 #
-# JOBS: build parallelism (default nproc). TARGETS: what to build (default everything).
+# JOBS: build and test parallelism (default nproc); BUILD_JOBS: the build's alone (default JOBS).
+# TARGETS: what to build (default everything). BUILD_LOCKS: lock files (space-separated) that
+# stand for build slots on a shared machine: the build waits until it holds one of them (flock),
+# so that it runs beside at most as many other builds as there are slots, e.g.
+#   BUILD_JOBS=1 BUILD_LOCKS="/tmp/build.0.lock /tmp/build.1.lock" scripts/sanitize.sh
 # Left out by default: the second run of the suite for another CPU (label host_cpu), the
 # downstream install test (it links a plain project against the instrumented library) and the
 # REPL's fuzzer (libFuzzer needs clang). JIT-compiled kernels are not instrumented; the code
@@ -22,8 +26,23 @@ flags="-fsanitize=address,undefined,float-cast-overflow -fno-omit-frame-pointer 
 cmake -S . -B "$dir" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DARRAYC_BUILD_BENCHMARKS=OFF \
   -DCMAKE_CXX_FLAGS="$flags" -DCMAKE_C_FLAGS="$flags" \
   -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined" -DCMAKE_SHARED_LINKER_FLAGS="-fsanitize=address,undefined"
-# shellcheck disable=SC2086
-cmake --build "$dir" -j"${JOBS:-$(nproc)}" ${TARGETS:+--target $TARGETS}
+build() {
+  # shellcheck disable=SC2086
+  cmake --build "$dir" -j"${BUILD_JOBS:-${JOBS:-$(nproc)}}" ${TARGETS:+--target $TARGETS}
+}
+if [ -z "${BUILD_LOCKS:-}" ]; then
+  build
+else
+  built=
+  while [ -z "$built" ]; do
+    for lock in $BUILD_LOCKS; do
+      exec 9>"$lock"
+      if flock -n 9; then build; built=1; exec 9>&-; break; fi
+      exec 9>&-
+    done
+    [ -n "$built" ] || sleep 3
+  done
+fi
 
 # Every report stops its test (-fno-sanitize-recover, halt_on_error), and ctest prints the output
 # of failed tests: the log holds them all.

@@ -512,7 +512,14 @@ NodeRef rebuild(const NodeRef& n, const std::vector<NodeRef>& in) {
   switch (op_kind(n->op)) {
     case OpKind::Leaf: return n;
     case OpKind::Elementwise:
-      return n->op == Op::Cast ? make_cast(in[0], n->dtype) : make_elementwise(n->op, in);
+      if (n->op == Op::Cast) return make_cast(in[0], n->dtype);
+      // A pass may turn an integer exponent array into a constant (a view of one, folded): the
+      // user's pow passed its checks, and numpy's error for a negative constant exponent must
+      // not appear at evaluation. Its inputs already have its dtype and one shape (n's, or
+      // scalars where fold_constants folds it).
+      if (n->op == Op::Pow && in[0]->shape == in[1]->shape && in[0]->dtype == n->dtype && in[1]->dtype == n->dtype)
+        return intern(derived(Op::Pow, n->dtype, in[0]->shape, in));
+      return make_elementwise(n->op, in);
     case OpKind::View:
       switch (n->op) {
         case Op::Reshape: return make_reshape(in[0], n->shape);

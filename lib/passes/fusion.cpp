@@ -141,7 +141,8 @@ void mark_required_roots(const Graph& g, const FusionOptions& opts, const Users&
 }
 
 // Whether `from` reaches `target` through a materialized node other than both: then the two
-// cannot share a kernel (that kernel would need its own output as input).
+// cannot share a kernel (that kernel would need its own output as input). A gather's source
+// counts as materialized: it is read from memory at computed positions.
 bool reaches_through_root(const NodeRef& from, const Node* target, const FusionPlan& p) {
   std::vector<std::pair<const Node*, bool>> stack{{from.get(), false}};
   std::set<std::pair<const Node*, bool>> seen;
@@ -154,7 +155,8 @@ bool reaches_through_root(const NodeRef& from, const Node* target, const FusionP
       continue;
     }
     bool c = crossed || (n != from.get() && p.is_root(n));
-    for (const NodeRef& in : n->inputs) stack.push_back({in.get(), c});
+    for (size_t i = 0; i < n->inputs.size(); ++i)
+      stack.push_back({n->inputs[i].get(), c || (op_kind(n->op) == OpKind::Gather && i == 0)});
   }
   return false;
 }

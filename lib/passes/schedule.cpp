@@ -171,7 +171,10 @@ class KernelBuilder {
  private:
   int descend(const NodeRef& n, std::vector<const Node*>& chain) {
     auto key = std::make_pair(n.get(), chain);
-    if (auto it = memo_.find(key); it != memo_.end()) return it->second;
+    // A constant (or a view of one) is looked at again at each use: a parameter is never shared
+    // between two uses, since hash-consing merges equal values into one node, and the kernel's
+    // code must not depend on which values happen to be equal (x * s + 1 at s = 1).
+    if (auto it = memo_.find(key); it != memo_.end() && !is_constant_leaf(it->second)) return it->second;
     // Whether n is (a view of) pow's exponent: only views and copies pass that on to their input.
     bool pow_exponent = pow_exponent_;
     pow_exponent_ = false;
@@ -240,9 +243,11 @@ class KernelBuilder {
       lf.op = Op::Constant;
       lf.value = n->value;
       key = "c" + std::string(dtype_name(n->dtype)) + n->value.str();
-      if (!constant_is_inlined(n->value, pow_exponent_) && !leaf_keys_.count(key)) {
+      if (!constant_is_inlined(n->value, pow_exponent_)) {  // a parameter of its own (descend)
         lf.param = k_.num_constants++;
         constants_.push_back(constant_param_bits(n->value));
+        k_.leaves.push_back(lf);
+        return push(KernelInstr{lf.op, lf.dtype, {}, static_cast<int>(k_.leaves.size() - 1)});
       }
     } else {
       StridedView base = StridedView::contiguous(n->shape);
@@ -272,6 +277,11 @@ class KernelBuilder {
     int r = push(KernelInstr{lf.op, lf.dtype, {}, static_cast<int>(k_.leaves.size() - 1)});
     leaf_keys_[key] = r;
     return r;
+  }
+
+  bool is_constant_leaf(int instr) const {
+    int lf = k_.body[instr].leaf;
+    return lf >= 0 && k_.leaves[lf].op == Op::Constant;
   }
 
   // Indexing: a gather reads its source (in memory) at the position view of its result's

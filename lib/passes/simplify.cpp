@@ -3,10 +3,15 @@
 // -1, 0.5} (the correctly rounded result by one cheaper op), views of constants,
 // ops whose inputs are all constants (folded with the reference interpreter, so folding and
 // running agree), where() with a constant condition, and view chains of one kind.
+// The identities fold only by a constant that kernels compile in (kernel.h's
+// constant_is_inlined: integers, pow's small exponents). A float 1 or 0 is a kernel parameter
+// like every other float, so folding x * 1.0 would give that one value a kernel of its own: a
+// loop over scales (x * s for s = 0, 1, 2, ...) would compile twice instead of once.
 #include <cmath>
 
 #include "ir/build.h"
 #include "ir/interpreter.h"
+#include "kernel/kernel.h"
 #include "passes/pipeline.h"
 
 namespace arrayc::detail {
@@ -16,6 +21,11 @@ bool is_const(const NodeRef& n, double v) {
   if (n->op != Op::Constant) return false;
   if (!is_float(n->dtype)) return n->value.i == static_cast<int64_t>(v);
   return n->value.f == v && std::signbit(n->value.f) == std::signbit(v);
+}
+
+// n is the constant v and compiled into kernels (not a parameter): an identity by it may fold.
+bool is_inlined_const(const NodeRef& n, double v) {
+  return is_const(n, v) && constant_is_inlined(n->value, /*pow_exponent=*/false);
 }
 
 NodeRef fold_constants(const NodeRef& n, const std::vector<NodeRef>& in) {
@@ -68,18 +78,18 @@ NodeRef simplify_node(const NodeRef& n, const std::vector<NodeRef>& in) {
   if (all_const) return fold_constants(n, in);
   switch (n->op) {
     case Op::Mul:
-      if (is_const(in[1], 1)) return in[0];
-      if (is_const(in[0], 1)) return in[1];
+      if (is_inlined_const(in[1], 1)) return in[0];
+      if (is_inlined_const(in[0], 1)) return in[1];
       break;
     case Op::Div:
-      if (is_const(in[1], 1)) return in[0];
+      if (is_inlined_const(in[1], 1)) return in[0];
       break;
     case Op::Add:
-      if (is_int(n->dtype) ? is_const(in[1], 0) : is_const(in[1], -0.0)) return in[0];
-      if (is_int(n->dtype) ? is_const(in[0], 0) : is_const(in[0], -0.0)) return in[1];
+      if (is_inlined_const(in[1], is_int(n->dtype) ? 0.0 : -0.0)) return in[0];
+      if (is_inlined_const(in[0], is_int(n->dtype) ? 0.0 : -0.0)) return in[1];
       break;
     case Op::Sub:
-      if (is_const(in[1], 0)) return in[0];
+      if (is_inlined_const(in[1], 0)) return in[0];
       break;
     case Op::Neg:
       if (in[0]->op == Op::Neg) return in[0]->inputs[0];

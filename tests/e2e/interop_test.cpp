@@ -20,9 +20,17 @@ using namespace arrayc_test;
 
 class Interop : public DeviceTest {
  protected:
-  std::string path(const std::string& name) const {
-    return ::testing::TempDir() + "arrayc_interop_" + std::to_string(getpid()) + "_" + name;
+  // A scratch file of this test, removed when the test ends, failed or not.
+  std::string path(const std::string& name) {
+    std::string p = ::testing::TempDir() + "arrayc_interop_" + std::to_string(getpid()) + "_" + name;
+    paths_.push_back(p);
+    return p;
   }
+  void TearDown() override {
+    for (const std::string& p : paths_) std::remove(p.c_str());
+    DeviceTest::TearDown();
+  }
+  std::vector<std::string> paths_;
 };
 ARRAYC_DEVICE_SUITE(Interop);
 

@@ -106,8 +106,12 @@ Array mat34() { return array(std::vector<float>(12, 1.0f), {3, 4}); }
 
 TEST(PassGolden, SimplifyDropsExactIdentities) {
   Array x = vec8();
-  expect_pass("simplify_identities", "x*1, x/1, x-0 and -(-x) are x; where of a constant is a branch",
-              {negative(negative((x * 1.0f) / 1.0f - 0.0f)), where(full({8}, 1.0, DType::Bool), x, exp(x))},
+  Array xi = array(std::vector<int32_t>(8, 1), {8});
+  expect_pass("simplify_identities",
+              "integer x*1, x+0, x-0 and -(-x) are x; where of a constant is a branch; float x*1, x/1 and "
+              "x-0 stay (a float 1 or 0 is a kernel parameter, not folded: one kernel for every value)",
+              {negative(negative(xi * 1 + 0 - 0)), where(full({8}, 1.0, DType::Bool), x, exp(x)),
+               negative(negative((x * 1.0f) / 1.0f - 0.0f))},
               "simplify", detail::simplify);
 }
 

@@ -43,13 +43,22 @@ void watchdog() {
 
 void write(const std::filesystem::path& p, const std::string& text) { std::ofstream(p) << text; }
 
+std::filesystem::path g_scratch;  // removed at exit
+void remove_scratch() {
+  std::error_code ec;
+  std::filesystem::remove_all(g_scratch, ec);
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerInitialize(int*, char***) {
-  // Scratch directory: files the dictionary's :load and load() lines name.
+  // Scratch directory: files the dictionary's :load and load() lines name. Under $TMPDIR
+  // (run_fuzz_session.sh points it into its work directory), removed when the process exits.
   std::filesystem::path dir = std::filesystem::temp_directory_path() /
                               ("arrayc-fuzz-session-" + std::to_string(::getpid()));
   std::filesystem::create_directories(dir);
+  g_scratch = dir;
+  std::atexit(remove_scratch);
   write(dir / "self.ac", ":load self.ac\n");
   write(dir / "a.ac", "x = arange(4.0)\n:load b.ac\n");
   write(dir / "b.ac", "y = x * 2\n:load a.ac\n");

@@ -248,6 +248,7 @@ class DiskCacheProcesses : public arrayc_test::DeviceTest {
   }
   void TearDown() override {
     fs::remove_all(dir_);
+    fs::remove(dir_ + ".log");  // the children's output (ANewProcessLoadsWhatAnEarlierOneCompiled)
     DeviceTest::TearDown();
   }
   std::string entry_file() const { return only_entry(dir_); }
@@ -285,7 +286,6 @@ TEST_P(DiskCacheProcesses, ANewProcessLoadsWhatAnEarlierOneCompiled) {
   // Cleared (arrayc::clear_disk_cache): the next process compiles again.
   EXPECT_EQ(child("DISK_CACHE_CHILD_CLEAR=1"), 10) << log_text();
   EXPECT_EQ(child(), 1) << log_text();
-  fs::remove(log);
 }
 
 ARRAYC_DEVICE_SUITE(DiskCacheProcesses);

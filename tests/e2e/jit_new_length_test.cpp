@@ -195,10 +195,12 @@ TEST_P(JitNewLength, ScansAndSorts) {
   EXPECT_MATCHES_REFERENCE(r, body(x1).node(), CompareOptions{.ulp_scale = 64});
   // On a GPU a longer row takes other kernels (tiles rather than a thread per row), compiled once.
   expect_resized(c, /*may_compile=*/on_gpu());
-  Array x2 = random_array(DType::Float64, {7003}, 21).eval();  // the same tiles' kernels as 5001
+  // A GPU step keeps the kernels it loaded at 5001 that 7003 needs too; others (the H100 looked
+  // up two) come from the kernel cache.
+  Array x2 = random_array(DType::Float64, {7003}, 21).eval();
   c = counts([&] { r = f(x2); });
   EXPECT_MATCHES_REFERENCE(r, body(x2).node(), CompareOptions{.ulp_scale = 64});
-  expect_resized(c);
+  expect_resized(c, /*may_compile=*/on_gpu());
 }
 
 // A new length launches the class's kernels with new sizes: on a GPU, new grids and launch

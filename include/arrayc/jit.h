@@ -6,7 +6,9 @@
 // class (the signature, plus per dim whether the extent is 0, 1 or other and which dims have
 // equal extents) runs f again, which only builds a graph; when that graph is the class's graph
 // at the new extents, the class's program is resized to them (sizes, strides and launch sizes
-// recomputed; nothing planned or compiled). The first call of a class also runs f at two probe
+// recomputed; on the host and on a GPU alike nothing is planned, compiled or looked up, unless
+// the new sizes need other code: a GPU reduction that now splits in two launches, another GPU
+// product tile). The first call of a class also runs f at two probe
 // extents, on placeholders, to learn how the program's sizes follow the extents; where they do
 // not follow them as products of extents (f divides an extent, puts x.size() into a constant,
 // branches on an extent, or fails at a probe extent) each new length is planned again and finds

@@ -93,7 +93,8 @@ class Backend : public MemoryOwner {
                                        Compiler& c) = 0;
   // jit's new-length path (engine/jit_resize.h): the launch of a step that differs from the one
   // `like` was planned for in its sizes alone. A backend may reuse like's code when the step
-  // needs the same code at the new sizes (no cache lookup); by default it plans the step again.
+  // needs the same code at the new sizes (no cache lookup; the host and CUDA backends do); by
+  // default it plans the step again.
   virtual std::unique_ptr<Launch> replan(const Step& step, const Schedule& s, Device d, const PlanContext& ctx,
                                          Compiler& c, const Launch* like) {
     (void)like;

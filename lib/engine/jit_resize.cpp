@@ -158,30 +158,51 @@ std::vector<Shape> class_shapes(const ShapeClass& c, const std::vector<int64_t>&
   return out;
 }
 
-std::string class_fingerprint(const std::vector<NodeRef>& outputs, const std::vector<int64_t>& symbols) {
-  std::unordered_map<int64_t, size_t> symbol_of;
-  for (size_t i = 0; i < symbols.size(); ++i) symbol_of.emplace(symbols[i], i);
+ClassFingerprint class_fingerprint(const std::vector<NodeRef>& outputs, const std::vector<int64_t>& symbols) {
+  ClassFingerprint f;
+  f.reserve(512);
+  // A number as two words: 0 and the number, or 1 + the symbol it equals and 0.
   auto num = [&](int64_t x) {
-    auto it = x > 1 ? symbol_of.find(x) : symbol_of.end();
-    return it == symbol_of.end() ? std::to_string(x) : "s" + std::to_string(it->second);
+    size_t i = 0;
+    while (x > 1 && i < symbols.size() && symbols[i] != x) ++i;
+    bool symbol = x > 1 && i < symbols.size();
+    f.push_back(symbol ? static_cast<int64_t>(1 + i) : 0);
+    f.push_back(symbol ? 0 : x);
   };
-  std::unordered_map<const Node*, size_t> index;
-  std::string t;
-  for (const NodeRef& n : topo_order(outputs)) {
-    index.emplace(n.get(), index.size());
-    t += std::string(op_name(n->op)) + " " + dtype_name(n->dtype) + " " + n->device.str() + " [";
-    for (int64_t d : n->shape) t += num(d) + ",";
-    t += "] (";
-    for (const NodeRef& in : n->inputs) t += std::to_string(index.at(in.get())) + ",";
-    t += ") {";
-    for (int64_t x : n->ints) t += num(x) + ",";
-    t += "}";
-    if (n->op == Op::Constant) t += " " + std::to_string(constant_param_bits(n->value));
-    if (n->storage) t += " @" + std::to_string(reinterpret_cast<uintptr_t>(n->storage.get()));
-    t += "\n";
+  std::unordered_map<const Node*, int64_t> index;  // -1 while its inputs are being visited
+  index.reserve(64);
+  auto emit = [&](const Node& n) {
+    f.insert(f.end(), {static_cast<int64_t>(n.op), static_cast<int64_t>(n.dtype), static_cast<int64_t>(n.device.kind),
+                       static_cast<int64_t>(n.device.index), static_cast<int64_t>(n.shape.size())});
+    for (int64_t d : n.shape) num(d);
+    f.push_back(static_cast<int64_t>(n.inputs.size()));
+    for (const NodeRef& in : n.inputs) f.push_back(index.at(in.get()));
+    f.push_back(static_cast<int64_t>(n.ints.size()));
+    for (int64_t x : n.ints) num(x);
+    f.push_back(n.op == Op::Constant ? constant_param_bits(n.value) : 0);
+    f.push_back(static_cast<int64_t>(reinterpret_cast<uintptr_t>(n.storage.get())));
+  };
+  // Post order, as topo_order (ir/graph.h), without copying references.
+  int64_t next = 0;
+  std::vector<std::pair<const Node*, size_t>> stack;
+  for (const NodeRef& o : outputs) {
+    if (!index.emplace(o.get(), -1).second) continue;
+    stack.push_back({o.get(), 0});
+    while (!stack.empty()) {
+      auto& [n, i] = stack.back();
+      if (i < n->inputs.size()) {
+        const Node* in = n->inputs[i++].get();
+        if (index.emplace(in, -1).second) stack.push_back({in, 0});
+      } else {
+        emit(*n);
+        index[n] = next++;
+        stack.pop_back();
+      }
+    }
   }
-  for (const NodeRef& o : outputs) t += "out " + std::to_string(index.at(o.get())) + "\n";
-  return t;
+  f.push_back(-1);
+  for (const NodeRef& o : outputs) f.push_back(index.at(o.get()));
+  return f;
 }
 
 std::vector<int64_t> probe_symbols(const ShapeClass& c, int probe) {
@@ -204,7 +225,7 @@ std::vector<int64_t> probe_symbols(const ShapeClass& c, int probe) {
 std::shared_ptr<const ResizableProgram> ResizableProgram::fit(std::shared_ptr<const Program> base,
                                                               const ShapeClass& c, const Schedule& probe0,
                                                               const Schedule& probe1, const CompileOptions& opts,
-                                                              std::string fingerprint) {
+                                                              ClassFingerprint fingerprint) {
   const Schedule& s = base->schedule;
   std::string text = structure(s);
   if (structure(probe0) != text || structure(probe1) != text) return nullptr;

@@ -32,13 +32,17 @@ ShapeClass shape_class(const std::vector<Shape>& shapes);
 // The input shapes of a class at these symbol values.
 std::vector<Shape> class_shapes(const ShapeClass& c, const std::vector<int64_t>& symbols);
 
-// A traced graph's text with every extent-like integer (a dim, an attribute) that equals a symbol's
-// extent written as that symbol. Two traces of one class give the same text exactly when the
-// function built the same graph at both extents, up to those extents: jit compares it before it
-// resizes, so a function that branches on an extent (a literal bound, another op, a constant that
-// depends on the size) is planned again rather than resized into the other branch's Program.
-// Conservative: an extent that coincides with an unrelated integer only costs a new plan.
-std::string class_fingerprint(const std::vector<NodeRef>& outputs, const std::vector<int64_t>& symbols);
+// A traced graph in numbers: per node (in post order) its op, dtype, device, dims, inputs (by
+// position), integer attributes, a constant's bits and a captured buffer's address, with every
+// extent-like integer (a dim, an attribute) that equals a symbol's extent written as that
+// symbol. Two traces of one class give the same fingerprint exactly when the function built the
+// same graph at both extents, up to those extents: jit compares it before it resizes, so a
+// function that branches on an extent (a literal bound, another op, a constant that depends on
+// the size) is planned again rather than resized into the other branch's Program. Conservative:
+// an extent that coincides with an unrelated integer only costs a new plan. One walk, no text:
+// it is made on every call at a new length.
+using ClassFingerprint = std::vector<int64_t>;
+ClassFingerprint class_fingerprint(const std::vector<NodeRef>& outputs, const std::vector<int64_t>& symbols);
 
 // The probes' symbol values: each symbol times a distinct prime, for probe 0 or 1. Empty when
 // there are too many symbols to probe, when a probe would merge two symbols (two equal extents)
@@ -52,9 +56,9 @@ class ResizableProgram {
   // Null when some size is not a monomial of the symbols or the structures differ.
   static std::shared_ptr<const ResizableProgram> fit(std::shared_ptr<const Program> base, const ShapeClass& c,
                                                      const Schedule& probe0, const Schedule& probe1,
-                                                     const CompileOptions& opts, std::string fingerprint);
+                                                     const CompileOptions& opts, ClassFingerprint fingerprint);
   // The class_fingerprint of base's trace.
-  const std::string& fingerprint() const { return fingerprint_; }
+  const ClassFingerprint& fingerprint() const { return fingerprint_; }
   // The Program at these symbol values: base's schedule with every size recomputed, and each step's
   // launch made again from base's (backend.h: Backend::replan). Null if a size overflows.
   std::unique_ptr<Program> resize(const std::vector<int64_t>& symbols) const;
@@ -67,7 +71,7 @@ class ResizableProgram {
   std::shared_ptr<const Program> base_;
   std::vector<Monomial> sizes_;  // in the order of for_each_size (jit_resize.cpp)
   CompileOptions opts_;
-  std::string fingerprint_;
+  ClassFingerprint fingerprint_;
 };
 
 }  // namespace arrayc::detail

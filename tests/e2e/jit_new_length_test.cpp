@@ -17,7 +17,7 @@ using namespace arrayc;
 using namespace arrayc_test;
 
 struct Counts {
-  int64_t traces = 0, compiles = 0, plans = 0, resizes = 0, probes = 0;
+  int64_t traces = 0, compiles = 0, plans = 0, resizes = 0, probes = 0, lookups = 0;  // lookups: kernel-cache hits
 };
 
 Counts counts(const std::function<void()>& f) {
@@ -25,17 +25,19 @@ Counts counts(const std::function<void()>& f) {
   f();
   Stats b = stats();
   return {b.traces - a.traces, b.compiles - a.compiles, b.plans - a.plans, b.resizes - a.resizes,
-          b.probe_traces - a.probe_traces};
+          b.probe_traces - a.probe_traces, b.cache_hits - a.cache_hits};
 }
 
 // A call at a new length of a known class: traced (to check its graph is the class's), then
-// resized: nothing compiled or planned.
-// `may_compile`: a GPU step is planned again at its new sizes, and a split it did not need
-// before compiles its combine kernel once.
+// resized: nothing compiled or planned, and no kernel looked up (each step's launch keeps the
+// class's kernel, on the host and on a GPU alike: Backend::replan).
+// `may_compile`: a GPU step whose new sizes need other code (a reduction that now splits in two
+// launches, a longer scan row's tile kernels) looks that code up, and compiles it once.
 void expect_resized(const Counts& c, bool may_compile = false) {
   EXPECT_EQ(c.traces, 1);
   EXPECT_EQ(c.probes, 0);
   if (!may_compile) EXPECT_EQ(c.compiles, 0);
+  if (!may_compile) EXPECT_EQ(c.lookups, 0);
   EXPECT_EQ(c.plans, 0);
   EXPECT_EQ(c.resizes, 1);
 }
@@ -157,8 +159,9 @@ TEST_P(JitNewLength, ProductsAndTheirEpilogues) {
     if (!first) {
       EXPECT_EQ(c.traces + cg.traces, 2);
       EXPECT_EQ(c.resizes + cg.resizes, 2);
-      // A GPU product's tile is chosen from its shape: a new shape may compile a new tile.
-      if (!on_gpu()) EXPECT_EQ(c.compiles + cg.compiles, 0);
+      // A GPU product's tile is chosen from its shape: a new shape may compile a new tile. The
+      // host's epilogue kernel is the class's: not looked up again.
+      if (!on_gpu()) EXPECT_EQ(c.compiles + cg.compiles + c.lookups + cg.lookups, 0);
     }
     first = false;
   }
@@ -190,9 +193,40 @@ TEST_P(JitNewLength, ScansAndSorts) {
   Array x1 = random_array(DType::Float64, {5001}, 20).eval();
   Counts c = counts([&] { r = f(x1); });
   EXPECT_MATCHES_REFERENCE(r, body(x1).node(), CompareOptions{.ulp_scale = 64});
-  // A GPU scan or sort is planned again at the new length, and a longer row takes other kernels
-  // (tiles rather than a thread per row), compiled once.
+  // On a GPU a longer row takes other kernels (tiles rather than a thread per row), compiled once.
   expect_resized(c, /*may_compile=*/on_gpu());
+  // A GPU step keeps the kernels it loaded at 5001 that 7003 needs too; others (the H100 looked
+  // up two) come from the kernel cache.
+  Array x2 = random_array(DType::Float64, {7003}, 21).eval();
+  c = counts([&] { r = f(x2); });
+  EXPECT_MATCHES_REFERENCE(r, body(x2).node(), CompareOptions{.ulp_scale = 64});
+  expect_resized(c, /*may_compile=*/on_gpu());
+}
+
+// A new length launches the class's kernels with new sizes: on a GPU, new grids and launch
+// parameters for the same loaded kernels, a long reduction's two launches included (its combine
+// kernel depends on the kernel, not on the length). Nothing is compiled or looked up.
+TEST_P(JitNewLength, ANewLengthLaunchesTheClassKernelsWithNewSizes) {
+  auto body = [](const Array& x) { return arrayc::sum(x * x); };
+  auto rows = [](const Array& m) { return arrayc::exp(m) * 2.0f + arrayc::max(m, {1}, true); };
+  auto f = jit(body);
+  auto g = jit(rows);
+  Array r;
+  Array x0 = random_array(DType::Float64, {400000}, 50).eval();
+  EXPECT_MATCHES_REFERENCE(f(x0), body(x0).node(), CompareOptions{.ulp_scale = 64});
+  Array m0 = random_array(DType::Float32, {64, 300}, 51).eval();
+  EXPECT_MATCHES_REFERENCE(g(m0), rows(m0).node());
+  for (int64_t n : {800000, 1200001, 300007}) {
+    SCOPED_TRACE("n = " + std::to_string(n));
+    Array x = random_array(DType::Float64, {n}, 52 + n).eval();
+    Counts c = counts([&] { r = f(x); });
+    EXPECT_MATCHES_REFERENCE(r, body(x).node(), CompareOptions{.ulp_scale = 64});
+    expect_resized(c);
+    Array m = random_array(DType::Float32, {n / 1000, 257}, 53 + n).eval();
+    c = counts([&] { r = g(m); });
+    EXPECT_MATCHES_REFERENCE(r, rows(m).node());
+    expect_resized(c);
+  }
 }
 
 TEST_P(JitNewLength, ZeroExtents) {

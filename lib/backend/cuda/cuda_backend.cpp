@@ -144,21 +144,34 @@ CompileUnit axis_unit(Device d, const AxisKernel& k) {
   return gpu_unit(d, "", k.name(), k.str(), [k](int sm) { return emit_axis_ptx(k, sm); });
 }
 
+// What ptx_launch_config reads of a compiled kernel: its launch facts, without its texts (a
+// launch keeps them to be planned again at other sizes: CudaBackend::replan).
+PtxKernel launch_facts(const PtxKernel& p) {
+  PtxKernel f;
+  f.entry = p.entry;
+  f.sm = p.sm;
+  f.elements_per_thread = p.elements_per_thread;
+  return f;
+}
+
 // A kernel step in one launch.
 class KernelLaunch final : public Launch {
  public:
-  KernelLaunch(Device d, const KernelStep& ks, const GpuBinary& g, PtxLaunchConfig c)
-      : dev_(d.index), ks_(ks), fn_(function(g, d)), c_(c) {}
+  KernelLaunch(Device d, const KernelStep& ks, const cuda::Function& fn, PtxKernel facts, PtxLaunchConfig c)
+      : dev_(d.index), ks_(ks), fn_(fn), facts_(std::move(facts)), c_(c) {}
   void run(const std::vector<void*>& ptrs) const override {
     counters().kernel_launches++;
     PtxArgs a(ks_.kernel, ptrs, ks_.launch.params, 0, ks_.launch.parallel_extent);
     cuda::launch(dev_, fn_, c_.grid, c_.block, a.data());
   }
+  const cuda::Function& function() const { return fn_; }
+  const PtxKernel& facts() const { return facts_; }
 
  private:
   int dev_;
   const KernelStep& ks_;
   const cuda::Function& fn_;
+  PtxKernel facts_;
   PtxLaunchConfig c_;
 };
 
@@ -166,10 +179,10 @@ class KernelLaunch final : public Launch {
 // partials into a scratch buffer, then the combine kernel, both compiled when planned.
 class SplitLaunch final : public Launch {
  public:
-  SplitLaunch(Device d, const KernelStep& ks, const GpuBinary& g, PtxLaunchConfig c, ReductionSplit split,
-              const GpuBinary& comb, PtxLaunchConfig cc)
-      : dev_(d.index), ks_(ks), fn_(function(g, d)), c_(c), split_(std::move(split)), comb_(function(comb, d)),
-        cc_(cc) {}
+  SplitLaunch(Device d, const KernelStep& ks, const cuda::Function& fn, PtxKernel facts, PtxLaunchConfig c,
+              ReductionSplit split, const cuda::Function& comb, PtxKernel comb_facts, PtxLaunchConfig cc)
+      : dev_(d.index), ks_(ks), fn_(fn), facts_(std::move(facts)), c_(c), split_(std::move(split)), comb_(comb),
+        comb_facts_(std::move(comb_facts)), cc_(cc) {}
   void run(const std::vector<void*>& ptrs) const override {
     counters().kernel_launches++;
     const Kernel& k = ks_.kernel;
@@ -183,14 +196,20 @@ class SplitLaunch final : public Launch {
     cuda::launch(dev_, comb_, cc_.grid, cc_.block, a2.data());
     cuda::free(dev_, scratch, split_.partial_bytes);  // later reuse is ordered on the same stream
   }
+  const cuda::Function& function() const { return fn_; }
+  const PtxKernel& facts() const { return facts_; }
+  const cuda::Function& combine_function() const { return comb_; }
+  const PtxKernel& combine_facts() const { return comb_facts_; }
 
  private:
   int dev_;
   const KernelStep& ks_;
   const cuda::Function& fn_;
+  PtxKernel facts_;
   PtxLaunchConfig c_;
   ReductionSplit split_;
   const cuda::Function& comb_;
+  PtxKernel comb_facts_;
   PtxLaunchConfig cc_;
 };
 
@@ -198,8 +217,11 @@ class SplitLaunch final : public Launch {
 // the step's ptrs after a, b and the unused c are the epilogue's, and its params follow ours).
 class GemmLaunch final : public Launch {
  public:
-  GemmLaunch(Device d, const GemmProblem& p, const GemmKernel& gk, const GpuBinary& g, const DotStep* step)
-      : dev_(d.index), fn_(function(g, d)), grid_(gemm_grid(gk, p)), block_(static_cast<unsigned>(gk.tile.threads())),
+  // `key`: gk.str(), which a step of other sizes compares to reuse fn (CudaBackend::replan).
+  GemmLaunch(Device d, const GemmProblem& p, const GemmKernel& gk, std::string key, const cuda::Function& fn,
+             const DotStep* step)
+      : dev_(d.index), fn_(fn), key_(std::move(key)), grid_(gemm_grid(gk, p)),
+        block_(static_cast<unsigned>(gk.tile.threads())),
         v_{p.m, p.n, p.k, p.batch, p.a_rs, p.a_cs, p.a_bs, p.b_rs, p.b_cs, p.b_bs}, epilogue_(gk.epilogue != nullptr) {
     if (epilogue_) v_.insert(v_.end(), step->epilogue.launch.params.begin(), step->epilogue.launch.params.end());
   }
@@ -214,10 +236,13 @@ class GemmLaunch final : public Launch {
     for (int64_t& x : v) args.push_back(&x);
     cuda::launch(dev_, fn_, grid_, block_, args.data());
   }
+  const cuda::Function& function() const { return fn_; }
+  const std::string& key() const { return key_; }
 
  private:
   int dev_;
   const cuda::Function& fn_;
+  std::string key_;
   unsigned grid_, block_;
   std::vector<int64_t> v_;
   bool epilogue_;
@@ -245,6 +270,21 @@ class GemmThenEpilogueLaunch final : public Launch {
   std::unique_ptr<Launch> gemm_, epilogue_;
   int product_ptr_;
   size_t bytes_;
+};
+
+// A scan or sort (plan_gpu_axis's launch), with the kernels it loaded by their text, which a step
+// of other sizes reuses (CudaBackend::replan).
+class AxisKernelsLaunch final : public Launch {
+ public:
+  using Kernels = std::vector<std::pair<std::string, const cuda::Function*>>;
+  AxisKernelsLaunch(std::unique_ptr<Launch> inner, Kernels kernels)
+      : inner_(std::move(inner)), kernels_(std::move(kernels)) {}
+  void run(const std::vector<void*>& ptrs) const override { inner_->run(ptrs); }
+  const Kernels& kernels() const { return kernels_; }
+
+ private:
+  std::unique_ptr<Launch> inner_;
+  Kernels kernels_;
 };
 
 // Which of the epilogue's inputs is the product.
@@ -316,23 +356,22 @@ class CudaBackend final : public Backend {
   std::unique_ptr<Launch> plan(const Step& step, const Schedule& s, Device d, const PlanContext& ctx,
                                Compiler& c) override {
     int sms = cuda::device_info(d.index).multiprocessors;
-    if (const auto* a = std::get_if<AxisStep>(&step.op))  // scans and sorts
-      return plan_gpu_axis(d.index, *a, sms, [&](const AxisKernel& k) -> const cuda::Function& {
-        return function(gpu_binary(*c.get(axis_unit(d, k))), d);
-      });
+    if (const auto* a = std::get_if<AxisStep>(&step.op)) return plan_axis(d, *a, sms, c, nullptr);  // scans, sorts
     if (const auto* dot = std::get_if<DotStep>(&step.op)) {
       GemmProblem p = problem(*dot, ctx);
       if (p.m == 0 || p.n == 0 || p.batch == 0) return nullptr;
       GemmKernel gk = gemm_of(*dot, p, sms);
-      std::shared_ptr<const Binary> b = c.get(gemm_unit(d, gk));  // launches keep cuda::load's function
-      auto gemm = std::make_unique<GemmLaunch>(d, p, gk, gpu_binary(*b), dot);
+      CompileUnit u = gemm_unit(d, gk);
+      std::shared_ptr<const Binary> b = c.get(u);  // launches keep cuda::load's function
+      auto gemm = std::make_unique<GemmLaunch>(d, p, gk, std::move(u.text), function(gpu_binary(*b), d), dot);
       if (!dot->has_epilogue || gk.epilogue) return gemm;
       const KernelStep& ks = dot->epilogue;
       std::unique_ptr<Launch> epi;
       if (ks.launch.parallel_extent > 0) {
         std::shared_ptr<const Binary> eb = c.get(kernel_unit(d, ks.kernel, ctx.user));
         const GpuBinary& g = gpu_binary(*eb);
-        epi = std::make_unique<KernelLaunch>(d, ks, g, ptx_launch_config(ks.kernel, g.ptx, ks.launch, sms));
+        epi = std::make_unique<KernelLaunch>(d, ks, function(g, d), launch_facts(g.ptx),
+                                             ptx_launch_config(ks.kernel, g.ptx, ks.launch, sms));
       }
       size_t bytes = static_cast<size_t>(p.batch * p.m * p.n) * dtype_size(p.dtype);
       return std::make_unique<GemmThenEpilogueLaunch>(d, std::move(gemm), std::move(epi), product_input(*dot), bytes);
@@ -343,12 +382,55 @@ class CudaBackend final : public Backend {
     std::shared_ptr<const Binary> b = c.get(kernel_unit(d, ks.kernel, ctx.user));
     const GpuBinary& g = gpu_binary(*b);
     PtxLaunchConfig cfg = ptx_launch_config(ks.kernel, g.ptx, ks.launch, sms);
-    if (cfg.chunks == 1) return std::make_unique<KernelLaunch>(d, ks, g, cfg);
+    if (cfg.chunks == 1) return std::make_unique<KernelLaunch>(d, ks, function(g, d), launch_facts(g.ptx), cfg);
     ReductionSplit split = split_reduction(ks.kernel, ks.launch, cfg.chunks);
     std::shared_ptr<const Binary> cb = c.get(kernel_unit(d, split.combine, EmitOptions{}));
     const GpuBinary& comb = gpu_binary(*cb);
     PtxLaunchConfig cc = ptx_launch_config(split.combine, comb.ptx, split.second, sms);
-    return std::make_unique<SplitLaunch>(d, ks, g, cfg, std::move(split), comb, cc);
+    return std::make_unique<SplitLaunch>(d, ks, function(g, d), launch_facts(g.ptx), cfg, std::move(split),
+                                         function(comb, d), launch_facts(comb.ptx), cc);
+  }
+
+  // jit's new-length path (Backend::replan): the step has like's code at other sizes. A kernel
+  // step keeps like's loaded kernel (and a split reduction its combine kernel) with a grid made
+  // from the new sizes; a product keeps like's kernel when the new shape chooses the same tile;
+  // a scan or sort keeps the kernels like loaded that it needs again. Nothing is looked up in the
+  // kernel cache then. Otherwise (a reduction that now needs a split, another product tile, a
+  // product whose epilogue runs apart) the step is planned again.
+  std::unique_ptr<Launch> replan(const Step& step, const Schedule& s, Device d, const PlanContext& ctx, Compiler& c,
+                                 const Launch* like) override {
+    int sms = cuda::device_info(d.index).multiprocessors;
+    if (const auto* ks = std::get_if<KernelStep>(&step.op)) {
+      if (ks->launch.parallel_extent == 0) return nullptr;
+      const auto* kl = dynamic_cast<const KernelLaunch*>(like);
+      const auto* sl = dynamic_cast<const SplitLaunch*>(like);
+      if (kl || sl) {
+        const cuda::Function& fn = kl ? kl->function() : sl->function();
+        const PtxKernel& facts = kl ? kl->facts() : sl->facts();
+        PtxLaunchConfig cfg = ptx_launch_config(ks->kernel, facts, ks->launch, sms);
+        if (cfg.chunks == 1) return std::make_unique<KernelLaunch>(d, *ks, fn, facts, cfg);
+        if (sl) {  // the combine kernel depends on the kernel alone, not on the sizes
+          ReductionSplit split = split_reduction(ks->kernel, ks->launch, cfg.chunks);
+          PtxLaunchConfig cc = ptx_launch_config(split.combine, sl->combine_facts(), split.second, sms);
+          return std::make_unique<SplitLaunch>(d, *ks, fn, facts, cfg, std::move(split), sl->combine_function(),
+                                               sl->combine_facts(), cc);
+        }
+      }
+    } else if (const auto* dot = std::get_if<DotStep>(&step.op)) {
+      if (const auto* gl = dynamic_cast<const GemmLaunch*>(like)) {
+        GemmProblem p = problem(*dot, ctx);
+        if (p.m == 0 || p.n == 0 || p.batch == 0) return nullptr;
+        GemmKernel gk = gemm_of(*dot, p, sms);
+        if (!dot->has_epilogue || gk.epilogue) {
+          std::string key = gk.str();
+          if (key == gl->key()) return std::make_unique<GemmLaunch>(d, p, gk, std::move(key), gl->function(), dot);
+        }
+      }
+    } else if (const auto* a = std::get_if<AxisStep>(&step.op)) {
+      if (const auto* al = dynamic_cast<const AxisKernelsLaunch*>(like))
+        return plan_axis(d, *a, sms, c, &al->kernels());
+    }
+    return plan(step, s, d, ctx, c);
   }
 
   std::vector<StageTexts> stages(const Step& step, const Schedule& s, Device d, const PlanContext& ctx,
@@ -393,6 +475,26 @@ class CudaBackend final : public Backend {
  private:
   static GemmProblem problem(const DotStep& d, const PlanContext& ctx) {
     return gemm_problem(d, alignment_address(d.a, d.dtype, ctx), alignment_address(d.b, d.dtype, ctx));
+  }
+
+  // A scan or sort, its kernels taken from `known` (a launch of the step at other sizes) where it
+  // has them, else through the kernel cache.
+  static std::unique_ptr<Launch> plan_axis(Device d, const AxisStep& a, int sms, Compiler& c,
+                                           const AxisKernelsLaunch::Kernels* known) {
+    AxisKernelsLaunch::Kernels used;
+    std::unique_ptr<Launch> inner = plan_gpu_axis(d.index, a, sms, [&](const AxisKernel& k) -> const cuda::Function& {
+      std::string key = k.str();
+      const cuda::Function* fn = nullptr;
+      const AxisKernelsLaunch::Kernels* lists[] = {known, &used};
+      for (const auto* list : lists)
+        for (size_t i = 0; fn == nullptr && list && i < list->size(); ++i)
+          if ((*list)[i].first == key) fn = (*list)[i].second;
+      if (!fn) fn = &function(gpu_binary(*c.get(axis_unit(d, k))), d);
+      used.emplace_back(std::move(key), fn);
+      return *fn;
+    });
+    if (!inner) return nullptr;
+    return std::make_unique<AxisKernelsLaunch>(std::move(inner), std::move(used));
   }
 };
 

@@ -185,9 +185,10 @@ class HostKernelLaunch final : public Launch {
 // size and what it measured).
 class HostDotLaunch final : public Launch {
  public:
-  HostDotLaunch(const DotStep& d, std::shared_ptr<const Binary> epilogue)  // the Program's step
+  // `stream`: the epilogue was compiled with streaming stores (host_options).
+  HostDotLaunch(const DotStep& d, std::shared_ptr<const Binary> epilogue, bool stream)  // the Program's step
       : d_(d), epilogue_(std::move(epilogue)),
-        fn_(epilogue_ ? static_cast<const HostBinary&>(*epilogue_).fn : nullptr) {
+        fn_(epilogue_ ? static_cast<const HostBinary&>(*epilogue_).fn : nullptr), stream_(stream) {
     if (!d_.has_epilogue) return;
     for (size_t i = 0; i < d_.epilogue.inputs.size(); ++i)
       if (d_.epilogue.inputs[i].kind == Source::Kind::Product) product_ptr_ = static_cast<int>(i);
@@ -196,6 +197,9 @@ class HostDotLaunch final : public Launch {
     n_ = d_.b.cols;
     panel_ = epilogue_panel_rows(d_);
   }
+  // The same code as `like`, for a step of other sizes (Backend::replan).
+  HostDotLaunch(const DotStep& d, const HostDotLaunch& like) : HostDotLaunch(d, like.epilogue_, like.stream_) {}
+  bool streams() const { return stream_; }
 
   void run(const std::vector<void*>& ptrs) const override {
     counters().kernel_launches++;
@@ -258,6 +262,7 @@ class HostDotLaunch final : public Launch {
   const DotStep& d_;
   std::shared_ptr<const Binary> epilogue_;  // keeps fn_'s code loaded
   KernelFn fn_;
+  bool stream_;
   int product_ptr_ = -1;
   int64_t m_ = 0, n_ = 0, panel_ = 1;
 };
@@ -376,9 +381,9 @@ class HostBackend final : public Backend {
   std::unique_ptr<Launch> plan(const Step& step, const Schedule& s, Device, const PlanContext& ctx,
                                Compiler& c) override {
     if (const auto* d = std::get_if<DotStep>(&step.op)) {
-      if (!d->has_epilogue) return std::make_unique<HostDotLaunch>(*d, nullptr);
+      if (!d->has_epilogue) return std::make_unique<HostDotLaunch>(*d, nullptr, false);
       EmitOptions o = host_options(d->epilogue, s, ctx.user);
-      return std::make_unique<HostDotLaunch>(*d, c.get(host_unit(d->epilogue.kernel, o, "")));
+      return std::make_unique<HostDotLaunch>(*d, c.get(host_unit(d->epilogue.kernel, o, "")), o.stream_stores);
     }
     if (const auto* a = std::get_if<AxisStep>(&step.op)) return std::make_unique<HostAxisLaunch>(*a);
     const auto& ks = std::get<KernelStep>(step.op);
@@ -387,14 +392,19 @@ class HostBackend final : public Backend {
     return std::make_unique<HostKernelLaunch>(ks, c.get(host_unit(ks.kernel, o, "")), o);
   }
 
-  // jit's new-length path: a kernel step keeps like's function unless its streaming choice
-  // (which depends on the output's size) changes; products, scans and sorts look nothing up.
+  // jit's new-length path: a kernel step, or a product's epilogue, keeps like's function unless
+  // its streaming choice (which depends on the output's size) changes; products without an
+  // epilogue, scans and sorts look nothing up anyway.
   std::unique_ptr<Launch> replan(const Step& step, const Schedule& s, Device d, const PlanContext& ctx, Compiler& c,
                                  const Launch* like) override {
     const auto* ks = std::get_if<KernelStep>(&step.op);
     const auto* l = dynamic_cast<const HostKernelLaunch*>(like);
     if (ks && l && ks->launch.parallel_extent != 0 && host_options(*ks, s, ctx.user).stream_stores == l->streams())
       return std::make_unique<HostKernelLaunch>(*ks, *l);
+    const auto* dot = std::get_if<DotStep>(&step.op);
+    const auto* dl = dynamic_cast<const HostDotLaunch*>(like);
+    if (dot && dl && (!dot->has_epilogue || host_options(dot->epilogue, s, ctx.user).stream_stores == dl->streams()))
+      return std::make_unique<HostDotLaunch>(*dot, *dl);
     return plan(step, s, d, ctx, c);
   }
 

@@ -132,6 +132,21 @@ Value* BodyEmitter::numpy_op(Op op, DType at, const std::vector<Value*>& a) {
         return b.CreateSelect(b.CreateFCmpUNO(a[0], a[0]), a[0], b.CreateFDiv(num, b.CreateFAdd(fconst(1), e)));
       }
       return math(static_cast<int>(MathFn::Sigmoid), a);
+    case Op::Hypot:
+      // GPU wrong values (issue 26): libdevice's hypot overflows to inf when an operand is near
+      // the largest finite value (hypot(-1.8e308, 2.66) on an H100), where the result is finite.
+      // There both operands are halved (exactly: the smaller one's lost bit is far below the
+      // result's ULP) and the result doubled.
+      if (opts_.target == EmitOptions::Target::Nvptx) {
+        bool f64 = ty->isDoubleTy();
+        Value* big = b.CreateBinaryIntrinsic(llvm::Intrinsic::maxnum, unary(llvm::Intrinsic::fabs),
+                                             b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, a[1]));
+        Value* huge = b.CreateFCmpOGE(big, fconst(f64 ? 0x1p1020 : 0x1p124));
+        Value* scale = b.CreateSelect(huge, fconst(0.5), fconst(1));
+        Value* r = math(static_cast<int>(MathFn::Hypot), {b.CreateFMul(a[0], scale), b.CreateFMul(a[1], scale)});
+        return b.CreateSelect(huge, b.CreateFMul(r, fconst(2)), r);
+      }
+      break;
     default: break;
   }
   MathFn fn = transcendental(op);

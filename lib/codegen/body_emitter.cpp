@@ -2,6 +2,7 @@
 
 #include <tuple>
 
+#include <llvm/IR/InlineAsm.h>
 #include <llvm/IR/Intrinsics.h>
 
 #include <limits>
@@ -417,6 +418,15 @@ Value* BodyEmitter::scalar_op(Op op, DType t, DType at, const std::vector<Value*
     case Op::Abs:
       if (unsigned_order) return a[0];
       if (fl) return b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, a[0]);
+      // GPU wrong values (issue 26): abs(int16 -32768) compared as 32768 on an H100 (numpy:
+      // -32768): PTX's abs.s16 result is not narrowed before setp.s16 reads it. LLVM turns any
+      // 32-bit form back into abs.s16, so the 32-bit abs and the narrowing cvt are written in PTX.
+      if (opts_.target == EmitOptions::Target::Nvptx && a[0]->getType()->isIntegerTy(16)) {
+        auto* fn = llvm::FunctionType::get(b_.getInt16Ty(), {b_.getInt16Ty()}, false);
+        auto* asm_abs = llvm::InlineAsm::get(
+            fn, "{ .reg .s32 t; cvt.s32.s16 t, $1; abs.s32 t, t; cvt.s16.s32 $0, t; }", "=h,h", false);
+        return b_.CreateCall(fn, asm_abs, {a[0]});
+      }
       return b_.CreateBinaryIntrinsic(llvm::Intrinsic::abs, a[0], b_.getFalse());
     case Op::Exp: return math(static_cast<int>(MathFn::Exp), a);
     case Op::Log: return math(static_cast<int>(MathFn::Log), a);

@@ -3,6 +3,8 @@
 // shifts with numpy's defined results where C's are undefined (no input traps), floor division
 // and remainder of floats by numpy's npy_divmod on top of fmod, and the transcendentals through
 // BodyEmitter::math (vmath's vector functions on the host, libdevice on NVPTX).
+#include <cmath>
+
 #include <llvm/IR/Intrinsics.h>
 
 #include "codegen/body_emitter.h"
@@ -132,6 +134,39 @@ Value* BodyEmitter::numpy_op(Op op, DType at, const std::vector<Value*>& a) {
         return b.CreateSelect(b.CreateFCmpUNO(a[0], a[0]), a[0], b.CreateFDiv(num, b.CreateFAdd(fconst(1), e)));
       }
       return math(static_cast<int>(MathFn::Sigmoid), a);
+    case Op::Hypot:
+      // GPU wrong values (issue 26): libdevice's hypot gives inf for an operand near the largest
+      // finite value (hypot(-1.8e308, 2.66) on an H100), where the result is finite; halving the
+      // operands did not help there. The host's formula instead (vmath's hypot_any): float
+      // operands square exactly in double; doubles are scaled by 2^-k, k the larger one's
+      // exponent, so that the squares neither overflow nor underflow.
+      if (opts_.target == EmitOptions::Target::Nvptx) {
+        llvm::Type* f64 = b.getDoubleTy();
+        llvm::Type* i64 = b.getInt64Ty();
+        auto d = [&](double v) { return llvm::ConstantFP::get(f64, v); };
+        auto i = [&](int64_t v) { return llvm::ConstantInt::get(i64, v, true); };
+        Value* ax = b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, b.CreateFPExt(a[0], f64));
+        Value* ay = b.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, b.CreateFPExt(a[1], f64));
+        auto fma = [&](Value* x, Value* y, Value* z) { return b.CreateIntrinsic(llvm::Intrinsic::fma, {f64}, {x, y, z}); };
+        Value* r;
+        if (!ty->isDoubleTy()) {
+          r = b.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, fma(ax, ax, b.CreateFMul(ay, ay)));
+        } else {
+          Value* big = b.CreateBinaryIntrinsic(llvm::Intrinsic::maxnum, ax, ay);
+          Value* k = b.CreateSub(b.CreateLShr(b.CreateBitCast(big, i64), i(52)), i(1023));
+          k = b.CreateSelect(b.CreateICmpSGT(k, i(1020)), i(1020), k);
+          k = b.CreateSelect(b.CreateICmpSLT(k, i(-1020)), i(-1020), k);
+          auto pow2 = [&](Value* e) { return b.CreateBitCast(b.CreateShl(b.CreateAdd(e, i(1023)), i(52)), f64); };
+          Value* down = pow2(b.CreateNeg(k));
+          Value* xs = b.CreateFMul(ax, down);
+          Value* ys = b.CreateFMul(ay, down);
+          r = b.CreateFMul(b.CreateUnaryIntrinsic(llvm::Intrinsic::sqrt, fma(xs, xs, b.CreateFMul(ys, ys))), pow2(k));
+        }
+        Value* inf = b.CreateOr(b.CreateFCmpOEQ(ax, d(INFINITY)), b.CreateFCmpOEQ(ay, d(INFINITY)));
+        r = b.CreateSelect(inf, d(INFINITY), r);
+        return ty->isDoubleTy() ? r : b.CreateFPTrunc(r, ty);
+      }
+      break;
     default: break;
   }
   MathFn fn = transcendental(op);

@@ -80,6 +80,12 @@ void mark_required_roots(const Graph& g, const FusionOptions& opts, const Users&
   for (const auto& [n, why] : opts.forced) mark(n, why);
   std::unordered_set<const Node*> outputs;
   for (const NodeRef& o : g.outputs) outputs.insert(o.get());
+  // Nodes whose values are read in place from memory: the outputs and the bases of outputs that
+  // are views (returned as views of that memory). A reduction among them cannot be left to a row
+  // chain's kernel, which keeps its values in registers: a reshape of a row's sum, requested
+  // beside the row chain, read a buffer that no kernel wrote (an internal error).
+  std::unordered_set<const Node*> read_in_place = outputs;
+  for (const NodeRef& o : g.outputs) read_in_place.insert(view_base(o).get());
 
   for (const NodeRef& n : p.order) {
     OpKind kind = op_kind(n->op);
@@ -94,7 +100,7 @@ void mark_required_roots(const Graph& g, const FusionOptions& opts, const Users&
     }
     switch (kind) {
       case OpKind::Reduce:  // a row chain's reduction is decided with its consumers' kernel
-        if (!opts.fuse || !opts.row_chains || !row_chain_candidate(*n, outputs.count(n.get())))
+        if (!opts.fuse || !opts.row_chains || !row_chain_candidate(*n, read_in_place.count(n.get())))
           mark(n.get(), "reduction");
         break;
       case OpKind::Contraction: {
@@ -130,7 +136,7 @@ void mark_required_roots(const Graph& g, const FusionOptions& opts, const Users&
       case OpKind::View:
         if (n->op == Op::Broadcast && expands(*n)) {
           const NodeRef& base = view_base(n->inputs[0]);
-          bool per_row = opts.fuse && opts.row_chains && per_row_value(base, outputs);  // row chains (issue 29)
+          bool per_row = opts.fuse && opts.row_chains && per_row_value(base, read_in_place);  // row chains (issue 29)
           if ((op_kind(base->op) == OpKind::Elementwise || op_kind(base->op) == OpKind::Gather) && !per_row)
             mark(base.get(), "broadcast of a computed value (materialized, not recomputed per element)");
         }
@@ -140,9 +146,10 @@ void mark_required_roots(const Graph& g, const FusionOptions& opts, const Users&
   }
 }
 
-// Whether `from` reaches `target` through a materialized node other than both: then the two
-// cannot share a kernel (that kernel would need its own output as input). A gather's source
-// counts as materialized: it is read from memory at computed positions.
+// Whether `from` reaches `target` through a materialized node other than both, or through an
+// operand read from memory (a gather's source, a product's or an axis routine's operand): then
+// the two cannot share a kernel (that kernel would read its own output as it writes it, at other
+// positions: a roll of an output beside it read unwritten memory).
 bool reaches_through_root(const NodeRef& from, const Node* target, const FusionPlan& p) {
   std::vector<std::pair<const Node*, bool>> stack{{from.get(), false}};
   std::set<std::pair<const Node*, bool>> seen;
@@ -155,8 +162,11 @@ bool reaches_through_root(const NodeRef& from, const Node* target, const FusionP
       continue;
     }
     bool c = crossed || (n != from.get() && p.is_root(n));
-    for (size_t i = 0; i < n->inputs.size(); ++i)
-      stack.push_back({n->inputs[i].get(), c || (op_kind(n->op) == OpKind::Gather && i == 0)});
+    OpKind k = op_kind(n->op);
+    for (size_t i = 0; i < n->inputs.size(); ++i) {
+      bool from_memory = (k == OpKind::Gather && i == 0) || k == OpKind::Contraction || k == OpKind::Axis;
+      stack.push_back({n->inputs[i].get(), c || from_memory});
+    }
   }
   return false;
 }
@@ -170,10 +180,12 @@ FusionGroup::Kind group_kind(const Node& root) {
   }
 }
 
-}  // namespace
-
-FusionPlan plan_fusion(const Graph& g, const FusionOptions& opts) {
-  FusionPlan p;
+// One attempt at the plan. Requested outputs in `alone` get kernels of their own. Returns false,
+// with the roots of the kernels on the cycle added to `alone`, when sharing a kernel between
+// outputs made kernels depend on each other in a cycle: whether two outputs may share one is
+// decided before the nodes that their kernels later materialize are known.
+bool plan_once(const Graph& g, const FusionOptions& opts, std::unordered_set<const Node*>& alone, FusionPlan& p) {
+  p = FusionPlan{};
   p.order = topo_order(g.outputs);
   Users users;
   for (const NodeRef& n : p.order)
@@ -200,7 +212,8 @@ FusionPlan plan_fusion(const Graph& g, const FusionOptions& opts) {
   if (opts.fuse) {
     std::vector<std::vector<NodeRef>> merged;
     for (const NodeRef& o : g.outputs) {
-      if (!p.is_root(o.get()) || group_kind(*o) != FusionGroup::Kind::Elementwise || p.group_of.count(o.get()))
+      if (!p.is_root(o.get()) || group_kind(*o) != FusionGroup::Kind::Elementwise || p.group_of.count(o.get()) ||
+          alone.count(o.get()))
         continue;
       for (size_t gi = 0; gi < merged.size() && !p.group_of.count(o.get()); ++gi) {
         const NodeRef& first = merged[gi][0];
@@ -313,7 +326,18 @@ FusionPlan plan_fusion(const Graph& g, const FusionOptions& opts) {
       auto& [gi, it] = stack.back();
       if (it != deps[gi].end()) {
         int d = *it++;
-        ARRAYC_INTERNAL_CHECK(state[d] != 1, "fusion produced a cycle between kernels");
+        if (state[d] == 1) {  // the groups on the stack from d up form a cycle
+          size_t before = alone.size();
+          for (size_t k = stack.size(); k-- > 0;) {
+            for (const Node* r : group_roots[stack[k].first])
+              if (group_roots[stack[k].first].size() > 1) alone.insert(r);
+            if (stack[k].first == d) break;
+          }
+          // Kernels with one root each cannot form a cycle: every node but the root has all of
+          // its users in the root's kernel.
+          ARRAYC_INTERNAL_CHECK(alone.size() > before, "fusion produced a cycle between kernels");
+          return false;
+        }
         if (!state[d]) {
           state[d] = 1;
           stack.push_back({d, deps[d].begin()});
@@ -339,6 +363,16 @@ FusionPlan plan_fusion(const Graph& g, const FusionOptions& opts) {
       grp.product = by_ptr.at(group_product[gi]);
     }
     p.groups.push_back(std::move(grp));
+  }
+  return true;
+}
+
+}  // namespace
+
+FusionPlan plan_fusion(const Graph& g, const FusionOptions& opts) {
+  std::unordered_set<const Node*> alone;
+  FusionPlan p;
+  while (!plan_once(g, opts, alone, p)) {
   }
   return p;
 }

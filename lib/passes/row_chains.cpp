@@ -2,13 +2,13 @@
 
 namespace arrayc::detail {
 
-bool row_chain_candidate(const Node& r, bool requested_output) {
-  if (requested_output || op_kind(r.op) != OpKind::Reduce) return false;
+bool row_chain_candidate(const Node& r, bool read_in_place) {
+  if (read_in_place || op_kind(r.op) != OpKind::Reduce) return false;
   const Node& x = *r.inputs[0];
   return x.rank() >= 1 && r.ints.size() == 1 && r.ints[0] == x.rank() - 1 && r.dtype == x.dtype;
 }
 
-bool per_row_value(const NodeRef& n, const std::unordered_set<const Node*>& outputs) {
+bool per_row_value(const NodeRef& n, const std::unordered_set<const Node*>& read_in_place) {
   bool reduced = false;
   std::vector<const Node*> stack{n.get()};
   std::unordered_set<const Node*> seen;
@@ -18,7 +18,7 @@ bool per_row_value(const NodeRef& n, const std::unordered_set<const Node*>& outp
     if (!seen.insert(m).second) continue;
     switch (op_kind(m->op)) {
       case OpKind::Reduce:
-        if (!row_chain_candidate(*m, outputs.count(m))) return false;
+        if (!row_chain_candidate(*m, read_in_place.count(m))) return false;
         reduced = true;
         break;
       case OpKind::Leaf:

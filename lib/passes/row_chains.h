@@ -14,13 +14,15 @@
 namespace arrayc::detail {
 
 // Whether reduction r may be left unmaterialized for a row chain: it folds exactly the last
-// axis of its input, is not a requested output, and every consumer is a view or elementwise.
-bool row_chain_candidate(const Node& r, bool requested_output);
+// axis of its input, is not read in place from memory (a requested output, or the base of an
+// output that is a view of it), and every consumer is a view or elementwise.
+bool row_chain_candidate(const Node& r, bool read_in_place);
 
 // Whether n is computed from row chain candidates and constants alone (sqrt(var + eps) of layer
 // norm, a float16 sum cast back): a per-row value that a row chain's kernel computes once per
 // row (the optimizer hoists it out of the row's loop), so its broadcast need not be materialized.
-bool per_row_value(const NodeRef& n, const std::unordered_set<const Node*>& outputs);
+// read_in_place: the nodes row_chain_candidate must not leave unmaterialized.
+bool per_row_value(const NodeRef& n, const std::unordered_set<const Node*>& read_in_place);
 
 constexpr int64_t kMaxRowChainRow = 65536;    // elements: a row stays in L2 between passes
 constexpr int64_t kMinRowChainRows = 256;     // rows to share between threads or GPU blocks

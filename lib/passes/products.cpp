@@ -20,12 +20,12 @@ ProductForm product_form(const Node& dot) {
 }
 
 std::string product_reason(const Node& dot) {
-  std::string r = "matrix product (BLAS call)";
+  std::string r = dot.device.kind == Device::Kind::GPU ? "matrix product (tiled product kernel)" : "matrix product (BLAS call)";
   if (!is_float(dot.dtype)) return r;
   bool cpu = dot.device.kind == Device::Kind::CPU;
   switch (product_form(dot)) {
     case ProductForm::General: return r;
-    case ProductForm::MatVec: return r + "; product-structure: one row or column, gemv";
+    case ProductForm::MatVec: return r + "; product-structure: one row or column" + (cpu ? ", gemv" : "");
     case ProductForm::Gram:
       return r + (cpu ? "; product-structure: x @ x.T, one triangle (syrk), mirrored"
                       : "; product-structure: x @ x.T, the tiles of one triangle, mirrored");

@@ -14,7 +14,8 @@ namespace arrayc::detail {
 // the product has one row or one column, General otherwise.
 ProductForm product_form(const Node& dot);
 
-// The reason printed for a product's node: "matrix product (BLAS call)", followed by what
+// The reason printed for a product's node: "matrix product (BLAS call)" on the CPU, "matrix product
+// (tiled product kernel)" on a GPU, followed by what
 // product-structure chose for it when that is not a general product.
 std::string product_reason(const Node& dot);
 

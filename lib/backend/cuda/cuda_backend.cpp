@@ -200,8 +200,10 @@ class GemmLaunch final : public Launch {
  public:
   GemmLaunch(Device d, const GemmProblem& p, const GemmKernel& gk, const GpuBinary& g, const DotStep* step)
       : dev_(d.index), fn_(function(g, d)), grid_(gemm_grid(gk, p)), block_(static_cast<unsigned>(gk.tile.threads())),
-        v_{p.m, p.n, p.k, p.batch, p.a_rs, p.a_cs, p.a_bs, p.b_rs, p.b_cs, p.b_bs}, epilogue_(gk.epilogue != nullptr) {
+        v_{p.m, p.n, p.k, p.batch, p.a_rs, p.a_cs, p.a_bs, p.b_rs, p.b_cs, p.b_bs}, epilogue_(gk.epilogue != nullptr),
+        shared_(gemm_dynamic_shared(gk, g.ptx.sm)) {
     if (epilogue_) v_.insert(v_.end(), step->epilogue.launch.params.begin(), step->epilogue.launch.params.end());
+    if (shared_ > 48 * 1024) cuda::allow_dynamic_shared(dev_, fn_, shared_);
   }
   void run(const std::vector<void*>& ptrs) const override {
     counters().kernel_launches++;
@@ -212,7 +214,7 @@ class GemmLaunch final : public Launch {
     std::vector<void*> args;
     for (void*& x : p) args.push_back(&x);
     for (int64_t& x : v) args.push_back(&x);
-    cuda::launch(dev_, fn_, grid_, block_, args.data());
+    cuda::launch(dev_, fn_, grid_, block_, args.data(), shared_);
   }
 
  private:
@@ -221,6 +223,7 @@ class GemmLaunch final : public Launch {
   unsigned grid_, block_;
   std::vector<int64_t> v_;
   bool epilogue_;
+  unsigned shared_;  // dynamic shared memory (the tensor-core pipeline's stages)
 };
 
 // A product whose epilogue cannot run inside the product kernel (gemm_epilogue_problem says why):
@@ -321,7 +324,7 @@ class CudaBackend final : public Backend {
         return function(gpu_binary(*c.get(axis_unit(d, k))), d);
       });
     if (const auto* dot = std::get_if<DotStep>(&step.op)) {
-      GemmProblem p = problem(*dot, ctx);
+      GemmProblem p = problem(*dot, d, ctx);
       if (p.m == 0 || p.n == 0 || p.batch == 0) return nullptr;
       GemmKernel gk = gemm_of(*dot, p, sms);
       std::shared_ptr<const Binary> b = c.get(gemm_unit(d, gk));  // launches keep cuda::load's function
@@ -364,7 +367,7 @@ class CudaBackend final : public Backend {
     }
     if (const auto* dot = std::get_if<DotStep>(&step.op)) {
       std::string why;
-      GemmKernel gk = gemm_of(*dot, problem(*dot, ctx), cuda::device_info(d.index).multiprocessors, &why);
+      GemmKernel gk = gemm_of(*dot, problem(*dot, d, ctx), cuda::device_info(d.index).multiprocessors, &why);
       std::vector<StageTexts> out{gemm_unit(d, gk).stages(*c.get(gemm_unit(d, gk)))};
       if (dot->has_epilogue && !gk.epilogue) {  // the epilogue as a kernel of its own, and why
         CompileUnit e = kernel_unit(d, dot->epilogue.kernel, ctx.user);
@@ -391,8 +394,11 @@ class CudaBackend final : public Backend {
   void synchronize(Device d) override { cuda::synchronize(d.index); }
 
  private:
-  static GemmProblem problem(const DotStep& d, const PlanContext& ctx) {
-    return gemm_problem(d, alignment_address(d.a, d.dtype, ctx), alignment_address(d.b, d.dtype, ctx));
+  // TF32 needs the tensor cores of sm_80 and later.
+  static GemmProblem problem(const DotStep& d, Device dev, const PlanContext& ctx) {
+    GemmProblem p = gemm_problem(d, alignment_address(d.a, d.dtype, ctx), alignment_address(d.b, d.dtype, ctx));
+    p.tf32 = ctx.tf32_products && cuda::device_info(dev.index).sm() >= 80;
+    return p;
   }
 };
 

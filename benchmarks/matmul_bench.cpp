@@ -13,7 +13,8 @@
 //   256x784x256 and 4096^3 fused and not), each call timed up to synchronize(), and the first
 //   call of each kernel (its compile) apart; the peers are benchmarks/peers/matmul_peers_gpu.py
 //   (cuBLAS through PyTorch), run right after it on the same machine. --case W4 (W3, W5, W9):
-//   those rows only.
+//   those rows only. --tf32: float32 products at MatmulPrecision::High (the TF32 tensor cores;
+//   the peers' --tf32 sets torch.backends.cuda.matmul.allow_tf32).
 // --skinny: the generated skinny kernel against OpenBLAS on the same buffers, shape by shape
 //   (docs/blas.md, "Skinny products").
 #include <algorithm>
@@ -184,7 +185,8 @@ void layer_row(const Layer& l, int reps) {
 
 // The GPU rows (--gpu).
 void gpu_rows(bool big, int reps) {
-  std::printf("== arrayc rows on gpu(0)\n");
+  std::printf("== arrayc rows on gpu(0)%s\n",
+              arrayc::matmul_precision() == arrayc::MatmulPrecision::High ? ", float32 products on TF32" : "");
   for (const Shape3& s : kCalib) {
     if (std::string(s.name).rfind(only, 0) != 0) continue;
     std::printf("%-32s %10.3f ms\n", s.name, median_ms(product_call(s), reps));
@@ -283,6 +285,7 @@ int main(int argc, char** argv) {
     }
     else if (a == "--reps" && i + 1 < argc) reps = std::max(1, std::atoi(argv[++i]));
     else if (a == "--case" && i + 1 < argc) only = argv[++i];
+    else if (a == "--tf32") arrayc::set_matmul_precision(arrayc::MatmulPrecision::High);
     else if (a == "--skinny") {  // skinny products' crossover only
       skinny_rows(reps);
       return 0;

@@ -3,16 +3,20 @@ timed the same way (each call on the host up to torch.cuda.synchronize(), median
 W3 (10000x784 . 784x10 f32), W4 (1000^3 f64), W5 (torch.mm(x, x.T), 3000^2 f32; cuBLAS computes
 the whole product) and the layer relu(x @ w + b) (W9) at 256x784x256, 2048^3 (and 4096^3 with
 --big): PyTorch eager (three kernels), addmm + relu_ (cuBLAS's bias in the product, then relu),
-and torch.compile where it works. TF32 is off (exact float32, as arrayc's default).
-Usage: python3 matmul_peers_gpu.py [--big] [--reps N]"""
+and torch.compile where it works. TF32 is off (exact float32, as arrayc's default); --tf32 turns
+it on (as arrayc-matmul-bench --tf32).
+--case NAME: the rows whose name starts with NAME (W3, W4, W5, W9).
+Usage: python3 matmul_peers_gpu.py [--big] [--reps N] [--tf32] [--case NAME]"""
 import sys, time
 
 import torch
 
 big = "--big" in sys.argv
 reps = int(sys.argv[sys.argv.index("--reps") + 1]) if "--reps" in sys.argv else 11
-torch.backends.cuda.matmul.allow_tf32 = False
-torch.backends.cudnn.allow_tf32 = False
+tf32 = "--tf32" in sys.argv
+only = sys.argv[sys.argv.index("--case") + 1] if "--case" in sys.argv else ""
+torch.backends.cuda.matmul.allow_tf32 = tf32
+torch.backends.cudnn.allow_tf32 = tf32
 dev = torch.device("cuda:0")
 
 
@@ -31,10 +35,12 @@ def med(fn, reps=reps, warm=2):
 
 
 def rec(name, peer, ms):
+    if not name.startswith(only):
+        return
     print(f"{name:32s} {peer:30s} {ms:10.3f} ms", flush=True)
 
 
-print(f"torch {torch.__version__}, {torch.cuda.get_device_name(0)}, tf32 off")
+print(f"torch {torch.__version__}, {torch.cuda.get_device_name(0)}, tf32 {'on' if tf32 else 'off'}")
 with torch.no_grad():
     a3 = torch.rand(10000, 784, device=dev)
     w3 = torch.randn(784, 10, device=dev)
@@ -45,6 +51,8 @@ with torch.no_grad():
     x5 = torch.randn(3000, 3000, device=dev)
     rec("W5 3000x3000.T f32", "torch.mm(x, x.T) (cuBLAS)", med(lambda: torch.mm(x5, x5.T)))
     layers = [(256, 784, 256), (2048, 2048, 2048)] + ([(4096, 4096, 4096)] if big else [])
+    if only and not "W9".startswith(only[:2]):
+        layers = []
     for m, k, n in layers:
         x = torch.empty(m, k, device=dev).uniform_(-1, 1)
         w = torch.randn(k, n, device=dev) * 0.05
@@ -55,6 +63,8 @@ with torch.no_grad():
         rec(name, "torch addmm+relu_", med(lambda: torch.relu_(torch.addmm(b, x, w)), reps=r))
         rec(name, "torch mm alone", med(lambda: x @ w, reps=r))
     try:
+        if not layers:
+            raise SystemExit(0)
         layer = torch.compile(lambda x, w, b: torch.relu(x @ w + b))
         for m, k, n in layers:
             x = torch.empty(m, k, device=dev).uniform_(-1, 1)

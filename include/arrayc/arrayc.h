@@ -12,6 +12,7 @@
 #include "arrayc/interop.h"  // issue 28: .npy, host memory
 #include "arrayc/jit.h"
 #include "arrayc/math.h"
+#include "arrayc/matmul_precision.h"  // issue 29: TF32 products, opt-in
 #include "arrayc/ops.h"
 #include "arrayc/transforms.h"
 #include "arrayc/reduce_ops.h"  // issue 28: reductions, scans, sorts, creation

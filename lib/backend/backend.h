@@ -77,6 +77,7 @@ class Launch {
 struct PlanContext {
   EmitOptions user;                  // the user's code-generation options (fast math)
   std::vector<bool> param_aligned;   // by parameter index; missing entries count as aligned
+  bool tf32_products = false;        // float32 products may use TF32 (set_matmul_precision)
   bool param_is_aligned(int i) const {
     return i < 0 || static_cast<size_t>(i) >= param_aligned.size() || param_aligned[i];
   }

@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "arrayc/jit.h"
+#include "arrayc/matmul_precision.h"
 #include "arrayc/products.h"
 #include "arrayc/row_chains.h"
 #include "backend/cuda/cuda_backend.h"
@@ -88,6 +89,7 @@ CompileOptions user_compile_options() {
   o.plan.user.fast_math = fast_math_flag();
   o.epilogues = epilogue_flag();
   o.row_chains = row_chain_flag();
+  o.plan.tf32_products = matmul_precision() == MatmulPrecision::High;  // matmul precision (issue 29)
   return o;
 }
 
@@ -104,5 +106,11 @@ bool epilogue_fusion_enabled() { return detail::epilogue_flag(); }
 // row chains (issue 29)
 void set_row_chain_fusion(bool enabled) { detail::row_chain_flag() = enabled; }
 bool row_chain_fusion_enabled() { return detail::row_chain_flag(); }
+// matmul precision (issue 29)
+namespace {
+std::atomic<MatmulPrecision> matmul_precision_flag{MatmulPrecision::Highest};
+}
+void set_matmul_precision(MatmulPrecision p) { matmul_precision_flag = p; }
+MatmulPrecision matmul_precision() { return matmul_precision_flag; }
 
 }  // namespace arrayc

@@ -19,6 +19,7 @@
 
 #include "arrayc/inspect.h"
 #include "arrayc/jit.h"
+#include "arrayc/matmul_precision.h"
 #include "arrayc/products.h"
 #include "engine/executor.h"
 #include "engine/jit_resize.h"
@@ -75,7 +76,8 @@ bool aligned(const ParamBinding& b) {
 // What exact and class keys share: fusion and math modes, then per input dtype, device and
 // alignment.
 std::vector<int64_t> signature_key(const std::vector<Array>& in, const std::vector<ParamBinding>& params) {
-  std::vector<int64_t> key{(fusion_enabled() ? 1 : 0) | (fast_math_enabled() ? 2 : 0) | (epilogue_fusion_enabled() ? 4 : 0)};
+  std::vector<int64_t> key{(fusion_enabled() ? 1 : 0) | (fast_math_enabled() ? 2 : 0) | (epilogue_fusion_enabled() ? 4 : 0) |
+                          (matmul_precision() == MatmulPrecision::High ? 8 : 0)};
   for (size_t i = 0; i < in.size(); ++i) {
     const Array& a = in[i];
     key.push_back(static_cast<int64_t>(a.dtype()) | (static_cast<int64_t>(a.device().kind) << 8) |

@@ -31,7 +31,7 @@ ProductForm product_form(const Node& dot) {
 }
 
 std::string product_reason(const Node& dot) {
-  std::string r = "matrix product (BLAS call)";
+  std::string r = dot.device.kind == Device::Kind::GPU ? "matrix product (tiled product kernel)" : "matrix product (BLAS call)";
   if (!is_float(dot.dtype)) return r;
   bool cpu = dot.device.kind == Device::Kind::CPU;
   switch (product_form(dot)) {
@@ -41,7 +41,7 @@ std::string product_reason(const Node& dot) {
              " columns of b (2 to " + std::to_string(kSkinnyMaxCols) + ") and " + std::to_string(dot.shape[0]) +
              " rows (" + std::to_string(kSkinnyMinRows) +
              " or more): a streamed once, b held in cache, faster than BLAS's gemm there (docs/blas.md)";
-    case ProductForm::MatVec: return r + "; product-structure: one row or column, gemv";
+    case ProductForm::MatVec: return r + "; product-structure: one row or column" + (cpu ? ", gemv" : "");
     case ProductForm::Gram:
       return r + (cpu ? "; product-structure: x @ x.T, one triangle (syrk), mirrored"
                       : "; product-structure: x @ x.T, the tiles of one triangle, mirrored");

@@ -20,9 +20,9 @@ constexpr int64_t kSkinnyMinRows = 128;
 // the product has one row or one column, Skinny (CPU) as above, General otherwise.
 ProductForm product_form(const Node& dot);
 
-// The reason printed for a product's node: "matrix product (BLAS call)" ("matrix product
-// (generated skinny kernel)" for Skinny), followed by what product-structure chose for it when
-// that is not a general product.
+// The reason printed for a product's node: "matrix product (BLAS call)" on the CPU ("matrix
+// product (generated skinny kernel)" for Skinny), "matrix product (tiled product kernel)" on a
+// GPU, followed by what product-structure chose for it when that is not a general product.
 std::string product_reason(const Node& dot);
 
 // Whether a product may take its elementwise consumers into its step: more than one element,

@@ -3,6 +3,7 @@
 // outer-contiguous operands with 16-byte loads, strides that rule vector loads out, operands
 // with no unit stride, batches (broadcast ones too), and shapes that leave partial tiles in m, n
 // and k. GPU only: the CPU runs products through OpenBLAS (products_test.cpp covers both).
+#include <cmath>
 #include <cstdlib>
 
 #include "support/data.h"
@@ -57,9 +58,12 @@ TEST_P(GemmTiles, ChosenTiles) {
 TEST_P(GemmTiles, EveryBuiltInTile) {
   const std::pair<DType, std::vector<const char*>> tiles[] = {
       {DType::Float32, {"128x128x16/8x8", "128x64x16/8x4", "64x64x16/4x4", "32x32x32/2x2", "32x16x32/2x2"}},
-      // float64: the tensor-core tiles (8x4 per thread), the same on FMAs (/simt), the FMA tiles.
-      {DType::Float64, {"64x128x8/8x4", "128x64x8/8x4", "64x64x8/8x4", "32x32x16/8x4", "128x64x8/8x4/simt", "64x64x8/4x4",
-                        "32x32x16/2x2", "32x32x32/2x2", "32x16x32/2x2"}}};
+      // float64: the tensor-core tiles (a (4 tm) x (8 tn) warp tile), with 2 to 4 cp.async stages
+      // and over 48 KiB of shared memory (64x128x32/s4: 204 KiB), the same on FMAs (/simt), the
+      // FMA tiles.
+      {DType::Float64, {"64x64x16/8x4", "32x64x16/8x4", "32x32x16/8x4", "64x128x8/8x4/s2", "64x128x32/8x4/s4",
+                        "128x128x16/8x8/s3", "128x64x16/16x4", "128x64x8/8x4/simt", "64x64x8/4x4", "32x32x16/2x2",
+                        "32x32x32/2x2", "32x16x32/2x2"}}};
   for (const auto& [t, list] : tiles)
     for (const char* tile : list) {
       SCOPED_TRACE(tile);
@@ -71,11 +75,96 @@ TEST_P(GemmTiles, EveryBuiltInTile) {
 TEST_P(GemmTiles, BadTileIsAnError) {
   Array a = random_array(DType::Float32, {8, 8}, 1);
   setenv("ARRAYC_GEMM_TILE", "128x128", 1);
-  EXPECT_ARRAYC_ERROR(dot(a, a).eval(), "ARRAYC_GEMM_TILE=128x128: expected BMxBNxBK/TMxTN, e.g. 128x128x8/8x8");
+  EXPECT_ARRAYC_ERROR(dot(a, a).eval(), "ARRAYC_GEMM_TILE=128x128: expected BMxBNxBK/TMxTN[/sS][/simt]");
   setenv("ARRAYC_GEMM_TILE", "128x128x8/2x2", 1);
   EXPECT_ARRAYC_ERROR(dot(a, a).eval(), "ARRAYC_GEMM_TILE=128x128x8/2x2 cannot be used for float32: it gives 4096 threads");
   unsetenv("ARRAYC_GEMM_TILE");
   EXPECT_MATCHES_REFERENCE(dot(a, a));  // and the process goes on
+}
+
+// set_matmul_precision(High): float32 products on the TF32 tensor cores, every layout and tile;
+// each result within TF32's bound, |c - exact| <= (2^-10 + k 2^-23) (|a| @ |b|) (each operand
+// rounded to 11 significant bits, float32 accumulation), the exact product and the bound
+// computed in float64 on the CPU. The default stays exact float32.
+class Tf32Products : public GemmTiles {
+ protected:
+  void TearDown() override {
+    set_matmul_precision(MatmulPrecision::Highest);
+    GemmTiles::TearDown();
+  }
+
+  // Whether one of a's kernels is a TF32 product kernel.
+  static bool on_tf32(const Array& a) {
+    for (const KernelStages& k : inspect({a}, true).kernels)
+      if (k.kernel.find("_tf32_") != std::string::npos) return true;
+    return false;
+  }
+
+  static void expect_within_tf32(const Array& a, const Array& b, const Array& got) {
+    Array a64 = cast(a, DType::Float64).to(cpu()), b64 = cast(b, DType::Float64).to(cpu());
+    const int64_t k = a.shape().back();
+    Array exact = matmul(a64, b64), bound = matmul(abs(a64), abs(b64)) * (std::ldexp(1.0, -10) + k * std::ldexp(1.0, -23));
+    Array excess = abs(cast(got, DType::Float64).to(cpu()) - exact) - bound;
+    EXPECT_LE(max(excess).item<double>(), 0.0) << "k = " << k;
+  }
+
+  static void check(uint64_t seed) {
+    const int64_t shapes[][3] = {{1, 1, 1}, {5, 7, 3}, {33, 17, 65}, {130, 67, 200}, {257, 129, 33}, {300, 520, 260}};
+    for (const auto& s : shapes) {
+      SCOPED_TRACE("m, k, n = " + std::to_string(s[0]) + ", " + std::to_string(s[1]) + ", " + std::to_string(s[2]));
+      Array a = random_array(DType::Float32, {s[0], s[1]}, seed), b = random_array(DType::Float32, {s[1], s[2]}, seed + 1);
+      Array at = transpose(random_array(DType::Float32, {s[1], s[0]}, seed + 2));
+      Array bt = transpose(random_array(DType::Float32, {s[2], s[1]}, seed + 3));
+      expect_within_tf32(a, b, dot(a, b));
+      expect_within_tf32(at, bt, dot(at, bt));
+      expect_within_tf32(a, bt, dot(a, bt));
+    }
+    Array x = random_array(DType::Float32, {3, 40, 24}, seed + 4), y = random_array(DType::Float32, {3, 24, 36}, seed + 5);
+    Array xy = matmul(x, y);
+    for (int64_t i = 0; i < 3; ++i) expect_within_tf32(x[i], y[i], xy[i]);
+  }
+};
+INSTANTIATE_TEST_SUITE_P(Gpu, Tf32Products, ::testing::Values(Device{Device::Kind::GPU, 0}), device_name);
+
+TEST_P(Tf32Products, DefaultIsExactFloat32) {
+  // 1 + 2^-15 is a float32 but not a TF32 number (it rounds to 1): 64 of them sum to 64 + 2^-9
+  // exactly in float32, and to 64 on the TF32 tensor cores.
+  EXPECT_EQ(matmul_precision(), MatmulPrecision::Highest);
+  Array a = full({1024, 64}, 1.0 + std::ldexp(1.0, -15)), b = ones({64, 1024});
+  EXPECT_EQ(max(abs(dot(a, b) - (64.0 + std::ldexp(1.0, -9)))).item<float>(), 0.0f);
+  set_matmul_precision(MatmulPrecision::High);
+  EXPECT_EQ(max(abs(dot(a, b) - 64.0)).item<float>(), 0.0f);
+  EXPECT_TRUE(on_tf32(dot(a, b)));
+  // The setting is part of a jit function's key: each precision keeps its own program.
+  set_matmul_precision(MatmulPrecision::Highest);
+  auto f = jit([](const Array& a, const Array& b) { return dot(a, b); });
+  EXPECT_EQ(max(abs(f(a, b) - (64.0 + std::ldexp(1.0, -9)))).item<float>(), 0.0f);
+  set_matmul_precision(MatmulPrecision::High);
+  EXPECT_EQ(max(abs(f(a, b) - 64.0)).item<float>(), 0.0f);
+  set_matmul_precision(MatmulPrecision::Highest);
+  EXPECT_EQ(max(abs(f(a, b) - (64.0 + std::ldexp(1.0, -9)))).item<float>(), 0.0f);
+}
+
+TEST_P(Tf32Products, WithinTheTf32Bound) {
+  set_matmul_precision(MatmulPrecision::High);
+  check(500);
+  for (const char* tile : {"128x128x16/16x8", "64x64x16/8x4/s2", "32x32x16/8x4/s4", "128x128x32/16x8/s4", "64x64x8/8x4",
+                           "128x128x16/8x8", "128x256x16/16x8", "256x128x32/16x8", "128x64x16/16x4"}) {
+    SCOPED_TRACE(tile);
+    setenv("ARRAYC_GEMM_TILE", tile, 1);
+    check(600);
+  }
+  unsetenv("ARRAYC_GEMM_TILE");
+  // An epilogue on the TF32 register tiles: relu(x @ w + b) (enough tiles for the tensor cores).
+  Array x = random_array(DType::Float32, {600, 520}, 700), w = random_array(DType::Float32, {520, 520}, 701);
+  Array b = random_array(DType::Float32, {520}, 702);
+  Array fused = maximum(dot(x, w) + b, 0.0).eval();
+  EXPECT_TRUE(on_tf32(maximum(dot(x, w) + b, 0.0)));
+  Array exact = maximum(dot(cast(x, DType::Float64).to(cpu()), cast(w, DType::Float64).to(cpu())) +
+                            cast(b, DType::Float64).to(cpu()), 0.0);
+  Array bound = matmul(abs(cast(x, DType::Float64).to(cpu())), abs(cast(w, DType::Float64).to(cpu()))) *
+                (std::ldexp(1.0, -10) + 520 * std::ldexp(1.0, -23)) + 1e-6 * abs(exact);
+  EXPECT_LE(max(abs(cast(fused, DType::Float64).to(cpu()) - exact) - bound).item<double>(), 0.0);
 }
 
 }  // namespace

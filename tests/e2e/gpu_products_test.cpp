@@ -156,7 +156,7 @@ TEST(GpuProductsPtx, FusedAndTriangleKernelsCompileWithoutAGpu) {
   Array a = random_array(DType::Float64, {512, 64}, 363), c = random_array(DType::Float64, {64, 512}, 364);
   std::string ptx = inspect({dot(a, c) + 1.0}).ptx(90);
   EXPECT_TRUE(contains(ptx, "mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64")) << ptx.substr(0, 2000);
-  EXPECT_TRUE(contains(ptx, "_mma_ep_")) << ptx.substr(0, 2000);
+  EXPECT_TRUE(contains(ptx, "_mma_s4_ep_")) << ptx.substr(0, 2000);
   EXPECT_FALSE(contains(ptx, ".local"));
   EXPECT_FALSE(contains(inspect({dot(a, c)}).ptx(75), "mma.sync"));
   EXPECT_FALSE(contains(inspect({dot(a, transpose(a))}).ptx(90), "mma.sync"));  // Gram: FMAs

@@ -8,6 +8,8 @@
 #include <cstdlib>
 
 #include "arrayc/arrayc.h"
+#include "ir/build.h"
+#include "passes/products.h"
 #include "support/errors.h"
 #include "support/pipeline.h"
 
@@ -42,7 +44,7 @@ TEST(GemmTest, ChoosesTileLayoutAndVectorLoads) {
             "gemm_float32_32x16x32_2x2_ak4_bn1");
   // W4 in float64: two elements per 16-byte load, on the tensor cores.
   EXPECT_EQ(choose_gemm(problem(DType::Float64, 1000, 1000, 1000, 1000, 1, 1000, 1), kSMs).name(),
-            "gemm_float64_64x128x8_8x4_ak2_bn2_mma");
+            "gemm_float64_64x64x16_8x4_ak2_bn2_mma_s4");
   // Too few big tiles to fill the GPU: smaller ones.
   EXPECT_EQ(choose_gemm(problem(DType::Float32, 100, 100, 100, 100, 1, 100, 1), kSMs).tile.bm, 32);
   // A transposed A (contiguous along m); an operand with no unit stride.
@@ -77,18 +79,27 @@ TEST(GemmTest, PtxIsARegisterTiledLoopOverSharedMemory) {
   EXPECT_EQ(ptx.find(".local"), std::string::npos) << "the register tile spilled";
   EXPECT_NE(ptx.find(".entry arrayc_gemm_float32_128x128x16_8x8_ak4_bk4"), std::string::npos);
 
-  // float64 on the tensor cores: per k-step of 4, 16 mma (a 32 x 32 warp tile of 8 x 8 ones)
-  // from 4 + 4 shared reads; no FMAs in the product.
+  // float64 on the tensor cores: per k-slice of 4, 16 mma (a 32 x 32 warp tile of 8 x 8 ones)
+  // from 4 + 4 shared reads; no FMAs in the product. The tiles arrive by cp.async (16 bytes,
+  // zero-filled at the edges) into dynamic shared memory, 4 stages of 64 x (16 + 4) and
+  // 16 x (64 + 4) doubles.
   detail::GemmKernel d = choose_gemm(problem(DType::Float64, 1000, 1000, 1000, 1000, 1, 1000, 1), kSMs);
   ASSERT_TRUE(d.mma);
   std::string mma = detail::emit_gemm_ptx(d, 90).ptx;
-  int mmas = 0;  // (the operands follow on the next line, which ptx_count does not expect)
-  for (size_t at = mma.find("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64"); at != std::string::npos; at = mma.find("mma.sync", at + 1))
-    ++mmas;
-  EXPECT_EQ(mmas, 2 * (d.tile.bk / 4) * 16);
-  EXPECT_EQ(ptx_count(mma, "ld.shared.f64"), 2 * (d.tile.bk / 4) * 8);
+  auto count = [](const std::string& ptx, const std::string& what) {  // ptx_count wants its operands on the line
+    int n = 0;
+    for (size_t at = ptx.find(what); at != std::string::npos; at = ptx.find(what, at + 1)) ++n;
+    return n;
+  };
+  EXPECT_EQ(count(mma, "mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64"), (d.tile.bk / 4) * 16);
+  EXPECT_EQ(ptx_count(mma, "ld.shared.f64"), (d.tile.bk / 4) * 8);
   EXPECT_EQ(ptx_count(mma, "fma.rn.f64"), 0);
   EXPECT_EQ(mma.find(".local"), std::string::npos);
+  EXPECT_EQ(count(mma, "cp.async.cg.shared.global"), 4 * (64 * 16 + 16 * 64) / (128 * 2));  // 3 ahead + 1 in the loop
+  EXPECT_EQ(count(mma, "cp.async.wait_group 2"), 1);
+  EXPECT_NE(mma.find(".extern .shared .align 16"), std::string::npos);
+  EXPECT_EQ(detail::gemm_dynamic_shared(d, 90), 4u * (64 * 20 + 16 * 68) * 8);
+  EXPECT_EQ(detail::gemm_dynamic_shared(d, 75), 0u);
   // The same tile on FMAs (before sm_80, or ARRAYC_GEMM_TILE=.../simt).
   EXPECT_EQ(detail::emit_gemm_ptx(d, 75).ptx.find("mma.sync"), std::string::npos);
   d.mma = false;
@@ -104,7 +115,18 @@ TEST(GemmTest, ForcedTileAndItsErrors) {
   setenv("ARRAYC_GEMM_TILE", "64x64x16/4x4", 1);
   EXPECT_EQ(choose_gemm(p, kSMs).name(), "gemm_float32_64x64x16_4x4_ak4_bk4");
   setenv("ARRAYC_GEMM_TILE", "64x64", 1);
-  EXPECT_ARRAYC_ERROR(choose_gemm(p, kSMs), "ARRAYC_GEMM_TILE=64x64: expected BMxBNxBK/TMxTN, e.g. 128x128x8/8x8");
+  EXPECT_ARRAYC_ERROR(choose_gemm(p, kSMs),
+                      "ARRAYC_GEMM_TILE=64x64: expected BMxBNxBK/TMxTN[/sS][/simt] (S: 2 to 8 stages), e.g. 128x128x8/8x4/s3");
+  setenv("ARRAYC_GEMM_TILE", "64x64x16/8x4/s1", 1);
+  EXPECT_ARRAYC_ERROR(choose_gemm(p, kSMs), "expected BMxBNxBK/TMxTN[/sS][/simt]");
+  setenv("ARRAYC_GEMM_TILE", "64x64x16/8x4/s4", 1);
+  EXPECT_ARRAYC_ERROR(choose_gemm(p, kSMs), "ARRAYC_GEMM_TILE=64x64x16/8x4/s4: stages are for the tensor cores, which this "
+                                            "tile cannot use for float32 (TF32 is off)");
+  p.tf32 = true;
+  EXPECT_EQ(choose_gemm(p, kSMs).name(), "gemm_float32_64x64x16_8x4_ak4_bk4_tf32_s4");
+  setenv("ARRAYC_GEMM_TILE", "64x64x16/8x4/simt", 1);
+  EXPECT_EQ(choose_gemm(p, kSMs).name(), "gemm_float32_64x64x16_8x4_ak4_bk4");
+  p.tf32 = false;
   setenv("ARRAYC_GEMM_TILE", "96x64x16/4x4", 1);
   EXPECT_ARRAYC_ERROR(choose_gemm(p, kSMs), "cannot be used for float32: every size must be a power of two");
   setenv("ARRAYC_GEMM_TILE", "128x128x8/2x2", 1);
@@ -114,6 +136,51 @@ TEST(GemmTest, ForcedTileAndItsErrors) {
   setenv("ARRAYC_GEMM_TILE", "128x128x16/16x16", 1);
   EXPECT_ARRAYC_ERROR(choose_gemm(p, kSMs), "more than 128 accumulators per thread");
   unsetenv("ARRAYC_GEMM_TILE");
+}
+
+// TF32, when allowed: float32 products on the m16n8k8 tensor-core instruction, each operand
+// rounded to TF32 first (cvt.rna); never for Gram products or products with few columns.
+TEST(GemmTest, Tf32OnlyWhenAllowed) {
+  GemmProblem p = problem(DType::Float32, 4096, 4096, 4096, 4096, 1, 4096, 1);
+  EXPECT_FALSE(choose_gemm(p, kSMs).mma);
+  p.tf32 = true;
+  detail::GemmKernel g = choose_gemm(p, kSMs);
+  ASSERT_TRUE(g.mma);
+  EXPECT_EQ(g.name(), "gemm_float32_256x128x32_16x8_ak4_bn4_tf32_s3");
+  std::string ptx = detail::emit_gemm_ptx(g, 90).ptx;
+  // A 64 x 64 warp tile: 4 x 8 mma tiles per k-slice of 8; each slice reads 4 x 4 A and 8 x 2 B
+  // fragment elements, each rounded once.
+  int mmas = 0;
+  for (size_t at = ptx.find("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32"); at != std::string::npos;
+       at = ptx.find("mma.sync", at + 1))
+    ++mmas;
+  EXPECT_EQ(mmas, (g.tile.bk / 8) * 32);
+  EXPECT_EQ(ptx_count(ptx, "cvt.rna.tf32.f32"), (g.tile.bk / 8) * (16 + 16));
+  EXPECT_EQ(ptx.find(".local"), std::string::npos);
+  p.gram = true;  // x @ x.T stays exact (its mirror relies on the FMAs' symmetry)
+  p.b_rs = 1, p.b_cs = 4096;
+  EXPECT_FALSE(choose_gemm(p, kSMs).mma);
+  GemmProblem w3 = problem(DType::Float32, 10000, 784, 10, 784, 1, 10, 1);
+  w3.tf32 = true;
+  EXPECT_FALSE(choose_gemm(w3, kSMs).mma);
+}
+
+// `:fused` names what computes a product: a BLAS call on the CPU, the tiled kernel on a GPU
+// (graphs of parameters need no GPU).
+TEST(GemmTest, ProductReasonNamesTheDevicesKernel) {
+  for (Device d : {cpu(), Device{Device::Kind::GPU, 0}}) {
+    detail::NodeRef x = detail::make_param(0, DType::Float32, {64, 32}, d), w = detail::make_param(1, DType::Float32, {32, 48}, d);
+    detail::NodeRef v = detail::make_param(2, DType::Float32, {32, 1}, d);
+    const bool on_cpu = d.kind == Device::Kind::CPU;
+    EXPECT_EQ(detail::product_reason(*detail::make_dot(x, w)),
+              on_cpu ? "matrix product (BLAS call)" : "matrix product (tiled product kernel)");
+    EXPECT_EQ(detail::product_reason(*detail::make_dot(x, detail::make_transpose(x, {1, 0}))),
+              on_cpu ? "matrix product (BLAS call); product-structure: x @ x.T, one triangle (syrk), mirrored"
+                     : "matrix product (tiled product kernel); product-structure: x @ x.T, the tiles of one triangle, mirrored");
+    EXPECT_EQ(detail::product_reason(*detail::make_dot(x, v)),
+              on_cpu ? "matrix product (BLAS call); product-structure: one row or column, gemv"
+                     : "matrix product (tiled product kernel); product-structure: one row or column");
+  }
 }
 
 TEST(GemmTest, InspectShowsTheProductKernelsPtx) {

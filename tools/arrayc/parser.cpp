@@ -53,7 +53,8 @@ const std::vector<std::string_view> kExprCommands = {"graph", "optgraph", "fused
                                                      "llvm",  "opt",      "asm",   "ptx",
                                                      "cubin", "time"};
 const std::vector<std::string_view> kOtherCommands = {"device", "fusion", "fastmath", "help", "quit",
-                                                      "q",      "exit",   "vars",     "load", "stats", "cache"};
+                                                      "q",      "exit",   "vars",     "load", "stats", "cache",
+                                                      "precision"};  // matmul precision (issue 29)
 
 }  // namespace
 

@@ -328,6 +328,14 @@ void Session::command(const Program& p, const Stmt& s, const std::string& filena
       throw UserError{s.pos, ":" + cmd + " takes on or off"};
     }
     *opts_.out << cmd << ": " << ((fusion ? fusion_enabled() : fast_math_enabled()) ? "on" : "off") << "\n";
+  } else if (cmd == "precision") {  // matmul precision (issue 29)
+    if (arg == "highest" || arg == "high") {
+      set_matmul_precision(arg == "high" ? MatmulPrecision::High : MatmulPrecision::Highest);
+    } else if (!arg.empty()) {
+      throw UserError{s.pos, ":precision takes highest or high"};
+    }
+    *opts_.out << "precision: " << (matmul_precision() == MatmulPrecision::High ? "high (float32 products may use TF32)" : "highest")
+               << "\n";
   } else if (cmd == "vars") {
     for (const auto& [name, v] : vars_) {
       *opts_.out << "  " << name << " : ";
@@ -424,6 +432,7 @@ commands (EXPR is any expression, or a call of a def):
   :time EXPR       each compile stage timed, then the steady-state run
   :device cpu|gpu0 where new arrays live       :fusion on|off  fuse elementwise work or not
   :fastmath on|off CPU sin/cos without huge arguments, f64 pow in double (docs/math_accuracy.md)
+  :precision highest|high  float32 products exact, or on a GPU's TF32 tensor cores (docs/cuda.md)
   :vars            variables and defs          :stats          what the engine has done
   :cache [clear]   the disk cache (where, how full); clear empties it
   :load FILE       run a program file          :help ops       every function

@@ -218,12 +218,15 @@ class SplitLaunch final : public Launch {
 class GemmLaunch final : public Launch {
  public:
   // `key`: gk.str(), which a step of other sizes compares to reuse fn (CudaBackend::replan).
+  // `shared`: the dynamic shared memory of gk's tile (gemm_dynamic_shared).
   GemmLaunch(Device d, const GemmProblem& p, const GemmKernel& gk, std::string key, const cuda::Function& fn,
-             const DotStep* step)
+             unsigned shared, const DotStep* step)
       : dev_(d.index), fn_(fn), key_(std::move(key)), grid_(gemm_grid(gk, p)),
         block_(static_cast<unsigned>(gk.tile.threads())),
-        v_{p.m, p.n, p.k, p.batch, p.a_rs, p.a_cs, p.a_bs, p.b_rs, p.b_cs, p.b_bs}, epilogue_(gk.epilogue != nullptr) {
+        v_{p.m, p.n, p.k, p.batch, p.a_rs, p.a_cs, p.a_bs, p.b_rs, p.b_cs, p.b_bs}, epilogue_(gk.epilogue != nullptr),
+        shared_(shared) {
     if (epilogue_) v_.insert(v_.end(), step->epilogue.launch.params.begin(), step->epilogue.launch.params.end());
+    if (shared_ > 48 * 1024) cuda::allow_dynamic_shared(dev_, fn_, shared_);
   }
   void run(const std::vector<void*>& ptrs) const override {
     counters().kernel_launches++;
@@ -234,10 +237,11 @@ class GemmLaunch final : public Launch {
     std::vector<void*> args;
     for (void*& x : p) args.push_back(&x);
     for (int64_t& x : v) args.push_back(&x);
-    cuda::launch(dev_, fn_, grid_, block_, args.data());
+    cuda::launch(dev_, fn_, grid_, block_, args.data(), shared_);
   }
   const cuda::Function& function() const { return fn_; }
   const std::string& key() const { return key_; }
+  unsigned shared() const { return shared_; }
 
  private:
   int dev_;
@@ -246,6 +250,7 @@ class GemmLaunch final : public Launch {
   unsigned grid_, block_;
   std::vector<int64_t> v_;
   bool epilogue_;
+  unsigned shared_;  // dynamic shared memory (the tensor-core pipeline's stages)
 };
 
 // A product whose epilogue cannot run inside the product kernel (gemm_epilogue_problem says why):
@@ -358,12 +363,14 @@ class CudaBackend final : public Backend {
     int sms = cuda::device_info(d.index).multiprocessors;
     if (const auto* a = std::get_if<AxisStep>(&step.op)) return plan_axis(d, *a, sms, c, nullptr);  // scans, sorts
     if (const auto* dot = std::get_if<DotStep>(&step.op)) {
-      GemmProblem p = problem(*dot, ctx);
+      GemmProblem p = problem(*dot, d, ctx);
       if (p.m == 0 || p.n == 0 || p.batch == 0) return nullptr;
       GemmKernel gk = gemm_of(*dot, p, sms);
       CompileUnit u = gemm_unit(d, gk);
       std::shared_ptr<const Binary> b = c.get(u);  // launches keep cuda::load's function
-      auto gemm = std::make_unique<GemmLaunch>(d, p, gk, std::move(u.text), function(gpu_binary(*b), d), dot);
+      const GpuBinary& g = gpu_binary(*b);
+      auto gemm = std::make_unique<GemmLaunch>(d, p, gk, std::move(u.text), function(g, d),
+                                               gemm_dynamic_shared(gk, g.ptx.sm), dot);
       if (!dot->has_epilogue || gk.epilogue) return gemm;
       const KernelStep& ks = dot->epilogue;
       std::unique_ptr<Launch> epi;
@@ -418,12 +425,13 @@ class CudaBackend final : public Backend {
       }
     } else if (const auto* dot = std::get_if<DotStep>(&step.op)) {
       if (const auto* gl = dynamic_cast<const GemmLaunch*>(like)) {
-        GemmProblem p = problem(*dot, ctx);
+        GemmProblem p = problem(*dot, d, ctx);
         if (p.m == 0 || p.n == 0 || p.batch == 0) return nullptr;
         GemmKernel gk = gemm_of(*dot, p, sms);
         if (!dot->has_epilogue || gk.epilogue) {
           std::string key = gk.str();
-          if (key == gl->key()) return std::make_unique<GemmLaunch>(d, p, gk, std::move(key), gl->function(), dot);
+          if (key == gl->key())
+            return std::make_unique<GemmLaunch>(d, p, gk, std::move(key), gl->function(), gl->shared(), dot);
         }
       }
     } else if (const auto* a = std::get_if<AxisStep>(&step.op)) {
@@ -446,7 +454,7 @@ class CudaBackend final : public Backend {
     }
     if (const auto* dot = std::get_if<DotStep>(&step.op)) {
       std::string why;
-      GemmKernel gk = gemm_of(*dot, problem(*dot, ctx), cuda::device_info(d.index).multiprocessors, &why);
+      GemmKernel gk = gemm_of(*dot, problem(*dot, d, ctx), cuda::device_info(d.index).multiprocessors, &why);
       std::vector<StageTexts> out{gemm_unit(d, gk).stages(*c.get(gemm_unit(d, gk)))};
       if (dot->has_epilogue && !gk.epilogue) {  // the epilogue as a kernel of its own, and why
         CompileUnit e = kernel_unit(d, dot->epilogue.kernel, ctx.user);
@@ -473,8 +481,11 @@ class CudaBackend final : public Backend {
   void synchronize(Device d) override { cuda::synchronize(d.index); }
 
  private:
-  static GemmProblem problem(const DotStep& d, const PlanContext& ctx) {
-    return gemm_problem(d, alignment_address(d.a, d.dtype, ctx), alignment_address(d.b, d.dtype, ctx));
+  // TF32 needs the tensor cores of sm_80 and later.
+  static GemmProblem problem(const DotStep& d, Device dev, const PlanContext& ctx) {
+    GemmProblem p = gemm_problem(d, alignment_address(d.a, d.dtype, ctx), alignment_address(d.b, d.dtype, ctx));
+    p.tf32 = ctx.tf32_products && cuda::device_info(dev.index).sm() >= 80;
+    return p;
   }
 
   // A scan or sort, its kernels taken from `known` (a launch of the step at other sizes) where it

@@ -50,6 +50,7 @@ typedef enum CUfunction_attribute_enum {
   CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES = 1,
   CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES = 3,
   CU_FUNC_ATTRIBUTE_NUM_REGS = 4,
+  CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8,
 } CUfunction_attribute;
 typedef enum CUjit_option_enum {
   CU_JIT_INFO_LOG_BUFFER = 3,
@@ -96,6 +97,7 @@ CUresult cuLinkAddData_v2(CUlinkState state, CUjitInputType type, void* data, si
 CUresult cuLinkComplete(CUlinkState state, void** cubin, size_t* size);
 CUresult cuLinkDestroy(CUlinkState state);
 CUresult cuFuncGetAttribute(int* pi, CUfunction_attribute attrib, CUfunction fn);
+CUresult cuFuncSetAttribute(CUfunction fn, CUfunction_attribute attrib, int value);
 CUresult cuDeviceCanAccessPeer(int* can, CUdevice dev, CUdevice peer);
 CUresult cuCtxEnablePeerAccess(CUcontext peer, unsigned int flags);
 CUresult cuEventCreate(CUevent* event, unsigned int flags);
@@ -121,7 +123,7 @@ namespace {
   X(cuDevicePrimaryCtxRetain) X(cuCtxSetCurrent) X(cuStreamCreate) X(cuStreamSynchronize) \
   X(cuMemAlloc_v2) X(cuMemFree_v2) X(cuMemGetInfo_v2) X(cuMemcpyHtoDAsync_v2)              \
   X(cuMemcpyDtoHAsync_v2) X(cuMemcpyDtoDAsync_v2) X(cuMemcpyPeerAsync)                     \
-  X(cuModuleLoadDataEx) X(cuModuleGetFunction) X(cuFuncGetAttribute) X(cuLaunchKernel)          \
+  X(cuModuleLoadDataEx) X(cuModuleGetFunction) X(cuFuncGetAttribute) X(cuFuncSetAttribute) X(cuLaunchKernel)          \
   X(cuDriverGetVersion) X(cuLinkCreate_v2) X(cuLinkAddData_v2) X(cuLinkComplete) X(cuLinkDestroy)  \
   X(cuDeviceCanAccessPeer) X(cuCtxEnablePeerAccess) X(cuEventCreate) X(cuEventRecord)       \
   X(cuEventDestroy_v2) X(cuStreamWaitEvent) X(cuStreamQuery) X(cuMemHostAlloc) X(cuMemFreeHost)
@@ -604,6 +606,14 @@ const Function& load(int dev, const std::string& image, const std::string& entry
   f->shared_bytes = attr(CU_FUNC_ATTRIBUTE_SHARED_SIZE_BYTES);
   f->max_threads = attr(CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK);
   return *mc.functions.emplace(std::move(fkey), std::move(f)).first->second;
+}
+
+void allow_dynamic_shared(int dev, const Function& f, unsigned bytes) {
+  Driver& drv = driver();
+  device(dev);  // the context is current
+  drv.check(drv.cuFuncSetAttribute(static_cast<CUfunction>(f.fn), CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                                   static_cast<int>(bytes)),
+            dev, "allowing " + std::to_string(bytes) + " bytes of dynamic shared memory to kernel " + f.name);
 }
 
 void launch(int dev, const Function& f, unsigned grid, unsigned block, void** args, unsigned shared_bytes,

@@ -84,6 +84,9 @@ const Function& load(int dev, const std::string& image, const std::string& entry
 std::string link_cubin(int dev, const std::string& ptx, const std::string& entry, std::string& info_log);
 // The driver's CUDA version (e.g. 13000 for 13.0); 0 when CUDA is unavailable.
 int driver_version();
+// Lets f launch with up to `bytes` of dynamic shared memory (cuFuncSetAttribute's
+// MAX_DYNAMIC_SHARED_SIZE_BYTES; needed above 48 KiB).
+void allow_dynamic_shared(int dev, const Function& f, unsigned bytes);
 // Launches f with a grid of grid x grid_y blocks of `block` threads; args as cuLaunchKernel's
 // kernelParams (one pointer per kernel parameter, pointing at its value). Asynchronous.
 void launch(int dev, const Function& f, unsigned grid, unsigned block, void** args,

@@ -27,41 +27,60 @@ using llvm::Value;
 
 constexpr unsigned kGlobal = 1, kShared = 3;
 constexpr int kSharedLimit = 48 * 1024;  // static shared memory per block
+constexpr int kDynamicSharedLimit = 227 * 1024;  // dynamic shared memory per block (sm_90)
 
 int vector_elems(DType t) { return 16 / static_cast<int>(dtype_size(t)); }
 
 // The geometry of one operand's tile, as staged in shared memory: `rows` along m (A) or n (B),
-// bk along k, stored k-major with `pad` extra elements per k-row.
+// bk along k, stored k-major (or, on the tensor-core pipeline, row-major when its loads run along
+// k) with `pad` extra elements per row.
 struct OperandTile {
   int rows = 0;        // bm or bn
+  int bk = 0;
   int width = 1;       // elements per global load
   bool along_k = false;  // loads run along k (the unit-stride dim is k)
+  bool x_major = false;  // stored [rows][bk + pad] (else [bk][rows + pad])
   int pad = 0;
   int loads = 0;       // global loads per thread per k-step
   int frag = 1;        // elements per shared-memory read in the product loop
   int groups = 1;      // tm / frag (or tn / frag)
-  int row_len() const { return rows + pad; }
+  int row_len() const { return (x_major ? bk : rows) + pad; }
+  int stage_len() const { return (x_major ? rows : bk) * row_len(); }  // elements of one k-step's tile
 };
 
-OperandTile operand_tile(const GemmKernel& g, bool is_a) {
+// `pipelined`: the tensor-core kernel's cp.async pipeline (g.mma on sm_80+).
+OperandTile operand_tile(const GemmKernel& g, bool is_a, bool pipelined = false) {
   const GemmTile& t = g.tile;
   int v = vector_elems(g.dtype);
   OperandTile o;
   GemmUnit unit = is_a ? g.a_unit : g.b_unit;
   o.rows = is_a ? t.bm : t.bn;
+  o.bk = t.bk;
   o.along_k = unit == GemmUnit::K;
   o.width = (is_a ? g.a_vec : g.b_vec) && unit != GemmUnit::None ? v : 1;
   // k-major stores of loads along k would put a thread's neighbours in one bank; a row padded
   // by 16 bytes spreads them.
   o.pad = o.along_k ? v : 0;
-  // The tensor-core path reads a k-row's elements 8 apart in m (n) and 4 k-rows at once: rows of
-  // 4 (mod 16) doubles put a half-warp's 8-byte reads in 16 different bank pairs.
-  if (g.mma) o.pad = 4;
+  // The pipeline copies 16-byte runs as they are in memory: an operand whose unit-stride dim is k
+  // is kept row-major. A fragment read takes element (x0 + group, k0 + in_group) (lane = 4 group
+  // + in_group): row lengths of 4 (mod 8) doubles, or of an odd multiple of 4 floats, put them in
+  // different banks; k-major, (k0 + in_group, x0 + group): 4 (mod 8) doubles, an odd multiple of 8
+  // floats.
+  if (pipelined) {
+    o.x_major = o.along_k;
+    o.pad = o.x_major || g.dtype == DType::Float64 ? 4 : 8;
+  }
   o.loads = o.rows * t.bk / (t.threads() * o.width);
   int per_thread = is_a ? t.tm : t.tn;
   o.frag = std::min(v, per_thread);
   o.groups = per_thread / o.frag;
   return o;
+}
+
+// Bytes of shared memory of the tensor-core pipeline of g (dynamic).
+size_t pipeline_shared(const GemmKernel& g) {
+  return static_cast<size_t>(g.stages) * (operand_tile(g, true, true).stage_len() + operand_tile(g, false, true).stage_len()) *
+         dtype_size(g.dtype);
 }
 
 // Why a tile cannot be used for dtype, or "".
@@ -76,16 +95,37 @@ std::string tile_problem(const GemmTile& t, DType dtype) {
   if ((t.bm * t.bk) % (threads * v) || (t.bn * t.bk) % (threads * v))
     return "each thread must load whole 16-byte vectors of both tiles";
   if (t.tm * t.tn > 128) return "more than 128 accumulators per thread";
-  size_t shared = 2 * static_cast<size_t>(t.bk) * (t.bm + t.bn + 2 * v) * dtype_size(dtype);
+  return "";
+}
+
+// Why the FMA kernel (static shared memory, two buffers) cannot use tile t, or "".
+std::string static_shared_problem(const GemmTile& t, DType dtype) {
+  size_t shared = 2 * static_cast<size_t>(t.bk) * (t.bm + t.bn + 2 * vector_elems(dtype)) * dtype_size(dtype);
   if (shared > kSharedLimit) return "it needs " + std::to_string(shared) + " bytes of shared memory";
   return "";
+}
+
+// One mma.sync instruction: its m x n x k tile and, per fragment register of A and of B, the
+// element it holds as (x, k) offsets from (group, in_group), x along m (A) or n (B). Its
+// accumulators are c_rows runs of two: row group (+ 8), columns 2 in_group, 2 in_group + 1.
+struct MmaShape {
+  int m, n, k;
+  std::vector<std::pair<int, int>> a, b;
+  int c_rows;
+  llvm::Intrinsic::ID op;
+  bool tf32;  // float32 operands rounded to TF32 (cvt.rna.tf32.f32) first
+};
+
+MmaShape mma_shape(DType t) {
+  if (t == DType::Float64) return {8, 8, 4, {{0, 0}}, {{0, 0}}, 1, llvm::Intrinsic::nvvm_mma_m8n8k4_row_col_f64, false};
+  return {16, 8, 8, {{0, 0}, {8, 0}, {0, 4}, {8, 4}}, {{0, 0}, {0, 4}}, 2, llvm::Intrinsic::nvvm_mma_m16n8k8_row_col_tf32, true};
 }
 
 class GemmEmitter {
  public:
   GemmEmitter(const GemmKernel& g, llvm::Module& m, int sm)
-      : g_(g), t_(g.tile), m_(m), ctx_(m.getContext()), b_(ctx_), a_(operand_tile(g, true)),
-        bt_(operand_tile(g, false)), mma_(g.mma && sm >= 80) {
+      : g_(g), t_(g.tile), m_(m), ctx_(m.getContext()), b_(ctx_), a_(operand_tile(g, true, g.mma && sm >= 80)),
+        bt_(operand_tile(g, false, g.mma && sm >= 80)), mma_(g.mma && sm >= 80), shape_(mma_shape(g.dtype)) {
     ty_ = g.dtype == DType::Float64 ? b_.getDoubleTy() : b_.getFloatTy();
     esize_ = static_cast<int>(dtype_size(g.dtype));
   }
@@ -117,9 +157,15 @@ class GemmEmitter {
       product_ = b_.CreateAlloca(llvm::ArrayType::get(ty_, std::max(a_.frag, bt_.frag)), nullptr, "product");
     }
     // Strides along each operand's (outer, k) dims; a unit one is the constant 1.
-    Operand A{pa, a_, smem("As", a_), m, g_.a_unit == GemmUnit::Outer ? i64(1) : a_rs,
+    if (mma_) {  // the pipeline's stages: extern dynamic shared memory
+      auto* ty = llvm::ArrayType::get(ty_, 0);
+      dyn_ = new llvm::GlobalVariable(m_, ty, false, llvm::GlobalValue::ExternalLinkage, nullptr, "gemm_stages", nullptr,
+                                      llvm::GlobalValue::NotThreadLocal, kShared);
+      dyn_->setAlignment(llvm::Align(16));
+    }
+    Operand A{pa, a_, mma_ ? nullptr : smem("As", a_), m, g_.a_unit == GemmUnit::Outer ? i64(1) : a_rs,
               g_.a_unit == GemmUnit::K ? i64(1) : a_cs, a_bs, nullptr, {}, {}, {}};
-    Operand B{pb, bt_, smem("Bs", bt_), n, g_.b_unit == GemmUnit::Outer ? i64(1) : b_cs,
+    Operand B{pb, bt_, mma_ ? nullptr : smem("Bs", bt_), n, g_.b_unit == GemmUnit::Outer ? i64(1) : b_cs,
               g_.b_unit == GemmUnit::K ? i64(1) : b_rs, b_bs, nullptr, {}, {}, {}};
 
     Value* tid = sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x);
@@ -129,16 +175,20 @@ class GemmEmitter {
     for (Operand* o : {&A, &B}) load_coords(*o, tid);
     A.lane_at = b_.CreateMul(ty_idx_, i64(a_.frag));
     B.lane_at = b_.CreateMul(tx_, i64(bt_.frag));
-    if (mma_) {  // warp (wm, wn) of the block's 32 x 32 warp tiles; lane = 4 group + thread in group
+    if (mma_) {  // warp (wm, wn) of the block's (4 tm) x (8 tn) warp tiles; lane = 4 group + thread in group
       Value* lane = b_.CreateAnd(tid, i64(31));
       Value* warp = b_.CreateLShr(tid, 5);
-      const int warps_n = t_.bn / 32;
-      wm_ = b_.CreateMul(b_.CreateUDiv(warp, i64(warps_n)), i64(32));
-      wn_ = b_.CreateMul(b_.CreateURem(warp, i64(warps_n)), i64(32));
+      const int warps_n = t_.bn / (8 * t_.tn);
+      wm_ = b_.CreateMul(b_.CreateUDiv(warp, i64(warps_n)), i64(4 * t_.tm));
+      wn_ = b_.CreateMul(b_.CreateURem(warp, i64(warps_n)), i64(8 * t_.tn));
       group_ = b_.CreateLShr(lane, 2);
       in_group_ = b_.CreateAnd(lane, i64(3));
-      A.lane_at = b_.CreateAdd(b_.CreateMul(in_group_, i64(a_.row_len())), b_.CreateAdd(wm_, group_));
-      B.lane_at = b_.CreateAdd(b_.CreateMul(in_group_, i64(bt_.row_len())), b_.CreateAdd(wn_, group_));
+      for (auto [o, w0] : {std::pair{&A, wm_}, std::pair{&B, wn_}}) {  // element (w0 + group, in_group)
+        const int len = o->tile.row_len();
+        Value* x = b_.CreateAdd(w0, group_);
+        o->lane_at = o->tile.x_major ? b_.CreateAdd(b_.CreateMul(x, i64(len)), in_group_)
+                                     : b_.CreateAdd(b_.CreateMul(in_group_, i64(len)), x);
+      }
     }
 
     acc_ = b_.CreateAlloca(llvm::ArrayType::get(ty_, t_.tm * t_.tn), nullptr, "acc");
@@ -169,7 +219,8 @@ class GemmEmitter {
            A.base = b_.CreateMul(p, A.batch_stride);
            B.base = b_.CreateMul(p, B.batch_stride);
            for (int i = 0; i < t_.tm * t_.tn; ++i) b_.CreateStore(llvm::ConstantFP::get(ty_, 0.0), acc_at(i));
-           if_then(b_.CreateICmpSGT(ktiles, i64(0)), [&] {
+           if (mma_) pipeline(A, B, k, ktiles);
+           else if_then(b_.CreateICmpSGT(ktiles, i64(0)), [&] {
              for (Operand* o : {&A, &B}) fetch(*o, i64(0), k);
              for (Operand* o : {&A, &B}) stash(*o, 0);
              barrier();
@@ -181,8 +232,7 @@ class GemmEmitter {
                if_then(has_next, [&] {
                  for (Operand* o : {&A, &B}) fetch(*o, b_.CreateMul(next, i64(t_.bk)), k);
                });
-               if (mma_) mma_multiply(A, B, buf);
-               else multiply(A, B, buf);
+               multiply(A, B, buf);
                if_then(has_next, [&] {
                  for (Operand* o : {&A, &B}) stash(*o, 1 - buf);
                });
@@ -274,7 +324,8 @@ class GemmEmitter {
       Value* kk = t.along_k ? fast : slow;
       o.xs.push_back(x);
       o.ks.push_back(kk);
-      o.stash_at.push_back(b_.CreateAdd(b_.CreateMul(kk, i64(t.row_len())), x));
+      o.stash_at.push_back(t.x_major ? b_.CreateAdd(b_.CreateMul(x, i64(t.row_len())), kk)
+                                     : b_.CreateAdd(b_.CreateMul(kk, i64(t.row_len())), x));
     }
   }
 
@@ -285,10 +336,7 @@ class GemmEmitter {
     const OperandTile& t = o.tile;
     llvm::Type* regs_ty = llvm::ArrayType::get(load_type(t), t.loads);
     Value* first = b_.CreateInBoundsGEP(ty_, o.ptr, o.base);
-    auto address = [&](Value* x, Value* kk) {
-      Value* off = b_.CreateAdd(o.base, b_.CreateAdd(b_.CreateMul(x, o.outer_stride), b_.CreateMul(kk, o.k_stride)));
-      return b_.CreateInBoundsGEP(ty_, o.ptr, off);
-    };
+    auto address = [&](Value* x, Value* kk) { return element_at(o, x, kk); };
     auto scalar = [&](Value* x, Value* kk) {
       Value* ok = b_.CreateAnd(b_.CreateICmpSLT(x, o.extent), b_.CreateICmpSLT(kk, k));
       Value* v = b_.CreateAlignedLoad(ty_, b_.CreateSelect(ok, address(x, kk), first), llvm::Align(esize_));
@@ -322,6 +370,70 @@ class GemmEmitter {
     }
   }
 
+  // Element (x, kk) of the operand's current product.
+  Value* element_at(const Operand& o, Value* x, Value* kk) {
+    Value* off = b_.CreateAdd(o.base, b_.CreateAdd(b_.CreateMul(x, o.outer_stride), b_.CreateMul(kk, o.k_stride)));
+    return b_.CreateInBoundsGEP(ty_, o.ptr, off);
+  }
+
+  // The k-step starting at k0 of operand o by cp.async into the shared-memory stage whose first
+  // element is `stage` (an i64 element index); out-of-range elements are zero-filled (a source
+  // size short of the copy's), their addresses replaced by the product's first element.
+  void copy_async(const Operand& o, Value* k0, Value* k, Value* stage) {
+    const OperandTile& t = o.tile;
+    Value* first = b_.CreateInBoundsGEP(ty_, o.ptr, o.base);
+    for (int j = 0; j < t.loads; ++j) {
+      Value* x = b_.CreateAdd(o.x0, o.xs[j]);
+      Value* kk = b_.CreateAdd(k0, o.ks[j]);
+      Value* dst = b_.CreateInBoundsGEP(ty_, dyn_, b_.CreateAdd(stage, o.stash_at[j]));
+      Value* bytes;
+      if (t.width == 1) {
+        bytes = b_.CreateSelect(b_.CreateAnd(b_.CreateICmpSLT(x, o.extent), b_.CreateICmpSLT(kk, k)), i64(esize_), i64(0));
+      } else {  // the run's elements in range along the unit dim, if the other is in range
+        Value* left = t.along_k ? b_.CreateSub(k, kk) : b_.CreateSub(o.extent, x);
+        Value* other_ok = t.along_k ? b_.CreateICmpSLT(x, o.extent) : b_.CreateICmpSLT(kk, k);
+        Value* n = b_.CreateSelect(b_.CreateICmpSLT(left, i64(t.width)), left, i64(t.width));
+        n = b_.CreateSelect(b_.CreateAnd(other_ok, b_.CreateICmpSGT(n, i64(0))), n, i64(0));
+        bytes = b_.CreateMul(n, i64(esize_));
+      }
+      Value* src = b_.CreateSelect(b_.CreateICmpSGT(bytes, i64(0)), element_at(o, x, kk), first);
+      const int size = t.width * esize_;
+      llvm::Intrinsic::ID id = size == 16  ? llvm::Intrinsic::nvvm_cp_async_cg_shared_global_16_s
+                               : size == 8 ? llvm::Intrinsic::nvvm_cp_async_ca_shared_global_8_s
+                                           : llvm::Intrinsic::nvvm_cp_async_ca_shared_global_4_s;
+      b_.CreateIntrinsic(id, {}, {dst, src, b_.CreateTrunc(bytes, b_.getInt32Ty())});
+    }
+  }
+
+  // The tensor-core main loop of one output tile: k-steps copied by cp.async `stages - 1` ahead
+  // into a ring of stages; one barrier per k-step (after it, every thread's copies of this step
+  // have landed, and every thread is done with the stage the next copy overwrites).
+  void pipeline(Operand& A, Operand& B, Value* k, Value* ktiles) {
+    const int S = g_.stages;
+    const int64_t stage_len = A.tile.stage_len() + B.tile.stage_len();
+    auto issue = [&](Value* kt, Value* s) {  // k-step kt into stage s
+      Value* at = b_.CreateMul(s, i64(stage_len));
+      Value* k0 = b_.CreateMul(kt, i64(t_.bk));
+      copy_async(A, k0, k, at);
+      copy_async(B, k0, k, b_.CreateAdd(at, i64(A.tile.stage_len())));
+    };
+    auto commit = [&] { b_.CreateIntrinsic(llvm::Intrinsic::nvvm_cp_async_commit_group, {}, {}); };
+    for (int s = 0; s + 1 < S; ++s) {
+      if_then(b_.CreateICmpSLT(i64(s), ktiles), [&] { issue(i64(s), i64(s)); });
+      commit();
+    }
+    loop(i64(0), ktiles, i64(1), [&](Value* kt) {
+      b_.CreateIntrinsic(llvm::Intrinsic::nvvm_cp_async_wait_group, {}, {b_.getInt32(S - 2)});
+      barrier();
+      Value* next = b_.CreateAdd(kt, i64(S - 1));
+      if_then(b_.CreateICmpSLT(next, ktiles), [&] { issue(next, b_.CreateURem(next, i64(S))); });
+      commit();
+      Value* at = b_.CreateMul(b_.CreateURem(kt, i64(S)), i64(stage_len));
+      mma_multiply(A, B, at, b_.CreateAdd(at, i64(A.tile.stage_len())));
+    });
+    barrier();  // the next tile's copies overwrite the stages
+  }
+
   // The prefetch registers into shared-memory buffer `buf`.
   void stash(Operand& o, int buf) {
     const OperandTile& t = o.tile;
@@ -351,43 +463,59 @@ class GemmEmitter {
     return out;
   }
 
-  // The FP64 tensor cores (mma.sync.m8n8k4 f64, sm_80+): the warp's 32 x 32 tile is 4 x 4 tiles
-  // of 8 x 8, each k-step of 4 one mma per tile. A thread holds A[group][in_group] of each row
-  // tile and B[in_group][group] of each column tile (as the ISA lays the fragments out), read
-  // from the k-major shared tiles, and accumulates C[group][2 in_group + 0, 1] of each tile:
-  // acc[(4 i + j) * 2 + e].
-  void mma_multiply(const Operand& a, const Operand& b, int buf) {
+  // One k-step on the tensor cores from the stages at a_at, b_at (element indices): the warp's
+  // tile is ti x tj mma tiles; each k-slice of the step, a thread reads its fragment elements of
+  // every row tile and column tile (shape_ says where they are, relative to (group, in_group))
+  // and issues the ti x tj mmas. Accumulator c of tile (i, j) is acc[(i tj + j) c_per + c].
+  void mma_multiply(const Operand& a, const Operand& b, Value* a_at, Value* b_at) {
+    const MmaShape& sh = shape_;
+    const int ti = 4 * t_.tm / sh.m, tj = 8 * t_.tn / sh.n, c_per = 2 * sh.c_rows;
     std::vector<Value*> acc;
     for (int i = 0; i < t_.tm * t_.tn; ++i) acc.push_back(b_.CreateLoad(ty_, acc_at(i)));
-    for (int kk = 0; kk < t_.bk; kk += 4) {
-      Value *af[4], *bf[4];
-      for (int i = 0; i < 4; ++i) {
-        af[i] = b_.CreateAlignedLoad(ty_, smem_at(a, buf, a.lane_at, static_cast<int64_t>(kk) * a.tile.row_len() + i * 8), llvm::Align(8));
-        bf[i] = b_.CreateAlignedLoad(ty_, smem_at(b, buf, b.lane_at, static_cast<int64_t>(kk) * b.tile.row_len() + i * 8), llvm::Align(8));
-      }
-      for (int i = 0; i < 4; ++i)
-        for (int j = 0; j < 4; ++j) {
-          int c = (i * 4 + j) * 2;
-          Value* d = b_.CreateIntrinsic(llvm::Intrinsic::nvvm_mma_m8n8k4_row_col_f64, {}, {af[i], bf[j], acc[c], acc[c + 1]});
-          acc[c] = b_.CreateExtractValue(d, 0);
-          acc[c + 1] = b_.CreateExtractValue(d, 1);
+    Value* a_base = b_.CreateInBoundsGEP(ty_, dyn_, b_.CreateAdd(a_at, a.lane_at));
+    Value* b_base = b_.CreateInBoundsGEP(ty_, dyn_, b_.CreateAdd(b_at, b.lane_at));
+    // Fragment element (x, kk) of an operand: its offset from the thread's first element.
+    auto read = [&](const Operand& o, Value* base, int x, int kk) {
+      const int64_t len = o.tile.row_len();
+      int64_t off = o.tile.x_major ? x * len + kk : kk * len + x;
+      Value* v = b_.CreateAlignedLoad(ty_, b_.CreateConstInBoundsGEP1_64(ty_, base, off), llvm::Align(esize_));
+      return sh.tf32 ? b_.CreateIntrinsic(llvm::Intrinsic::nvvm_f2tf32_rna, {}, {v}) : v;
+    };
+    for (int kk = 0; kk < t_.bk; kk += sh.k) {
+      std::vector<std::vector<Value*>> af(ti), bf(tj);
+      for (int i = 0; i < ti; ++i)
+        for (auto [x, dk] : sh.a) af[i].push_back(read(a, a_base, i * sh.m + x, kk + dk));
+      for (int j = 0; j < tj; ++j)
+        for (auto [x, dk] : sh.b) bf[j].push_back(read(b, b_base, j * sh.n + x, kk + dk));
+      for (int i = 0; i < ti; ++i)
+        for (int j = 0; j < tj; ++j) {
+          const int c = (i * tj + j) * c_per;
+          std::vector<Value*> args = af[i];
+          args.insert(args.end(), bf[j].begin(), bf[j].end());
+          args.insert(args.end(), acc.begin() + c, acc.begin() + c + c_per);
+          Value* d = b_.CreateIntrinsic(sh.op, {}, args);
+          for (int e = 0; e < c_per; ++e) acc[c + e] = b_.CreateExtractValue(d, e);
         }
     }
     for (int i = 0; i < t_.tm * t_.tn; ++i) b_.CreateStore(acc[i], acc_at(i));
   }
 
-  // The tensor-core accumulators: each a run of two elements of a row.
+  // The tensor-core accumulators: each a run of two elements of a row (group, or group + 8 for
+  // the second half of a 16-row tile), at columns 2 in_group, 2 in_group + 1.
   void mma_store(const Store& st, Value* m0, Value* n0) {
-    for (int i = 0; i < 4; ++i) {
-      Value* row = b_.CreateAdd(b_.CreateAdd(m0, wm_), b_.CreateAdd(group_, i64(i * 8)));
-      if_then(b_.CreateICmpSLT(row, st.m), [&] {
-        for (int j = 0; j < 4; ++j) {
-          Value* col = b_.CreateAdd(b_.CreateAdd(n0, wn_), b_.CreateAdd(b_.CreateMul(in_group_, i64(2)), i64(j * 8)));
-          int c = (i * 4 + j) * 2;
-          store_run(st, row, col, {b_.CreateLoad(ty_, acc_at(c)), b_.CreateLoad(ty_, acc_at(c + 1))});
-        }
-      });
-    }
+    const MmaShape& sh = shape_;
+    const int ti = 4 * t_.tm / sh.m, tj = 8 * t_.tn / sh.n;
+    for (int i = 0; i < ti; ++i)
+      for (int h = 0; h < sh.c_rows; ++h) {
+        Value* row = b_.CreateAdd(b_.CreateAdd(m0, wm_), b_.CreateAdd(group_, i64(i * sh.m + 8 * h)));
+        if_then(b_.CreateICmpSLT(row, st.m), [&] {
+          for (int j = 0; j < tj; ++j) {
+            Value* col = b_.CreateAdd(b_.CreateAdd(n0, wn_), b_.CreateAdd(b_.CreateMul(in_group_, i64(2)), i64(j * sh.n)));
+            int c = (i * tj + j) * 2 * sh.c_rows + 2 * h;
+            store_run(st, row, col, {b_.CreateLoad(ty_, acc_at(c)), b_.CreateLoad(ty_, acc_at(c + 1))});
+          }
+        });
+      }
   }
 
   void multiply(const Operand& a, const Operand& b, int buf) {
@@ -549,6 +677,8 @@ class GemmEmitter {
   llvm::Function* f_ = nullptr;
   Value *tx_ = nullptr, *ty_idx_ = nullptr;
   bool mma_;                                                   // the tensor-core path
+  MmaShape shape_;                                             // its instruction
+  llvm::GlobalVariable* dyn_ = nullptr;                        // its stages (dynamic shared memory)
   Value *wm_ = nullptr, *wn_ = nullptr, *group_ = nullptr, *in_group_ = nullptr;
   llvm::AllocaInst* acc_ = nullptr;
   // The epilogue's operands, iteration space and body, and the run of product values it reads.
@@ -558,15 +688,24 @@ class GemmEmitter {
   llvm::AllocaInst* product_ = nullptr;
 };
 
-// A tile forced by ARRAYC_GEMM_TILE; `simt` is set by a "/simt" suffix (no tensor cores).
-GemmTile parse_tile(const std::string& s, DType dtype, bool& simt) {
+// A tile forced by ARRAYC_GEMM_TILE: BMxBNxBK/TMxTN, then "/sS" (S pipeline stages on the tensor
+// cores, 0: the default) and "/simt" (no tensor cores) in any order.
+GemmTile parse_tile(const std::string& s, DType dtype, bool& simt, int& stages) {
   GemmTile t;
   char tail = 0;
-  const std::string suffix = "/simt";
-  simt = s.size() > suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-  std::string tile = simt ? s.substr(0, s.size() - suffix.size()) : s;
+  simt = false;
+  stages = 0;
+  std::string tile = s;
+  for (size_t slash; (slash = tile.rfind('/')) != std::string::npos;) {
+    std::string opt = tile.substr(slash + 1);
+    int n = 0;
+    if (opt == "simt") simt = true;
+    else if (std::sscanf(opt.c_str(), "s%d%c", &n, &tail) == 1 && n >= 2 && n <= 8) stages = n;
+    else break;
+    tile.resize(slash);
+  }
   if (std::sscanf(tile.c_str(), "%dx%dx%d/%dx%d%c", &t.bm, &t.bn, &t.bk, &t.tm, &t.tn, &tail) != 5)
-    throw Error("ARRAYC_GEMM_TILE=" + s + ": expected BMxBNxBK/TMxTN, e.g. 128x128x8/8x8");
+    throw Error("ARRAYC_GEMM_TILE=" + s + ": expected BMxBNxBK/TMxTN[/sS][/simt] (S: 2 to 8 stages), e.g. 128x128x8/8x4/s3");
   if (std::string why = tile_problem(t, dtype); !why.empty())
     throw Error("ARRAYC_GEMM_TILE=" + s + " cannot be used for " + dtype_name(dtype) + ": " + why);
   return t;
@@ -595,7 +734,8 @@ std::string GemmKernel::name() const {
   };
   return "gemm_" + std::string(dtype_name(dtype)) + "_" + std::to_string(tile.bm) + "x" + std::to_string(tile.bn) + "x" +
          std::to_string(tile.bk) + "_" + std::to_string(tile.tm) + "x" + std::to_string(tile.tn) + "_" +
-         operand('a', a_unit, a_vec) + "_" + operand('b', b_unit, b_vec) + (gram ? "_gram" : "") + (mma ? "_mma" : "") +
+         operand('a', a_unit, a_vec) + "_" + operand('b', b_unit, b_vec) + (gram ? "_gram" : "") +
+         (mma ? (dtype == DType::Float32 ? "_tf32_s" : "_mma_s") + std::to_string(stages) : "") +
          (epilogue ? "_ep_" + identifier(epilogue->name) : "");
 }
 
@@ -622,55 +762,92 @@ GemmKernel choose_gemm(const GemmProblem& p, int multiprocessors) {
             : g.b_unit == GemmUnit::K && vec_ok(p.b_addr, p.b_cs, p.n, p.b_bs);
 
   const bool gram = p.gram && p.batch == 1 && p.m == p.n;
-  // float64 on the tensor cores: 32 x 32 warp tiles, 8 x 4 outputs per thread. Not for Gram
-  // products (kept on FMAs, whose exact symmetry the triangle's mirror relies on).
-  auto mma_ok = [&](const GemmTile& t) {
-    return p.dtype == DType::Float64 && !g.gram && t.tm == 8 && t.tn == 4 && t.bm % 32 == 0 && t.bn % 32 == 0 && t.bk % 4 == 0;
+  // The tensor cores: float64, and float32 where TF32 is allowed. Not for Gram products (kept on
+  // FMAs, whose exact symmetry the triangle's mirror relies on). A warp's (4 tm) x (8 tn) tile
+  // must be whole mma tiles (8 x 8 x 4 for float64, 16 x 8 x 8 for TF32) and fit the block's.
+  const bool mma_dtype = (p.dtype == DType::Float64 || (p.dtype == DType::Float32 && p.tf32)) && !gram;
+  auto mma_ok = [&](const GemmTile& t, int stages) {
+    const int im = p.dtype == DType::Float64 ? 8 : 16, ik = p.dtype == DType::Float64 ? 4 : 8;
+    if (!mma_dtype || stages < 2 || (4 * t.tm) % im || t.bm % (4 * t.tm) || t.bn % (8 * t.tn) || t.bk % ik) return false;
+    GemmKernel k = g;
+    k.tile = t;
+    k.mma = true;
+    k.stages = stages;
+    return pipeline_shared(k) <= kDynamicSharedLimit;
+  };
+  auto take = [&](const GemmTile& t, int stages) {
+    g.tile = t;
+    g.mma = mma_ok(t, stages);
+    g.stages = g.mma ? stages : 0;
   };
   if (std::string forced = gemm_tile_setting(); !forced.empty()) {
     bool simt = false;
-    g.tile = parse_tile(forced, p.dtype, simt);
-    g.gram = gram && g.tile.bm == g.tile.bn;  // a tile that is not square: a general product
-    g.mma = !simt && mma_ok(g.tile);
+    int stages = 0;
+    GemmTile t = parse_tile(forced, p.dtype, simt, stages);
+    g.gram = gram && t.bm == t.bn;  // a tile that is not square: a general product
+    take(t, stages ? stages : 3);
+    if (simt) g.mma = false, g.stages = 0;
+    if (stages && !g.mma)
+      throw Error("ARRAYC_GEMM_TILE=" + forced + ": stages are for the tensor cores, which this tile cannot use for " +
+                  dtype_name(p.dtype) + (p.dtype == DType::Float32 && !p.tf32 ? " (TF32 is off)" : ""));
+    if (std::string why = static_shared_problem(t, p.dtype); !g.mma && !why.empty())
+      throw Error("ARRAYC_GEMM_TILE=" + forced + " cannot be used for " + dtype_name(p.dtype) + ": " + why);
     return g;
   }
   // Big tiles reuse each loaded element most; take the biggest that still gives at least half
-  // the SMs a block (W4 ran faster on 128 big tiles than on 512 mid ones on 132 SMs). Products with few columns get a narrow tile rather than mostly idle threads. The
-  // tiles are the fastest measured on an H200 (docs/cuda.md has the sweep): W5 (3000^2 f32)
-  // 128x128x16/8x8 1.62 ms, 128x64x16/8x4 1.68, 64x64x16/4x4 1.76; W3 (10000x784 . 784x10)
-  // 32x16x32/2x2 0.043 ms, 64x16x32/4x2 0.046; W4 (1000^2 f64) 128x64x8/8x4 0.137 ms,
-  // 64x64x8/4x4 0.148.
+  // the SMs a block (W4 ran faster on 128 big tiles than on 512 mid ones on 132 SMs). Products
+  // with few columns get a narrow tile rather than mostly idle threads. The FMA tiles are the
+  // fastest measured on an H200 (docs/cuda.md has the sweep): W5 (3000^2 f32) 128x128x16/8x8
+  // 1.62 ms, 128x64x16/8x4 1.68, 64x64x16/4x4 1.76; W3 (10000x784 . 784x10) 32x16x32/2x2
+  // 0.043 ms, 64x16x32/4x2 0.046.
   const bool f64 = p.dtype == DType::Float64;
-  const bool f64_mma = f64 && !gram;  // the tensor-core tiles (8 x 4 outputs per thread)
-  // float64's big tile: W4 (1000^3) on an H100's tensor cores took 0.108 ms with 64x128x8/8x4,
-  // 0.118 with 64x64x16, 0.120 with 128x64x8, 0.164 with 128x128x8 (docs/cuda.md).
-  const GemmTile big = f64_mma ? GemmTile{64, 128, 8, 8, 4} : f64 ? GemmTile{128, 64, 8, 8, 4} : GemmTile{128, 128, 16, 8, 8};
-  const GemmTile mid = f64_mma ? GemmTile{64, 64, 8, 8, 4} : f64 ? GemmTile{64, 64, 8, 4, 4} : GemmTile{64, 64, 16, 4, 4};
-  const GemmTile small = f64_mma ? GemmTile{32, 32, 16, 8, 4} : f64 ? GemmTile{32, 32, 16, 2, 2} : GemmTile{32, 32, 32, 2, 2};
-  const GemmTile narrow = GemmTile{32, 16, 32, 2, 2};
+  // The tensor-core tiles and stages, the fastest of a sweep on an H100 (docs/cuda.md): W4 (1000^3
+  // f64) 64x64x16/8x4 with 4 stages 0.088 ms, 3 stages 0.091, 32x64x16 0.094, 128x64x16 0.097,
+  // 64x128x16 0.097, 64x64x32 0.112; W9's 4096^3 layer on TF32 256x128x32/16x8 0.985 ms,
+  // 128x128x16/16x8 1.054, 128x256x16/16x8 1.139, 128x128x32/16x8 1.147, 128x128x16/8x8 1.531.
+  struct Choice {
+    GemmTile t;
+    int stages = 0;
+  };
+  const Choice big = mma_dtype ? (f64 ? Choice{{64, 64, 16, 8, 4}, 4} : Choice{{256, 128, 32, 16, 8}, 3})
+                     : f64     ? Choice{{128, 64, 8, 8, 4}}
+                               : Choice{{128, 128, 16, 8, 8}};
+  const Choice mid = mma_dtype ? (f64 ? Choice{{32, 64, 16, 8, 4}, 4} : Choice{{64, 64, 16, 8, 4}, 3})
+                     : f64     ? Choice{{64, 64, 8, 4, 4}}
+                               : Choice{{64, 64, 16, 4, 4}};
+  const Choice small = mma_dtype ? (f64 ? Choice{{32, 32, 16, 8, 4}, 4} : Choice{{32, 32, 16, 8, 4}, 3})
+                       : f64     ? Choice{{32, 32, 16, 2, 2}}
+                                 : Choice{{32, 32, 32, 2, 2}};
+  const Choice narrow{{32, 16, 32, 2, 2}};
+  Choice c = small;
   if (gram) {  // square tiles; half as many as a general product has
     g.gram = true;
-    g.tile = small;
-    for (const GemmTile& t : {big, mid})
-      if (t.bm == t.bn && 2 * tiles(t, p, true) >= multiprocessors) {
-        g.tile = t;
+    for (const Choice& t : {big, mid})
+      if (t.t.bm == t.t.bn && 2 * tiles(t.t, p, true) >= multiprocessors) {
+        c = t;
         break;
       }
   } else if (p.n <= 16 && p.m > p.n) {
-    g.tile = narrow;
+    c = narrow;
   } else {
     // Too few small tiles to give every SM one: the narrow tile, twice as many. W9's layer at
     // 256x784x256 (64 small tiles on 132 SMs) took 0.021 ms with it against 0.026 on an H100.
-    g.tile = tiles(small, p) < multiprocessors ? narrow : small;
-    for (const GemmTile& t : {big, mid})
-      if (2 * tiles(t, p) >= multiprocessors) {
-        g.tile = t;
+    if (tiles(small.t, p) < multiprocessors) c = narrow;
+    for (const Choice& t : {big, mid})
+      if (2 * tiles(t.t, p) >= multiprocessors) {
+        c = t;
         break;
       }
   }
-  ARRAYC_INTERNAL_CHECK(tile_problem(g.tile, p.dtype).empty(), "built-in gemm tile invalid: " + tile_problem(g.tile, p.dtype));
-  g.mma = mma_ok(g.tile);
+  take(c.t, c.stages);
+  std::string why = tile_problem(c.t, p.dtype);
+  if (why.empty() && !g.mma) why = static_shared_problem(c.t, p.dtype);
+  ARRAYC_INTERNAL_CHECK(why.empty(), "built-in gemm tile invalid: " + why);
   return g;
+}
+
+unsigned gemm_dynamic_shared(const GemmKernel& g, int sm) {
+  return g.mma && sm >= 80 ? static_cast<unsigned>(pipeline_shared(g)) : 0;
 }
 
 unsigned gemm_grid(const GemmKernel& g, const GemmProblem& p) {
@@ -703,6 +880,7 @@ std::string gemm_epilogue_problem(const Kernel& k, const LaunchParams& launch, i
 
 PtxKernel emit_gemm_ptx(const GemmKernel& g, int sm) {
   ARRAYC_INTERNAL_CHECK(g.dtype == DType::Float32 || g.dtype == DType::Float64, std::string("gemm kernel for ") + dtype_name(g.dtype));
+  ARRAYC_INTERNAL_CHECK(!g.mma || g.stages >= 2, "a tensor-core gemm kernel without pipeline stages");
   std::string entry = "arrayc_" + g.name();
   return compile_ptx(entry, sm, [&](llvm::Module& m) { GemmEmitter(g, m, sm).emit(entry); });
 }

@@ -21,10 +21,14 @@
 // Launch: block = tile.threads(); grid = gemm_grid(...) (any grid works; tiles are grid-strided).
 //
 // Variants (issue 29):
-//  - mma: float64 products on the FP64 tensor cores (mma.sync.m8n8k4.f64, sm_80 and later; the
-//    FMA path on older GPUs). Tiles with 8 x 4 outputs per thread and BM, BN multiples of 32:
-//    each warp computes a 32 x 32 tile as 4 x 4 mma tiles from the same shared-memory tiles.
-//    ARRAYC_GEMM_TILE=.../simt forces the FMA path.
+//  - mma: products on the tensor cores (sm_80 and later; the FMA path on older GPUs): float64
+//    with mma.sync.m8n8k4.f64 (exact: the same fused multiply-adds, in another order), float32
+//    with mma.sync.m16n8k8.tf32 only when the caller allows TF32 (GemmProblem::tf32; operands
+//    rounded to TF32's 10-bit mantissa, float32 accumulation). Each warp computes a (4 tm) x
+//    (8 tn) tile as mma tiles; the block's tiles are staged by cp.async in `stages` shared-memory
+//    buffers (dynamic shared memory, above 48 KiB where a tile needs it), each operand in its
+//    own layout (k-major, or row-major when k is its unit-stride dim), padded so that the
+//    fragment reads have no bank conflicts. ARRAYC_GEMM_TILE=.../simt forces the FMA path.
 //  - gram: the product of a matrix with its own transpose (m == n, square tile, batch 1). Only
 //    the tiles on and below the diagonal are computed; a tile below it is stored twice, at its
 //    place and mirrored. The result is exactly symmetric: a diagonal tile's (i, j) and (j, i)
@@ -60,7 +64,8 @@ struct GemmKernel {
   GemmUnit a_unit = GemmUnit::None, b_unit = GemmUnit::None;
   bool a_vec = false, b_vec = false;  // 16-byte loads along the unit dimension
   bool gram = false;                   // lower-triangle tiles only, mirrored (see above)
-  bool mma = false;                    // float64 on the tensor cores (sm_80+; FMAs below), see above
+  bool mma = false;                    // on the tensor cores (sm_80+; FMAs below), see above
+  int stages = 0;                      // mma: shared-memory stages of the cp.async pipeline
   const Kernel* epilogue = nullptr;    // fused epilogue (the caller's; it must outlive the kernel)
   int product_leaf = -1;               // the epilogue's leaf that reads the product
 
@@ -74,18 +79,22 @@ struct GemmProblem {
   int64_t batch = 1, m = 0, n = 0, k = 0;
   uintptr_t a_addr = 0, b_addr = 0;  // address of element (0, 0) of the first product
   bool gram = false;                  // b is a's transpose (ProductForm::Gram): one triangle
+  bool tf32 = false;                  // float32 may run on the TF32 tensor cores (set_matmul_precision)
   int64_t a_rs = 0, a_cs = 0, a_bs = 0, b_rs = 0, b_cs = 0, b_bs = 0;
 };
 
 // The kernel for a problem on a GPU with `multiprocessors` SMs: layouts and vector loads from
 // the strides and alignment; the tile from the shape (big tiles when there are enough of them to
 // fill the GPU, smaller ones otherwise, narrow ones for products with few columns).
-// ARRAYC_GEMM_TILE=BMxBNxBK/TMxTN[/simt] forces a tile (for tuning); an invalid one is an
-// arrayc::Error.
+// ARRAYC_GEMM_TILE=BMxBNxBK/TMxTN[/sS][/simt] forces a tile (for tuning; /sS: S pipeline stages
+// on the tensor cores); an invalid one is an arrayc::Error.
 GemmKernel choose_gemm(const GemmProblem& p, int multiprocessors);
 
 // Blocks to launch for p with kernel g (the tiles, capped).
 unsigned gemm_grid(const GemmKernel& g, const GemmProblem& p);
+
+// Bytes of dynamic shared memory a launch of g on sm_<sm> needs (0: its shared memory is static).
+unsigned gemm_dynamic_shared(const GemmKernel& g, int sm);
 
 // Why `epilogue` (reading its product through input `product_ptr`) cannot run inside the product
 // kernel of p, or "" when it can: it must read the product only at each element's own index, and

@@ -523,6 +523,12 @@ std::vector<Value*> BodyEmitter::emit(const std::vector<Value*>& ptrs, const std
   for (size_t i = 0; i < k_.body.size(); ++i) {
     const KernelInstr& in = k_.body[i];
     if (v[i]) continue;  // computed with its sincos partner
+    // row chains (issue 29): a value an earlier pass computed for this element (the GPU's
+    // register path keeps them) is given, not recomputed.
+    if (!known.empty() && known[i] && !(in.leaf < 0 && op_kind(in.op) == OpKind::Reduce)) {
+      v[i] = known[i];
+      continue;
+    }
     // row chains (issue 29): a row reduction's value is given; what is not needed is left out.
     if (in.leaf < 0 && op_kind(in.op) == OpKind::Reduce) {
       v[i] = known.empty() ? nullptr : known[i];

@@ -37,6 +37,8 @@ class BodyEmitter {
                                  const std::vector<llvm::Value*>& offsets);
   // A row chain's pass (Kernel::row_chain): the row reductions' values are `known` (null where
   // not computed yet), and only the instructions that `needed` marks are emitted (all if empty).
+  // Other instructions with a known value (computed for the same element by an earlier pass)
+  // take it instead of being emitted again.
   std::vector<llvm::Value*> emit(const std::vector<llvm::Value*>& ptrs, const std::vector<llvm::Value*>& offsets,
                                  const std::vector<llvm::Value*>& known, const std::vector<bool>& needed);
   llvm::Value* load(DType t, llvm::Value* ptr, llvm::Value* offset);

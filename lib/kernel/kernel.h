@@ -78,7 +78,8 @@ struct Kernel {
   // reductions along the row (instructions whose op is a Reduce op, one arg: its value is that
   // arg folded over the whole row, then finished, as a Mean's division). The calling convention
   // is a reduction's (reduce_rank = 1: [begin, end) are rows, [reduce_begin, reduce_end) the
-  // row); each row is walked once per level of nested reductions, then once more to store.
+  // row); each row is walked once per level of nested reductions, then once more to store (the
+  // GPU's register path walks registers after one read, codegen/nvptx/ptx_kernel.cpp).
   bool row_chain = false;
   std::vector<KernelLeaf> leaves;
   std::vector<KernelInstr> body;

@@ -144,6 +144,44 @@ TEST_P(RowChains, SeveralOutputsAndARequestedReduction) {
   EXPECT_MATCHES_REFERENCE(mx);
 }
 
+// The GPU's register path (rows of up to 16 elements per thread of a block of at most 1024)
+// and its edges: rows not a multiple of the 4-element vectors, rows whose starts are not
+// 16-byte aligned (odd lengths, a view starting at column 1), the longest row that fits and the
+// first that does not (the strided path), on every float dtype; a layer norm with a scale and a
+// shift read along the row; NaN and infinities inside long rows.
+TEST_P(RowChains, RowLengthsAroundTheRegisterPath) {
+  for (const Shape& s : std::vector<Shape>{{5, 4096}, {3, 4095}, {3, 4097}, {4, 4094}, {3, 2},
+                                           {2, 31}, {2, 33}, {2, 16384}, {2, 16385}, {2, 20000}}) {
+    SCOPED_TRACE(shape_str(s));
+    Array x = random_array(DType::Float32, s, 21, -8, 8);
+    EXPECT_MATCHES_REFERENCE(softmax(x));
+    EXPECT_MATCHES_REFERENCE(layer_norm(x));
+    EXPECT_EQ(launches(softmax(x)), 1);
+  }
+  for (DType t : {DType::Float16, DType::BFloat16, DType::Float64}) {
+    SCOPED_TRACE(dt(t));
+    for (const Shape& s : std::vector<Shape>{{3, 4096}, {3, 1001}, {2, 16385}}) {
+      Array x = random_array(t, s, 22, -6, 6);
+      EXPECT_MATCHES_REFERENCE(softmax(x));
+      EXPECT_MATCHES_REFERENCE(layer_norm(x));
+    }
+  }
+  Array m = random_array(DType::Float32, {4, 4100}, 23, -5, 5);
+  EXPECT_MATCHES_REFERENCE(softmax(m[{Slice(0, 4), Slice(1, 4097)}]));  // rows start 4 bytes in
+  Array g = random_array(DType::Float32, {4096}, 24, -2, 2), b = random_array(DType::Float32, {4096}, 25, -1, 1);
+  Array x = random_array(DType::Float32, {6, 4096}, 26, -3, 3);
+  EXPECT_MATCHES_REFERENCE(layer_norm(x) * g + b);
+  EXPECT_EQ(launches(layer_norm(x) * g + b), 1);
+  std::vector<double> v(4 * 4096);
+  for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<double>(i % 97) / 13.0 - 3.0;
+  v[100] = std::nan("");                                   // row 0: a NaN
+  v[4096 + 4000] = std::numeric_limits<double>::infinity();  // row 1: +inf
+  for (int i = 0; i < 4096; ++i) v[2 * 4096 + i] = -std::numeric_limits<double>::infinity();  // row 2
+  Array special = make_array(DType::Float32, {4, 4096}, v);
+  EXPECT_MATCHES_REFERENCE(softmax(special));
+  EXPECT_MATCHES_REFERENCE(layer_norm(special));
+}
+
 TEST_P(RowChains, OffMaterializesEveryReduction) {
   Array x = random_array(DType::Float32, {8, 64}, 13);
   set_row_chain_fusion(false);

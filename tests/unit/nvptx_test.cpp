@@ -5,6 +5,8 @@
 #include "backend/cuda/launch_plan.h"
 
 #include <gtest/gtest.h>
+#include <cstdlib>
+#include <iostream>
 
 #include "arrayc/arrayc.h"
 #include "passes/pipeline.h"
@@ -174,3 +176,31 @@ TEST(NvptxTest, LaunchArgumentsFollowTheConvention) {
 }
 
 }  // namespace
+
+// row chains (issue 29): the register path of a softmax row chain reads each of a thread's 16
+// elements once, as four 16-byte loads, computes exp once per element, keeps everything in
+// registers (no local memory), and stores with four 16-byte stores; the launch gives a row of
+// 4096 floats 256 threads and a row too long for 1024 threads' registers the strided path's 256.
+TEST(NvptxTest, RowChainSoftmaxHoldsTheRowInRegisters) {
+  if (!have_libdevice()) GTEST_SKIP() << "no libdevice";
+  Array x = array(std::vector<float>(8 * 4096, 0.5f), {8, 4096});
+  Array e = exp(x - max(x, {1}, true));
+  KernelStep ks = kernel_steps({e / sum(e, {1}, true)}).at(0);
+  ASSERT_TRUE(ks.kernel.row_chain);
+  detail::PtxKernel p = detail::emit_ptx(ks.kernel, 90, detail::EmitOptions{});
+  if (std::getenv("ARRAYC_TEST_PRINT_PTX")) std::cout << p.ptx;
+  EXPECT_EQ(p.elements_per_thread, 16);
+  EXPECT_EQ(loads(p.ptx, "v4.f32"), 4) << p.ptx;
+  EXPECT_EQ(ptx_count(p.ptx, "st.global.v4.f32"), 4) << p.ptx;
+  EXPECT_EQ(p.ptx.find(".local"), std::string::npos) << p.ptx;
+  detail::PtxLaunchConfig c = detail::ptx_launch_config(ks.kernel, p, ks.launch, 132);
+  EXPECT_EQ(c.block, 256u);
+  EXPECT_EQ(c.grid, 8u);
+  Array long_x = array(std::vector<float>(2 * 20000, 0.5f), {2, 20000});
+  KernelStep lk = kernel_steps({long_x / sum(long_x, {1}, true)}).at(0);
+  ASSERT_TRUE(lk.kernel.row_chain);
+  EXPECT_EQ(detail::ptx_launch_config(lk.kernel, p, lk.launch, 132).block, 256u);
+  Array short_x = array(std::vector<float>(3 * 5, 0.5f), {3, 5});
+  KernelStep sk = kernel_steps({short_x / sum(short_x, {1}, true)}).at(0);
+  EXPECT_EQ(detail::ptx_launch_config(sk.kernel, p, sk.launch, 132).block, 32u);
+}

@@ -24,8 +24,13 @@ PtxLaunchConfig ptx_launch_config(const Kernel& k, const PtxKernel& p, const Lau
   // little slower, 8 (one wave) and 256 slower still.
   const int64_t max_grid = 64 * static_cast<int64_t>(std::max(multiprocessors, 1));
   const int64_t n = std::max<int64_t>(lp.parallel_extent, 1);
-  if (k.row_chain) {  // row chains (issue 29): a block per row, about 16 elements per thread
-    int64_t warps = std::clamp<int64_t>((lp.reduce_extent + 16 * 32 - 1) / (16 * 32), 1, 8);
+  if (k.row_chain) {  // row chains (issue 29): a block per row
+    const int64_t row = lp.reduce_extent, held = p.elements_per_thread;
+    int64_t warps = std::clamp<int64_t>((row + 16 * 32 - 1) / (16 * 32), 1, 8);
+    // The register path (ptx_kernel.cpp): rows of up to 1024 threads' elements_per_thread each
+    // held in registers, as few warps as hold the row; longer rows, about 16 elements per thread
+    // and pass.
+    if (held > 1 && row >= 1 && row <= 1024 * held) warps = (row + 32 * held - 1) / (32 * held);
     c.block = static_cast<unsigned>(32 * warps);
     c.grid = static_cast<unsigned>(std::min(n, max_grid));
     return c;

@@ -4,6 +4,7 @@
 #include "codegen/nvptx/ptx_kernel.h"
 
 #include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/InlineAsm.h>
 #include <llvm/IR/IntrinsicsNVPTX.h>
 
 #include <algorithm>
@@ -37,6 +38,13 @@ int vector_width(const Kernel& k) {
   if (widest == 0) return 1;
   return std::clamp(kVectorBytes / widest, 1, 4);
 }
+
+// row chains (issue 29): how many elements of a row each thread holds in registers on the
+// register path (PtxKernel::elements_per_thread of a row chain; the launch picks the block size
+// from it). On an H100, W10 (rows of 4096 float32) took 0.056 ms at 16 (256 threads a row,
+// 61 registers), 0.058 at 32 and 0.073 at 8; capping the registers to fit more blocks per SM
+// (.maxnreg 48, 40, 32) made it slower (0.062 to 0.082 ms).
+constexpr int kRowChainElements = 16;
 
 class PtxEmitter {
  public:
@@ -251,63 +259,252 @@ class PtxEmitter {
     return v;
   }
 
-  // row chains (issue 29). A block per row (grid-stride over the rows of [begin, end)): for each
-  // pass of row_passes(), the threads fold the row at a stride of the block into their own
-  // accumulators, and each reduction is combined across the block (block_reduce); then the
-  // threads store the outputs. The row is read from global memory once per pass; the later
-  // reads mostly hit L1 (a row of 4096 floats is 16 KiB).
+  // row chains (issue 29). A block per row (grid-stride over the rows of [begin, end)). Two
+  // paths, chosen per launch (the same for every row): a row of at most blockDim.x *
+  // kRowChainElements elements takes the register path (register_row): each thread reads its
+  // part of the row once, in 16-byte vectors where the row is aligned, keeps it in registers
+  // through every pass, and stores from there. Longer rows take strided_row, which reads the row
+  // from memory once per pass (the later reads mostly from L1 or L2). The launch
+  // (launch_plan.cpp) gives a row that fits the fewest warps that hold it.
+  struct RowSetup {
+    std::vector<int> outer, row;
+    std::vector<std::vector<int>> passes;
+    std::vector<llvm::GlobalVariable*> slots;  // per row reduction: the warps' partials
+    std::vector<llvm::AllocaInst*> acc;        // per row reduction (strided_row)
+    std::vector<int> stored;
+    Value* count;
+  };
+
   void row_chain(Value* begin, Value* end) {
-    std::vector<int> outer;
-    for (int d = 0; d < k_.rank - 1; ++d) outer.push_back(d);
-    const std::vector<int> row{k_.rank - 1};
-    const std::vector<std::vector<int>> passes = k_.row_passes();
+    RowSetup rs;
+    for (int d = 0; d < k_.rank - 1; ++d) rs.outer.push_back(d);
+    rs.row = {k_.rank - 1};
+    rs.passes = k_.row_passes();
     llvm::IRBuilder<> eb(&f_->getEntryBlock(), f_->getEntryBlock().begin());
-    std::vector<llvm::AllocaInst*> acc(k_.body.size(), nullptr);
-    std::vector<llvm::GlobalVariable*> slots(k_.body.size(), nullptr);
-    for (const std::vector<int>& pass : passes)
+    rs.acc.assign(k_.body.size(), nullptr);
+    rs.slots.assign(k_.body.size(), nullptr);
+    for (const std::vector<int>& pass : rs.passes)
       for (int i : pass) {
         DType t = k_.body[i].dtype;
-        acc[i] = eb.CreateAlloca(body_.value_type(t));
+        rs.acc[i] = eb.CreateAlloca(body_.value_type(t));
         auto* ty = llvm::ArrayType::get(t == DType::Bool ? b_.getInt8Ty() : body_.value_type(t), 32);
-        slots[i] = new llvm::GlobalVariable(*f_->getParent(), ty, false, llvm::GlobalValue::InternalLinkage,
-                                            llvm::UndefValue::get(ty), f_->getName() + ".row" + std::to_string(i),
-                                            nullptr, llvm::GlobalValue::NotThreadLocal, kShared);
+        rs.slots[i] = new llvm::GlobalVariable(*f_->getParent(), ty, false, llvm::GlobalValue::InternalLinkage,
+                                               llvm::UndefValue::get(ty), f_->getName() + ".row" + std::to_string(i),
+                                               nullptr, llvm::GlobalValue::NotThreadLocal, kShared);
       }
+    rs.count = b_.CreateSub(space_.reduce_end, space_.reduce_begin);
+    for (const KernelOutput& o : k_.outputs) rs.stored.push_back(o.instr);
+    auto rows = [&](void (PtxEmitter::*row_body)(const RowSetup&, const std::vector<Value*>&)) {
+      loop(b_.CreateAdd(begin, sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x)), end,
+           sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_nctaid_x),
+           [&](Value* o) { (this->*row_body)(rs, space_.offsets_at(b_, rs.outer, o, space_.offsets)); });
+    };
+    Value* capacity = b_.CreateMul(sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_ntid_x), b_.getInt64(kRowChainElements));
+    Value* fits = b_.CreateAnd(b_.CreateICmpSGE(rs.count, b_.getInt64(1)), b_.CreateICmpSLE(rs.count, capacity));
+    if_else(fits, [&] { rows(&PtxEmitter::register_row); }, [&] { rows(&PtxEmitter::strided_row); });
+  }
+
+  void if_else(Value* cond, const std::function<void()>& then, const std::function<void()>& otherwise) {
+    emit_if(b_, cond, then, otherwise);
+  }
+
+  // The threads fold the row at a stride of the block into their own accumulators for each pass
+  // of row_passes(), each reduction is combined across the block (block_reduce), then the threads
+  // store the outputs.
+  void strided_row(const RowSetup& rs, const std::vector<Value*>& outer_off) {
     Value* tid = sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x);
     Value* ntid = sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_ntid_x);
-    Value* count = b_.CreateSub(space_.reduce_end, space_.reduce_begin);
-    std::vector<int> stored;
-    for (const KernelOutput& o : k_.outputs) stored.push_back(o.instr);
-    loop(b_.CreateAdd(begin, sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x)), end,
-         sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_nctaid_x), [&](Value* o) {
-           std::vector<Value*> outer_off = space_.offsets_at(b_, outer, o, space_.offsets);
-           std::vector<Value*> known(k_.body.size(), nullptr);
-           for (const std::vector<int>& pass : passes) {
-             std::vector<int> args;
-             for (int i : pass) {
-               args.push_back(k_.body[i].args[0]);
-               b_.CreateStore(body_.identity(k_.body[i].op, k_.body[i].dtype), acc[i]);
-             }
-             const std::vector<bool> need = k_.instrs_needed(args);
-             strided(b_.CreateAdd(space_.reduce_begin, tid), space_.reduce_end, ntid, [&](Value* c) {
-               std::vector<Value*> v = body_.emit(ptrs_, space_.offsets_at(b_, row, c, outer_off), known, need);
-               for (int i : pass) {
-                 const KernelInstr& in = k_.body[i];
-                 b_.CreateStore(body_.combine(in.op, in.dtype, b_.CreateLoad(acc[i]->getAllocatedType(), acc[i]), v[in.args[0]]), acc[i]);
-               }
-             });
-             for (int i : pass) {
-               const KernelInstr& in = k_.body[i];
-               Value* r = block_reduce(in.op, in.dtype, b_.CreateLoad(acc[i]->getAllocatedType(), acc[i]), slots[i]);
-               known[i] = in.op == Op::Mean ? b_.CreateFDiv(r, b_.CreateSIToFP(count, r->getType())) : r;
-             }
-           }
-           const std::vector<bool> need = k_.instrs_needed(stored);
-           strided(b_.CreateAdd(space_.reduce_begin, tid), space_.reduce_end, ntid, [&](Value* c) {
-             std::vector<Value*> off = space_.offsets_at(b_, row, c, outer_off);
-             store_outputs(body_.emit(ptrs_, off, known, need), off);
-           });
-         });
+    std::vector<Value*> known(k_.body.size(), nullptr);
+    for (const std::vector<int>& pass : rs.passes) {
+      std::vector<int> args;
+      for (int i : pass) {
+        args.push_back(k_.body[i].args[0]);
+        b_.CreateStore(body_.identity(k_.body[i].op, k_.body[i].dtype), rs.acc[i]);
+      }
+      const std::vector<bool> need = k_.instrs_needed(args);
+      strided(b_.CreateAdd(space_.reduce_begin, tid), space_.reduce_end, ntid, [&](Value* c) {
+        std::vector<Value*> v = body_.emit(ptrs_, space_.offsets_at(b_, rs.row, c, outer_off), known, need);
+        for (int i : pass) {
+          const KernelInstr& in = k_.body[i];
+          b_.CreateStore(body_.combine(in.op, in.dtype, b_.CreateLoad(rs.acc[i]->getAllocatedType(), rs.acc[i]), v[in.args[0]]), rs.acc[i]);
+        }
+      });
+      for (int i : pass) {
+        const KernelInstr& in = k_.body[i];
+        Value* r = block_reduce(in.op, in.dtype, b_.CreateLoad(rs.acc[i]->getAllocatedType(), rs.acc[i]), rs.slots[i]);
+        known[i] = in.op == Op::Mean ? b_.CreateFDiv(r, b_.CreateSIToFP(rs.count, r->getType())) : r;
+      }
+    }
+    const std::vector<bool> need = k_.instrs_needed(rs.stored);
+    strided(b_.CreateAdd(space_.reduce_begin, tid), space_.reduce_end, ntid, [&](Value* c) {
+      std::vector<Value*> off = space_.offsets_at(b_, rs.row, c, outer_off);
+      store_outputs(body_.emit(ptrs_, off, known, need), off);
+    });
+  }
+
+  // The register path's memory operands along the row: inputs read through their own pointer and
+  // index only (loaded as vectors into a private array the body reads, as contiguous() does) and
+  // outputs, each of unit stride along the row; and the vector width they share (elements).
+  struct RowMem { DType dtype; int ptr, index; bool output; };
+  std::vector<RowMem> row_mem() const {
+    std::vector<int> ptr_uses(k_.num_ptrs, 0), index_uses(k_.num_indexed, 0);
+    for (const KernelLeaf& lf : k_.leaves) {
+      if (lf.ptr >= 0) ++ptr_uses[lf.ptr];
+      if (lf.index >= 0) ++index_uses[lf.index];
+    }
+    for (const KernelOutput& o : k_.outputs) ++ptr_uses[o.ptr], ++index_uses[o.index];
+    std::vector<RowMem> mem;
+    const int last = k_.rank - 1;
+    for (const KernelLeaf& lf : k_.leaves)
+      if (lf.op == Op::Buffer && lf.index >= 0 && lf.ptr >= 0 && lf.strides[last] == StrideKind::Unit &&
+          ptr_uses[lf.ptr] == 1 && index_uses[lf.index] == 1)
+        mem.push_back({lf.dtype, lf.ptr, lf.index, false});
+    for (const KernelOutput& o : k_.outputs)
+      if (o.strides[last] == StrideKind::Unit) mem.push_back({o.dtype, o.ptr, o.index, true});
+    return mem;
+  }
+  int row_width() const {
+    int widest = 0;
+    for (const RowMem& m : row_mem()) widest = std::max(widest, static_cast<int>(dtype_size(m.dtype)));
+    return widest == 0 ? 1 : std::clamp(kVectorBytes / widest, 1, 4);
+  }
+
+  // Thread t holds the row's elements q = (j * blockDim.x + t) * W + e (e < W), chunk j <
+  // kRowChainElements / W: each chunk one coalesced vector access across the block. W is the
+  // vector width where every vector operand's row start is aligned to it and the row is a
+  // multiple of it, else 1 (one element per chunk). A chunk past the row's end reads the row's
+  // first chunk instead (a valid address), is left out of the reductions and is not stored.
+  // Each element's values of one pass are kept for the next, so the body is computed once per
+  // element (exp once in softmax).
+  void register_row(const RowSetup& rs, const std::vector<Value*>& outer_off) {
+    const int W = row_width();
+    const std::vector<RowMem> mem = row_mem();
+    std::vector<Value*> start = space_.offsets_at(b_, rs.row, space_.reduce_begin, outer_off);
+    std::vector<Value*> base(k_.num_ptrs, nullptr);
+    Value* vectors = W > 1 ? b_.CreateICmpEQ(b_.CreateSRem(rs.count, b_.getInt64(W)), b_.getInt64(0)) : nullptr;
+    for (const RowMem& m : mem) {
+      base[m.ptr] = b_.CreateInBoundsGEP(body_.memory_type(m.dtype), ptrs_[m.ptr], start[m.index]);
+      if (!vectors) continue;
+      Value* low = b_.CreateAnd(b_.CreatePtrToInt(base[m.ptr], b_.getInt64Ty()),
+                                b_.getInt64(static_cast<uint64_t>(W) * dtype_size(m.dtype) - 1));
+      vectors = b_.CreateAnd(vectors, b_.CreateICmpEQ(low, b_.getInt64(0)));
+    }
+    if (vectors)
+      if_else(vectors, [&] { register_row_at(rs, outer_off, mem, base, W); },
+              [&] { register_row_at(rs, outer_off, mem, base, 1); });
+    else
+      register_row_at(rs, outer_off, mem, base, 1);
+  }
+
+  // threadIdx.x read where it is used, by an asm statement the optimizer keeps in place: from the
+  // special register, the chunks' positions are loop invariants of the row loop, and hoisted out
+  // of it they held a register pair each for the whole kernel (115 registers at 16 elements).
+  Value* tid_here() {
+    auto* fty = llvm::FunctionType::get(b_.getInt32Ty(), false);
+    Value* t = b_.CreateCall(llvm::InlineAsm::get(fty, "mov.u32 $0, %tid.x;", "=r", /*hasSideEffects=*/true), {});
+    return b_.CreateZExt(t, b_.getInt64Ty());
+  }
+
+  void register_row_at(const RowSetup& rs, const std::vector<Value*>& outer_off, const std::vector<RowMem>& mem,
+                       const std::vector<Value*>& base, int W) {
+    const int J = kRowChainElements / W;
+    // Whether chunk j is in the row, and its position (0 when not). Recomputed in each phase
+    // (load, each pass, store) from a fresh threadIdx.x, so that J positions are not held in
+    // registers from the loads to the stores (89 registers at 16 elements of one each).
+    std::vector<Value*> in(J), at(J);
+    auto positions = [&] {
+      Value* tid = tid_here();
+      Value* ntid = sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_ntid_x);
+      for (int j = 0; j < J; ++j) {
+        Value* q = b_.CreateMul(b_.CreateAdd(b_.CreateMul(b_.getInt64(j), ntid), tid), b_.getInt64(W));
+        in[j] = b_.CreateICmpSLT(q, rs.count);
+        at[j] = b_.CreateSelect(in[j], q, b_.getInt64(0));
+      }
+    };
+    positions();
+    llvm::IRBuilder<> eb(&f_->getEntryBlock(), f_->getEntryBlock().begin());
+    std::vector<std::vector<Value*>> chunk_ptrs(J, ptrs_);
+    for (int j = 0; j < J; ++j) {
+      for (const RowMem& m : mem) {
+        if (m.output) continue;
+        llvm::Type* et = body_.memory_type(m.dtype);
+        auto* vt = llvm::FixedVectorType::get(et, W);
+        llvm::AllocaInst* local = eb.CreateAlloca(vt);
+        Value* p = b_.CreateInBoundsGEP(et, base[m.ptr], at[j]);
+        b_.CreateStore(b_.CreateAlignedLoad(vt, p, llvm::Align(W * dtype_size(m.dtype))), local);
+        chunk_ptrs[j][m.ptr] = local;
+      }
+    }
+    // The body of element (j, e), given what earlier passes computed for it (vals) and the row
+    // reductions known so far; operands other than the vector inputs are read through offsets.
+    std::vector<std::vector<Value*>> vals(J * W, std::vector<Value*>(k_.body.size(), nullptr));
+    std::vector<Value*> known_row(k_.body.size(), nullptr);
+    auto emit_elem = [&](int j, int e, const std::vector<bool>& need) {
+      std::vector<Value*>& mine = vals[j * W + e];
+      std::vector<Value*> known = mine;
+      for (size_t i = 0; i < known.size(); ++i)
+        if (known_row[i]) known[i] = known_row[i];
+      Value* c = b_.CreateAdd(space_.reduce_begin, b_.CreateAdd(at[j], b_.getInt64(e)));
+      std::vector<Value*> off = space_.offsets_at(b_, rs.row, c, outer_off);
+      for (const RowMem& m : mem)
+        if (!m.output) off[m.index] = b_.getInt64(e);
+      std::vector<Value*> v = body_.emit(chunk_ptrs[j], off, known, need);
+      for (size_t i = 0; i < v.size(); ++i)
+        if (v[i] && !known_row[i]) mine[i] = v[i];
+      return v;
+    };
+    for (const std::vector<int>& pass : rs.passes) {
+      std::vector<int> args;
+      std::vector<Value*> acc;
+      for (int i : pass) {
+        args.push_back(k_.body[i].args[0]);
+        acc.push_back(body_.identity(k_.body[i].op, k_.body[i].dtype));
+      }
+      const std::vector<bool> need = k_.instrs_needed(args);
+      positions();
+      for (int j = 0; j < J; ++j) {
+        std::vector<Value*> chunk = acc;  // the chunk's elements in order, then into the total
+        for (int e = 0; e < W; ++e) {
+          std::vector<Value*> v = emit_elem(j, e, need);
+          for (size_t a = 0; a < pass.size(); ++a) {
+            const KernelInstr& ki = k_.body[pass[a]];
+            chunk[a] = body_.combine(ki.op, ki.dtype, chunk[a], v[ki.args[0]]);
+          }
+        }
+        for (size_t a = 0; a < pass.size(); ++a) acc[a] = b_.CreateSelect(in[j], chunk[a], acc[a]);
+      }
+      for (size_t a = 0; a < pass.size(); ++a) {
+        const KernelInstr& ki = k_.body[pass[a]];
+        Value* r = block_reduce(ki.op, ki.dtype, acc[a], rs.slots[pass[a]]);
+        known_row[pass[a]] = ki.op == Op::Mean ? b_.CreateFDiv(r, b_.CreateSIToFP(rs.count, r->getType())) : r;
+      }
+    }
+    const std::vector<bool> need = k_.instrs_needed(rs.stored);
+    positions();
+    for (int j = 0; j < J; ++j) {
+      std::vector<std::vector<Value*>> values;
+      for (int e = 0; e < W; ++e) values.push_back(emit_elem(j, e, need));
+      if_then(in[j], [&] {
+        for (const KernelOutput& o : k_.outputs) {
+          llvm::Type* et = body_.memory_type(o.dtype);
+          if (!base[o.ptr]) {  // not unit stride along the row: element by element
+            for (int e = 0; e < W; ++e) {
+              Value* c = b_.CreateAdd(space_.reduce_begin, b_.CreateAdd(at[j], b_.getInt64(e)));
+              body_.store(o.dtype, values[e][o.instr], ptrs_[o.ptr], space_.offsets_at(b_, rs.row, c, outer_off)[o.index]);
+            }
+            continue;
+          }
+          Value* vec = llvm::PoisonValue::get(llvm::FixedVectorType::get(et, W));
+          for (int e = 0; e < W; ++e) {
+            Value* v = values[e][o.instr];
+            if (o.dtype == DType::Bool) v = b_.CreateZExt(v, et);
+            else if (v->getType() != et) v = b_.CreateFPCast(v, et);
+            vec = b_.CreateInsertElement(vec, v, b_.getInt64(e));
+          }
+          b_.CreateAlignedStore(vec, b_.CreateInBoundsGEP(et, base[o.ptr], at[j]), llvm::Align(W * dtype_size(o.dtype)));
+        }
+      });
+    }
   }
 
   // body(c) for c = first, first + step, ... below end, counted and unrolled 4 times (as fold()),
@@ -509,7 +706,13 @@ void emit_kernel(const Kernel& k, const std::string& name, llvm::Module& m, cons
   auto* i64 = llvm::Type::getInt64Ty(ctx);
   std::vector<llvm::Type*> args(k.num_ptrs, llvm::PointerType::get(ctx, kGlobal));
   args.insert(args.end(), k.num_params() + 2 + (k.is_reduction ? 2 : 0), i64);
-  PtxEmitter(k, declare_ptx_kernel(m, name, args, k.num_ptrs), opts, width).emit();
+  llvm::Function* f = declare_ptx_kernel(m, name, args, k.num_ptrs);
+  if (k.row_chain) {  // row chains (issue 29): blocks of up to 1024 threads must launch (64 registers)
+    llvm::Metadata* md[] = {llvm::ValueAsMetadata::get(f), llvm::MDString::get(ctx, "maxntidx"),
+                            llvm::ValueAsMetadata::get(llvm::ConstantInt::get(llvm::Type::getInt32Ty(ctx), 1024))};
+    m.getOrInsertNamedMetadata("nvvm.annotations")->addOperand(llvm::MDNode::get(ctx, md));
+  }
+  PtxEmitter(k, f, opts, width).emit();
 }
 
 }  // namespace
@@ -520,7 +723,7 @@ PtxKernel emit_ptx(const Kernel& k, int sm, const EmitOptions& opts) {
   int width = vector_width(k);
   std::string entry = entry_name(k);
   PtxKernel out = compile_ptx(entry, sm, [&](llvm::Module& m) { emit_kernel(k, entry, m, gpu_opts, width); });
-  out.elements_per_thread = width;
+  out.elements_per_thread = k.row_chain ? kRowChainElements : width;
   return out;
 }
 

@@ -123,11 +123,6 @@ std::string suggestion(std::string_view name, const std::vector<std::string>& ca
 
 namespace {
 
-template <typename T> Array host_array(const std::vector<double>& vals, const Shape& shape) {
-  std::vector<T> data(vals.begin(), vals.end());
-  return arrayc::array<T>(data, shape);
-}
-
 // Python-like arithmetic on two Python-like numbers (no array involved).
 Value fold(Op op, const Value& a, const Value& b, const Node& at) {
   double x = a.number, y = b.number;
@@ -321,6 +316,7 @@ Value Session::eval_subscript(const Program& p, const Node& n, Scope& scope) {
 // A list literal: numbers (or 0-d arrays), nested to any regular shape -> bool, int64 or float64.
 Value Session::eval_list(const Program& p, const Node& n, Scope& scope) {
   std::vector<double> vals;
+  std::vector<int64_t> ints;  // the same elements as integers, exact for int64 arrays past 2^53
   Shape shape;
   enum { Bool, Int, Float } kind = Bool;
   bool any = false;
@@ -333,7 +329,7 @@ Value Session::eval_list(const Program& p, const Node& n, Scope& scope) {
   std::vector<Frame> stack{{&n, 0, 0}};
   std::vector<int64_t> seen;  // length seen at each depth
   const Node* too_big = nullptr;  // the first integer outside int64's range
-  double too_big_value = 0;
+  std::string too_big_text;
   bool leaf_depth_known = false;
   size_t leaf_depth = 0;
   while (!stack.empty()) {
@@ -364,16 +360,27 @@ Value Session::eval_list(const Program& p, const Node& n, Scope& scope) {
     leaf_depth = depth;
     Value v = eval(p, static_cast<int32_t>(ci), scope);
     double x;
+    int64_t i = 0;
     if (v.kind == Value::Kind::Weak) {
       x = v.number;
-      if (v.integral && !(x >= -0x1p63 && x < 0x1p63) && !too_big) {
+      bool in_range = x >= -0x1p63 && x < 0x1p63;
+      if (v.integral && !in_range && !too_big) {
         too_big = &c;
-        too_big_value = x;
+        too_big_text = format_number(x);
       }
+      if (in_range) i = static_cast<int64_t>(x);
       kind = std::max(kind, v.integral ? Int : Float);
     } else if (v.kind == Value::Kind::Array && v.array->ndim() == 0) {
       x = v.array->item<double>();
       DType dt = v.array->dtype();
+      if (dt == DType::UInt64 && v.array->item<uint64_t>() > static_cast<uint64_t>(INT64_MAX)) {
+        if (!too_big) {
+          too_big = &c;
+          too_big_text = std::to_string(v.array->item<uint64_t>());
+        }
+      } else if (is_int(dt) || dt == DType::Bool) {
+        i = v.array->item<int64_t>();
+      }
       kind = std::max(kind, dt == DType::Bool ? Bool : is_int(dt) ? Int : Float);
     } else {
       fail(c, std::string("a list holds numbers, not ") +
@@ -381,16 +388,17 @@ Value Session::eval_list(const Program& p, const Node& n, Scope& scope) {
     }
     any = true;
     vals.push_back(x);
+    ints.push_back(i);
   }
   for (size_t d = 0; d < leaf_depth && d < seen.size(); ++d) shape.push_back(seen[d] < 0 ? 0 : seen[d]);
   if (!any) return array_value(zeros(shape, DType::Float64));
   // A list of integers is int64 (numpy's default): a larger integer has no int64 value.
   if (kind == Int && too_big)
-    fail(*too_big, "list element " + format_number(too_big_value) + " is out of int64's range (a list of integers is int64)");
+    fail(*too_big, "list element " + too_big_text + " is out of int64's range (a list of integers is int64)");
   switch (kind) {
-    case Bool: return array_value(cast(host_array<int64_t>(vals, shape), DType::Bool));
-    case Int: return array_value(host_array<int64_t>(vals, shape));
-    case Float: return array_value(host_array<double>(vals, shape));
+    case Bool: return array_value(cast(arrayc::array<int64_t>(ints, shape), DType::Bool));
+    case Int: return array_value(arrayc::array<int64_t>(ints, shape));
+    case Float: return array_value(arrayc::array<double>(vals, shape));
   }
   return Value{};
 }

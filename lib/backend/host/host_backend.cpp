@@ -358,7 +358,7 @@ std::string blas_notes(const DotStep& d) {
   bool skinny = d.form == ProductForm::Skinny && skinny_reads(MatrixRef{nullptr, d.a.rows, d.a.cols, d.a.row_stride, d.a.col_stride});
   if (skinny) {
     int bits = host_vector_bits();
-    int nc = static_cast<int>(d.b.cols / ((d.b.cols + skinny_max_cols(bits) - 1) / skinny_max_cols(bits)));  // the first chunk's
+    int nc = static_cast<int>(skinny_column_chunks(d.b.cols, bits).front());  // the first chunk's
     text = "  ; generated skinny kernel " + skinny_symbol(d.dtype, nc, bits) + ": " + shapes + ", " +
            std::to_string(bits) + "-bit vectors along k, " + std::to_string(skinny_rows_per_step(nc, bits)) +
            " rows of a per step, rows spread over " + std::to_string(num_threads()) + " threads\n";

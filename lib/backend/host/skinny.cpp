@@ -73,6 +73,16 @@ void pack_columns(const MatrixRef& b, T* bt, int64_t ldbt) {
 
 }  // namespace
 
+std::vector<int64_t> skinny_column_chunks(int64_t n, int bits) {
+  int64_t max_cols = skinny_max_cols(bits), nchunks = (n + max_cols - 1) / max_cols;
+  std::vector<int64_t> widths;
+  for (int64_t i = 0, col = 0; i < nchunks; ++i) {
+    widths.push_back((n - col) / (nchunks - i));
+    col += widths.back();
+  }
+  return widths;
+}
+
 bool skinny_reads(const MatrixRef& a) { return a.cols <= 1 || a.col_stride == 1; }
 
 void skinny_gemm(DType dtype, const MatrixRef& a, const MatrixRef& b, void* c) {
@@ -95,10 +105,8 @@ void skinny_gemm(DType dtype, const MatrixRef& a, const MatrixRef& b, void* c) {
 
   Job job{static_cast<const char*>(a.data), a.row_stride, static_cast<const char*>(bt), ldbt, static_cast<char*>(c),
           n, k, elem, std::max<int64_t>(1, kBlockBytes / (k * elem)), {}};
-  // Columns in as few chunks as the kernel's width allows, of near-equal widths.
-  int64_t max_cols = skinny_max_cols(bits), nchunks = (n + max_cols - 1) / max_cols;
-  for (int64_t i = 0, col = 0; i < nchunks; ++i) {
-    int64_t cols = (n - col) / (nchunks - i);
+  int64_t col = 0;
+  for (int64_t cols : skinny_column_chunks(n, bits)) {
     job.chunks.push_back({col, cols, nullptr});
     col += cols;
   }

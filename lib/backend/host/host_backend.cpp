@@ -28,6 +28,8 @@ namespace {
 // Below this many elements of work a kernel runs on the calling thread.
 constexpr int64_t kGrain = 1 << 15;
 
+std::atomic<int64_t> g_split_round{int64_t{1} << 36};
+
 // ---- Kernels ------------------------------------------------------------------------------------
 
 struct Range {
@@ -53,13 +55,14 @@ struct SplitReduction {
   char* partials;
   size_t elem;
   int64_t outputs = 1;  // per chunk: the kept space, written contiguously
+  int64_t offset = 0;   // of the round's first reduced index (HostKernelLaunch::run_split)
 };
 
 void run_chunk(void* ctx, int64_t chunk, int64_t begin, int64_t end) {
   auto* s = static_cast<SplitReduction*>(ctx);
   std::vector<int64_t> params = *s->params;
-  params[s->rank] = begin;
-  params[s->rank + 1] = end;
+  params[s->rank] = s->offset + begin;
+  params[s->rank + 1] = s->offset + end;
   params[s->rank + 2] = 0;
   std::vector<void*> ptrs = s->ptrs;
   ptrs[s->out_ptr] = s->partials + chunk * s->elem * s->outputs;
@@ -148,7 +151,10 @@ class HostKernelLaunch final : public Launch {
   // a reduction across rows (Kernel::reduces_across_rows) with rows enough, so that each thread
   // reads whole rows in order instead of a slice of every row. The partials take at most 64 MiB.
   bool split_reduced_range(int64_t threads) const {
-    if (!k_.is_reduction || threads < 2) return false;
+    if (!k_.is_reduction) return false;
+    // One thread splits a full reduction only where a single chunk would be too long to stop
+    // promptly on arrayc::interrupt() (num_chunks).
+    if (threads < 2) return lp_.parallel_extent == 1 && num_chunks(lp_.reduce_extent, kGrain) > 1;
     if (lp_.parallel_extent == 1) return lp_.reduce_extent >= 4 * kGrain;
     int64_t chunks = num_chunks(lp_.reduce_extent, std::max<int64_t>(1, kGrain / lp_.parallel_extent));
     int64_t bytes = lp_.parallel_extent * static_cast<int64_t>(dtype_size(k_.outputs[0].dtype)) * chunks;
@@ -157,15 +163,33 @@ class HostKernelLaunch final : public Launch {
            lp_.params[k_.param_block(k_.outputs[0].index)] == 0;  // the output's offset
   }
 
+  // The reduced range runs in rounds of at most split_round() indices. Each round's chunks fold
+  // into partials that are combined into one partial per round, and those at the end, so that
+  // the partials stay small however long the range: sum(arange(1e17)) asked for 45 GB of them.
+  // A range of one round (any array that fits in memory) combines its chunks directly.
   void run_split(const std::vector<void*>& ptrs) const {
     int64_t n = lp_.parallel_extent;
     int64_t grain = std::max<int64_t>(1, kGrain / n);  // reduced indices per chunk, at least
-    int64_t chunks = num_chunks(lp_.reduce_extent, grain);
+    int64_t total = lp_.reduce_extent;
+    const int64_t round = split_round();
+    int64_t rounds = (total + round - 1) / round;
     size_t elem = dtype_size(k_.outputs[0].dtype);
-    std::vector<char> partials(chunks * n * elem);
+    std::vector<char> partials(num_chunks(std::min(total, round), grain) * n * elem);
+    std::vector<char> round_partials(rounds > 1 ? rounds * n * elem : 0);
+    void* out = ptrs[k_.outputs[0].ptr];
     SplitReduction s{fn_, ptrs, &lp_.params, k_.rank, k_.outputs[0].ptr, partials.data(), elem, n};
-    parallel_chunks(lp_.reduce_extent, grain, run_chunk, &s);
-    combine_(k_.reduce_op, partials.data(), chunks, n, ptrs[k_.outputs[0].ptr], lp_.reduce_extent);
+    for (int64_t r = 0; r < rounds; ++r) {
+      s.offset = r * round;
+      int64_t len = std::min(round, total - s.offset);
+      parallel_chunks(len, grain, run_chunk, &s);
+      if (rounds == 1) {
+        combine_(k_.reduce_op, partials.data(), num_chunks(len, grain), n, out, len);
+      } else {  // a mean divides once, at the end
+        Op op = k_.reduce_op == Op::Mean ? Op::Sum : k_.reduce_op;
+        combine_(op, partials.data(), num_chunks(len, grain), n, round_partials.data() + r * n * elem, len);
+      }
+    }
+    if (rounds > 1) combine_(k_.reduce_op, round_partials.data(), rounds, n, out, total);
   }
 
   const Kernel& k_;
@@ -470,6 +494,12 @@ int64_t stream_threshold_bytes() {
 }
 
 void set_stream_threshold_bytes(int64_t bytes) { g_stream_threshold.store(bytes, std::memory_order_relaxed); }
+
+int64_t split_round() { return g_split_round.load(std::memory_order_relaxed); }
+void set_split_round(int64_t indices) {
+  ARRAYC_INTERNAL_CHECK(indices > 0, "set_split_round: not positive");
+  g_split_round.store(indices, std::memory_order_relaxed);
+}
 
 int64_t epilogue_panel_rows(const DotStep& d) {
   int64_t m = d.batch * d.a.rows, n = std::max<int64_t>(1, d.b.cols), k = d.a.cols;

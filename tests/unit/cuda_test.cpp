@@ -265,11 +265,11 @@ TEST(CudaDeathTest, KernelFaultSurfacesAtSynchronize) {
 TEST(CudaAllocator, AShorterRequestReusesALargerCachedBlock) {
   ARRAYC_REQUIRE_CUDA();
   cuda::release_cache(0);
-  const size_t big = size_t{4} << 20, half = (size_t{2} << 20) + 100, quarter = size_t{1} << 20;
+  const size_t big = size_t{4} << 20, half = size_t{2} << 20, quarter = size_t{1} << 20;
   void* p = cuda::alloc(0, big);
   cuda::free(0, p, big);
   cuda::AllocatorStats before = cuda::allocator_stats(0);
-  void* q = cuda::alloc(0, half);  // class 4 MiB: takes the cached block
+  void* q = cuda::alloc(0, half);  // class 2 MiB, none cached: takes the 4 MiB block
   EXPECT_EQ(q, p);
   EXPECT_EQ(cuda::allocator_stats(0).driver_allocs, before.driver_allocs);
   EXPECT_EQ(cuda::allocator_stats(0).in_use_bytes - before.in_use_bytes, big);

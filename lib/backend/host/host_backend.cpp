@@ -14,8 +14,10 @@
 #include "backend/host/blas.h"
 #include "backend/host/blas_config.h"
 #include "backend/host/cpu_allocator.h"
+#include "backend/host/half_table.h"  // host float16 speed (issue 28)
 #include "backend/host/host_jit.h"
 #include "backend/host/thread_pool.h"
+#include "codegen/cpu/gather_prefetch.h"  // host gather bandwidth (issue 28)
 #include "codegen/cpu/host_policy.h"
 #include "codegen/cpu/skinny_gemm.h"
 #include "support/env.h"
@@ -129,15 +131,18 @@ class HostKernelLaunch final : public Launch {
   HostKernelLaunch(const KernelStep& ks, std::shared_ptr<const Binary> b, const EmitOptions& o)
       : k_(ks.kernel), lp_(ks.launch), binary_(std::move(b)), fn_(static_cast<const HostBinary&>(*binary_).fn),
         stream_(o.stream_stores),
-        combine_(k_.is_reduction ? combine_fn(k_.outputs[0].dtype) : nullptr) {}
+        combine_(k_.is_reduction ? combine_fn(k_.outputs[0].dtype) : nullptr), table_(half_table_for(k_)) {}
   // The same code as `like`, for a step of other sizes (Backend::replan).
   HostKernelLaunch(const KernelStep& ks, const HostKernelLaunch& like)
       : k_(ks.kernel), lp_(ks.launch), binary_(like.binary_), fn_(like.fn_), stream_(like.stream_),
-        combine_(like.combine_) {}
+        combine_(like.combine_), table_(like.table_) {}
   bool streams() const { return stream_; }
 
   void run(const std::vector<void*>& ptrs) const override {
     counters().kernel_launches++;
+    // host float16 speed (issue 28): a long array of 16-bit floats through a table of the kernel
+    if (table_ && lp_.parallel_extent >= half_table_min_elements())
+      return run_half_table(*table_, k_, fn_, ptrs, lp_, stream_);
     int64_t threads = num_threads();
     if (split_reduced_range(threads)) return run_split(ptrs);
     Range r{fn_, ptrs.data(), lp_.params.data()};
@@ -198,6 +203,7 @@ class HostKernelLaunch final : public Launch {
   KernelFn fn_;
   bool stream_;  // compiled with streaming stores (host_options)
   CombineFn combine_;
+  std::optional<HalfTable> table_;  // host float16 speed (issue 28): half_table.h
 };
 
 // A float product through OpenBLAS, and its epilogue when one is fused in.
@@ -305,7 +311,8 @@ class HostAxisLaunch final : public Launch {
 };
 
 std::string options_text(const EmitOptions& o) {
-  return "fast=" + std::to_string(o.fast_math) + " stream=" + std::to_string(o.stream_stores);
+  return "fast=" + std::to_string(o.fast_math) + " stream=" + std::to_string(o.stream_stores) +
+         (o.gather_prefetch ? " prefetch=" + std::to_string(o.gather_prefetch) : "");  // issue 28
 }
 
 // The symbol of k compiled with o: named after its key, so that an object stored by one
@@ -365,6 +372,14 @@ std::string host_notes(const KernelStep& ks, const Schedule& s, const EmitOption
   if (!tiled_ptrs.empty())
     text += "  ; tiles of " + std::to_string(kHostTileRows) + " rows x " + std::to_string(kHostTileCols) +
             " columns, each tile of " + ptr_list(tiled_ptrs) + " copied to a buffer first: read across its rows\n";
+  // host gather bandwidth and float16 speed (issue 28)
+  if (std::optional<PrefetchedGather> g = prefetched_gather(k); g && o.gather_prefetch > 0)
+    text += "  ; the gather from ptr" + std::to_string(k.leaves[g->gather_leaf].ptr) + " prefetched " +
+            std::to_string(o.gather_prefetch) + " elements ahead into L2, in blocks of " +
+            std::to_string(kGatherPrefetchBlock) + " (ARRAYC_GATHER_PREFETCH)\n";
+  if (half_table_for(k))
+    text += "  ; from " + std::to_string(half_table_min_elements()) +
+            " elements on: run over the 65536 16-bit inputs into a table, then a lookup per element\n";
   return text;
 }
 
@@ -524,6 +539,7 @@ EmitOptions host_options(const KernelStep& ks, const Schedule& s, const EmitOpti
   if (ks.kernel.is_reduction) return o;
   int64_t bytes = output_bytes(ks, s);
   o.stream_stores = bytes > 0 && bytes >= stream_threshold_bytes();
+  if (prefetched_gather(ks.kernel)) o.gather_prefetch = gather_prefetch_distance();  // host gather bandwidth (issue 28)
   return o;
 }
 

@@ -83,6 +83,8 @@ const std::vector<EnvVar>& env_vars() {
       {"ARRAYC_CONCURRENCY_CALLS", "tests"},
       // row chains (issue 29)
       {"ARRAYC_ROW_CHAINS", "library"},
+      // GPU sort (issue 28): the pass kernel's ranking and tile, per-kernel timing
+      {"ARRAYC_SORT_TUNE", "library"},   {"ARRAYC_SORT_PROFILE", "library"},
   };
   return vars;
 }
@@ -173,5 +175,9 @@ int64_t auto_eval_nodes_setting() {
 }
 // ---- row chains (issue 29) ----
 bool row_chain_setting() { return flag("ARRAYC_ROW_CHAINS", true); }
+
+// GPU sort (issue 28)
+std::string sort_tune_setting() { return value("ARRAYC_SORT_TUNE"); }
+bool sort_profile_setting() { return flag("ARRAYC_SORT_PROFILE", false); }
 
 }  // namespace arrayc::detail

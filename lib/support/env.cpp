@@ -85,6 +85,8 @@ const std::vector<EnvVar>& env_vars() {
       {"ARRAYC_ROW_CHAINS", "library"},
       // host gather/float16 bandwidth (issue 28): the Python of the harness's CPU peers
       {"ARRAYC_PEER_PYTHON", "harness"}, {"ARRAYC_GATHER_PREFETCH", "library"},
+      // GPU sort (issue 28): the pass kernel's ranking and tile, per-kernel timing
+      {"ARRAYC_SORT_TUNE", "library"},   {"ARRAYC_SORT_PROFILE", "library"},
   };
   return vars;
 }
@@ -180,5 +182,9 @@ int64_t auto_eval_nodes_setting() {
 }
 // ---- row chains (issue 29) ----
 bool row_chain_setting() { return flag("ARRAYC_ROW_CHAINS", true); }
+
+// GPU sort (issue 28)
+std::string sort_tune_setting() { return value("ARRAYC_SORT_TUNE"); }
+bool sort_profile_setting() { return flag("ARRAYC_SORT_PROFILE", false); }
 
 }  // namespace arrayc::detail

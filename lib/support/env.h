@@ -78,5 +78,10 @@ int64_t auto_eval_nodes_setting();
 // ---- row chains (issue 29) ----
 // ARRAYC_ROW_CHAINS, 0 or 1 (default 1): reductions along rows fuse into their consumers' kernel.
 bool row_chain_setting();
+// ---- GPU sort (issue 28) ----
+// ARRAYC_SORT_TUNE: "" when unset, else RANK/ITEMS (parsed by backend/cuda/axis_launch.cpp).
+std::string sort_tune_setting();
+// ARRAYC_SORT_PROFILE, 0 or 1 (default 0): each GPU sort kernel waited for, timed, and printed.
+bool sort_profile_setting();
 
 }  // namespace arrayc::detail

@@ -107,6 +107,7 @@ CUresult cuStreamWaitEvent(CUstream stream, CUevent event, unsigned int flags);
 CUresult cuStreamQuery(CUstream stream);
 CUresult cuMemHostAlloc(void** p, size_t bytes, unsigned int flags);
 CUresult cuMemFreeHost(void* p);
+CUresult cuMemsetD8Async(CUdeviceptr dst, unsigned char value, size_t bytes, CUstream stream);  // GPU sort, scatter
 CUresult cuLaunchKernel(CUfunction f, unsigned int grid_x, unsigned int grid_y, unsigned int grid_z,
                         unsigned int block_x, unsigned int block_y, unsigned int block_z,
                         unsigned int shared_bytes, CUstream stream, void** params, void** extra);
@@ -126,7 +127,8 @@ namespace {
   X(cuModuleLoadDataEx) X(cuModuleGetFunction) X(cuFuncGetAttribute) X(cuFuncSetAttribute) X(cuLaunchKernel)          \
   X(cuDriverGetVersion) X(cuLinkCreate_v2) X(cuLinkAddData_v2) X(cuLinkComplete) X(cuLinkDestroy)  \
   X(cuDeviceCanAccessPeer) X(cuCtxEnablePeerAccess) X(cuEventCreate) X(cuEventRecord)       \
-  X(cuEventDestroy_v2) X(cuStreamWaitEvent) X(cuStreamQuery) X(cuMemHostAlloc) X(cuMemFreeHost)
+  X(cuEventDestroy_v2) X(cuStreamWaitEvent) X(cuStreamQuery) X(cuMemHostAlloc) X(cuMemFreeHost) \
+  X(cuMemsetD8Async)
 
 // Per device: the primary context and its stream (made on first use), the allocator's cache,
 // and the last kernel launched (named when a fault surfaces).
@@ -395,6 +397,14 @@ void copy_to_device(int dev, void* dst, const void* src, size_t bytes) {
   DeviceState& d = device(dev);
   driver().check(driver().cuMemcpyHtoDAsync_v2(dptr(dst), src, bytes, d.stream), dev,
                  "copying " + std::to_string(bytes) + " bytes to the device");
+}
+
+// GPU sort and scatter (issue 28)
+void zero(int dev, void* dst, size_t bytes) {
+  if (bytes == 0) return;
+  DeviceState& d = device(dev);
+  driver().check(driver().cuMemsetD8Async(dptr(dst), 0, bytes, d.stream), dev,
+                 "zeroing " + std::to_string(bytes) + " bytes");
 }
 
 void copy_to_host(int dev, void* dst, const void* src, size_t bytes) {

@@ -57,6 +57,8 @@ AllocatorStats allocator_stats(int dev);
 void copy_to_device(int dev, void* dst, const void* src, size_t bytes);
 void copy_to_host(int dev, void* dst, const void* src, size_t bytes);
 void copy_device(int dev, void* dst, const void* src, size_t bytes);
+// Sets `bytes` bytes at dst to 0, ordered on the stream, without waiting (GPU sort and scatter).
+void zero(int dev, void* dst, size_t bytes);
 void copy_peer(int dst_dev, void* dst, int src_dev, const void* src, size_t bytes);
 // Whether dev reads peer's memory directly (peer access enabled; false under ARRAYC_PEER_ACCESS=0).
 bool can_access_peer(int dev, int peer);

@@ -13,6 +13,7 @@
 #include "backend/cuda/axis_launch.h"
 #include "codegen/nvptx/gemm.h"
 #include "codegen/nvptx/ptx_kernel.h"
+#include "support/interrupt.h"
 #include "support/stats.h"
 
 namespace arrayc::detail {
@@ -186,6 +187,7 @@ class SplitLaunch final : public Launch {
   void run(const std::vector<void*>& ptrs) const override {
     counters().kernel_launches++;
     const Kernel& k = ks_.kernel;
+    if (ks_.launch.reduce_extent > round_length(split_.outputs)) return run_rounds(ptrs);
     void* scratch = cuda::alloc(dev_, split_.partial_bytes);
     std::vector<void*> first = ptrs;
     first[k.outputs[0].ptr] = scratch;
@@ -202,6 +204,63 @@ class SplitLaunch final : public Launch {
   const PtxKernel& combine_facts() const { return comb_facts_; }
 
  private:
+  // A reduction too long for one launch (gpu_round_work): rounds of round_length() reduced
+  // indices. Scratch row 0 holds the running result and rows 1..chunks a round's partials; the
+  // combine kernel folds rows 1..chunks (the first round) or 0..chunks into row 0, and the last
+  // round's into the real output, which alone divides a mean (by the whole count). Each column
+  // is read and written by one block of the combine kernel, so row 0 is updated in place. The
+  // stream is synchronized after each round so that arrayc::interrupt() stops the loop promptly.
+  void run_rounds(const std::vector<void*>& ptrs) const {
+    const Kernel& k = ks_.kernel;
+    const int64_t total = ks_.launch.reduce_extent, len = round_length(split_.outputs), chunks = c_.chunks;
+    const int R = k.outer_rank();
+    const size_t row = static_cast<size_t>(split_.outputs) * dtype_size(k.outputs[0].dtype);
+    const size_t bytes = row * static_cast<size_t>(chunks + 1);
+    char* scratch = static_cast<char*>(cuda::alloc(dev_, bytes));
+    struct Free {  // also when an interrupt or a launch error leaves the loop
+      int dev;
+      void* p;
+      size_t n;
+      ~Free() {
+        try {
+          cuda::synchronize(dev);
+        } catch (...) {
+        }
+        cuda::free(dev, p, n);
+      }
+    } release{dev_, scratch, bytes};
+    std::vector<void*> first = ptrs;
+    first[k.outputs[0].ptr] = scratch + row;
+    std::vector<int64_t> p1 = split_.first.params;
+    for (int64_t begin = 0; begin < total; begin += len) {
+      const int64_t end = std::min(total, begin + len);
+      p1[k.rank] = begin;
+      p1[k.rank + 1] = end;
+      PtxArgs a1(k, first, p1, 0, ks_.launch.parallel_extent, split_.outputs, 0);
+      cuda::launch(dev_, fn_, c_.grid, c_.block, a1.data(), 0, static_cast<unsigned>(chunks));
+      // combine params (split_reduction): [outer..., chunk extent, begin, end, finalize, scratch
+      // offset, scratch strides..., chunk stride, output offset, output strides..., 0]
+      std::vector<int64_t> p2 = split_.second.params;
+      const int64_t rows = begin == 0 ? chunks : chunks + 1;
+      p2[R] = rows;
+      p2[R + 2] = rows;
+      const bool last = end == total;
+      void* out = ptrs[k.outputs[0].ptr];
+      if (!last) {  // into row 0, contiguous, no mean division
+        p2[R + 3] = 0;
+        p2[2 * R + 6] = 0;
+        for (int d = 0; d < R; ++d) p2[2 * R + 7 + d] = p2[R + 5 + d];
+        out = scratch;
+      }
+      PtxArgs a2(split_.combine, {begin == 0 ? scratch + row : scratch, out}, p2, 0, split_.outputs, 0,
+                 split_.mean_count);
+      cuda::launch(dev_, comb_, cc_.grid, cc_.block, a2.data());
+      if (last) break;
+      cuda::synchronize(dev_);
+      check_interrupt();
+    }
+  }
+
   int dev_;
   const KernelStep& ks_;
   const cuda::Function& fn_;
@@ -389,7 +448,11 @@ class CudaBackend final : public Backend {
     std::shared_ptr<const Binary> b = c.get(kernel_unit(d, ks.kernel, ctx.user));
     const GpuBinary& g = gpu_binary(*b);
     PtxLaunchConfig cfg = ptx_launch_config(ks.kernel, g.ptx, ks.launch, sms);
-    if (cfg.chunks == 1) return std::make_unique<KernelLaunch>(d, ks, function(g, d), launch_facts(g.ptx), cfg);
+    cfg.chunks = split_chunks(ks.kernel, ks.launch, cfg);
+    if (cfg.chunks == 0) {
+      cfg.chunks = 1;
+      return std::make_unique<KernelLaunch>(d, ks, function(g, d), launch_facts(g.ptx), cfg);
+    }
     ReductionSplit split = split_reduction(ks.kernel, ks.launch, cfg.chunks);
     std::shared_ptr<const Binary> cb = c.get(kernel_unit(d, split.combine, EmitOptions{}));
     const GpuBinary& comb = gpu_binary(*cb);
@@ -415,7 +478,11 @@ class CudaBackend final : public Backend {
         const cuda::Function& fn = kl ? kl->function() : sl->function();
         const PtxKernel& facts = kl ? kl->facts() : sl->facts();
         PtxLaunchConfig cfg = ptx_launch_config(ks->kernel, facts, ks->launch, sms);
-        if (cfg.chunks == 1) return std::make_unique<KernelLaunch>(d, *ks, fn, facts, cfg);
+        cfg.chunks = split_chunks(ks->kernel, ks->launch, cfg);
+        if (cfg.chunks == 0) {
+          cfg.chunks = 1;
+          return std::make_unique<KernelLaunch>(d, *ks, fn, facts, cfg);
+        }
         if (sl) {  // the combine kernel depends on the kernel alone, not on the sizes
           ReductionSplit split = split_reduction(ks->kernel, ks->launch, cfg.chunks);
           PtxLaunchConfig cc = ptx_launch_config(split.combine, sl->combine_facts(), split.second, sms);

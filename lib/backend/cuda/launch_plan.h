@@ -53,4 +53,17 @@ struct ReductionSplit {
 };
 ReductionSplit split_reduction(const Kernel& k, const LaunchParams& lp, int64_t chunks);
 
+// A reduction whose work (outputs x reduced indices) passes gpu_round_work() runs as a split
+// reduction in rounds of at most that much work: each round's partials fold into a running
+// result, and arrayc::interrupt() is checked after each round (one GPU launch cannot be stopped:
+// sum(arange(1e15)) on a GPU was one launch of minutes). The default, 2^34, is some tens of
+// milliseconds of a cheap body on an H100. Settable for tests.
+int64_t gpu_round_work();
+void set_gpu_round_work(int64_t work);
+// The reduced indices of one round for a reduction of `outputs` outputs: at least 1.
+int64_t round_length(int64_t outputs);
+// The chunks to split lp's reduction into (split_reduction), or 0 for one launch: cfg.chunks
+// when the launch plan asks for a split, 1 when the work needs rounds, else 0.
+int64_t split_chunks(const Kernel& k, const LaunchParams& lp, const PtxLaunchConfig& cfg);
+
 }  // namespace arrayc::detail

@@ -44,6 +44,12 @@ void watchdog() {
 void write(const std::filesystem::path& p, const std::string& text) { std::ofstream(p) << text; }
 
 std::filesystem::path g_scratch;  // removed at exit
+
+struct Settings {  // what the REPL's : commands change, as the process started
+  arrayc::Device device = arrayc::cpu();
+  bool fusion = true, fast_math = false;
+  arrayc::MatmulPrecision precision = arrayc::MatmulPrecision::Highest;
+} g_initial;
 void remove_scratch() {
   std::error_code ec;
   std::filesystem::remove_all(g_scratch, ec);
@@ -73,6 +79,8 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
   rlim_t gib = as ? std::strtoull(as, nullptr, 10) : 16;
   struct rlimit rl{gib << 30, gib << 30};
   if (gib > 0) ::setrlimit(RLIMIT_AS, &rl);
+  g_initial = {arrayc::default_device(), arrayc::fusion_enabled(), arrayc::fast_math_enabled(),
+               arrayc::matmul_precision()};
   std::thread(watchdog).detach();
   return 0;
 }
@@ -83,6 +91,12 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   arrayc::tool::Options opts;
   opts.out = &out;
   opts.err = &err;
+  // Each input starts as a new REPL does: the settings a `:` command changes are global to the
+  // library, and one input's `:device gpu0` made every later input run on the GPU.
+  arrayc::set_default_device(g_initial.device);
+  arrayc::set_fusion(g_initial.fusion);
+  arrayc::set_fast_math(g_initial.fast_math);
+  arrayc::set_matmul_precision(g_initial.precision);
   g_started_ns = now_ns();
   {
     arrayc::tool::Session session(opts);

@@ -4,7 +4,6 @@
 #include <arrayc/arrayc.h>
 #include <gtest/gtest.h>
 
-#include <thread>
 
 #include "backend/host/thread_pool.h"
 #include "support/interrupt.h"

@@ -56,4 +56,23 @@ bool epilogue_candidate(const Node& dot) {
   return dot.dtype == DType::Float32 || dot.dtype == DType::Float64;
 }
 
+// issue 29: 16-bit operands read as they are by a GPU product.
+const NodeRef& widened_operand_cast(const NodeRef& operand) {
+  const NodeRef* p = &operand;
+  while (op_kind((*p)->op) == OpKind::View) p = &(*p)->inputs[0];
+  return *p;
+}
+
+DType widened_half_operands(const Node& dot) {
+  if (dot.device.kind != Device::Kind::GPU || dot.dtype != DType::Float32) return DType::Float32;
+  DType from = DType::Float32;
+  for (const NodeRef& in : dot.inputs) {
+    const NodeRef& c = widened_operand_cast(in);
+    if (c->op != Op::Cast || !is_half(c->inputs[0]->dtype)) return DType::Float32;
+    if (from != DType::Float32 && from != c->inputs[0]->dtype) return DType::Float32;
+    from = c->inputs[0]->dtype;
+  }
+  return from;
+}
+
 }  // namespace arrayc::detail

@@ -9,6 +9,7 @@
 #include "codegen/nvptx/gemm.h"
 #include "engine/compile.h"
 #include "ir/build.h"
+#include "passes/products.h"
 #include "passes/schedule.h"
 #include "support/pipeline.h"
 
@@ -128,6 +129,21 @@ TEST(GemmHalfTest, ScheduleReadsTheSixteenBitOperands) {
         << detail::print_schedule(s);
     EXPECT_EQ(std::get<detail::DotStep>(s.steps.back().op).in_dtype, DType::BFloat16);
   }
+}
+
+// `:fused` says what a GPU product of 16-bit floats does (graphs of parameters need no GPU).
+TEST(GemmHalfTest, ProductReason) {
+  Device g{Device::Kind::GPU, 0};
+  detail::NodeRef x = detail::make_param(0, DType::Float16, {64, 32}, g), w = detail::make_param(1, DType::Float16, {32, 48}, g);
+  EXPECT_EQ(detail::product_reason(*detail::make_dot(x, w)->inputs[0]),
+            "matrix product (tiled product kernel); float16/bfloat16 operands read as they are, on the tensor cores "
+            "(sm_80+)");
+  EXPECT_EQ(detail::product_reason(*detail::make_dot(x, detail::make_transpose(x, {1, 0}))->inputs[0]),
+            "matrix product (tiled product kernel); float16/bfloat16 operands read as they are, on the tensor cores "
+            "(sm_80+); product-structure: x @ x.T, both triangles there (before sm_80 the tiles of one triangle, mirrored)");
+  detail::NodeRef c = detail::make_param(2, DType::Float16, {64, 32}, cpu());
+  EXPECT_EQ(detail::product_reason(*detail::make_dot(c, detail::make_transpose(c, {1, 0}))->inputs[0]),
+            "matrix product (BLAS call); product-structure: x @ x.T, one triangle (syrk), mirrored");
 }
 
 }  // namespace

@@ -168,7 +168,11 @@ GpuCeiling measure_gpu_ceiling(int dev, bool quick);
 std::map<std::string, std::string> machine_description();  // values already JSON-encoded
 std::string loadavg();                                      // /proc/loadavg, one line
 std::string default_json_name();                            // "cpu-<model>-<n>cores"
-// Runs `/usr/bin/python3 script` and turns its lines into peer rows; a failure gives one
+// The Python that runs the CPU peers' script: ARRAYC_PEER_PYTHON when set, else the first of
+// $VIRTUAL_ENV/bin/python3, python3 on PATH, /usr/bin/python3, /usr/local/bin/python3 that
+// imports numpy, else /usr/bin/python3 (whose error then names the missing module).
+std::string peer_python();
+// Runs `peer_python() script` and turns its lines into peer rows; a failure gives one
 // FAILED row naming the reason.
 std::vector<Row> run_peers(const std::string& script);
 // Runs `python3 script` (peers_gpu.py; `only` non-empty: with ONLY=only in its environment) and

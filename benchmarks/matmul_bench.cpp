@@ -20,6 +20,11 @@
 //   (ARRAYC_GEMM_TILE), to choose the built-in ones.
 // --skinny: the generated skinny kernel against OpenBLAS on the same buffers, shape by shape
 //   (docs/blas.md, "Skinny products").
+// --gpu --tiles T1,T2,...: a tile sweep of the --case rows (W4, W5 as one triangle and as a
+//   general product), each tile set as ARRAYC_GEMM_TILE in turn ("default": unset): per tile the
+//   median of calls timed up to synchronize(), the median of batches of 20 queued calls per call
+//   (the kernel's throughput, the host's dispatch hidden), and the largest difference from the
+//   default tile's result relative to max |result|. The floor: an 8x8x8 product timed the same way.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -234,6 +239,73 @@ void gpu_rows(bool big, int reps, bool sweep) {
   for (const Layer& l : layers) layer_row(l, reps);
 }
 
+// --gpu --tiles: the sweep described at the top.
+void tile_sweep(const std::string& list, int reps) {
+  std::vector<std::string> tiles;
+  for (size_t at = 0; at <= list.size();) {
+    size_t comma = list.find(',', at);
+    if (comma == std::string::npos) comma = list.size();
+    if (comma > at) tiles.push_back(list.substr(at, comma - at));
+    at = comma + 1;
+  }
+  auto queued_ms = [&](const std::function<void()>& f) {
+    std::vector<double> t;
+    for (int r = 0; r < std::max(3, reps / 4); ++r) {
+      auto s = std::chrono::steady_clock::now();
+      for (int i = 0; i < 20; ++i) f();
+      wait();
+      t.push_back(ms_since(s) / 20);
+    }
+    std::sort(t.begin(), t.end());
+    return t[t.size() / 2];
+  };
+  for (const Shape3& s : kCalib) {
+    if (std::string(s.name).rfind(only, 0) != 0 || s.m < 1000) continue;
+    {
+      Shape3 tiny{"floor", 8, 8, 8, s.dtype, false};
+      auto f = product_call(tiny);
+      std::printf("%-24s %-28s %9.3f ms sync, %9.3f ms queued\n", s.name, "floor: 8x8x8", median_ms(f, reps), queued_ms(f));
+    }
+    for (int general = 0; general <= (s.gram ? 1 : 0); ++general) {
+      Array want;
+      bool have_want = false;
+      for (const std::string& tile : tiles) {
+        if (tile == "default") unsetenv("ARRAYC_GEMM_TILE");
+        else setenv("ARRAYC_GEMM_TILE", tile.c_str(), 1);
+        try {
+          Array x = arrayc::uniform({s.m, s.k}, 1, 0.0, 1.0, s.dtype).eval();
+          Array y = s.gram ? (general ? (x + 0.0).eval() : x) : arrayc::normal({s.k, s.n}, 2, 0.0, 1.0, s.dtype).eval();
+          // The triangle: one parameter (x @ x.T by node); else two.
+          auto gram = arrayc::jit([](const Array& a) { return arrayc::dot(a, arrayc::transpose(a)); });
+          auto fn = arrayc::jit([&](const Array& a, const Array& b) {
+            return s.gram ? arrayc::dot(a, arrayc::transpose(b)) : arrayc::dot(a, b);
+          });
+          const bool triangle = s.gram && !general;
+          std::function<void()> f = [=]() mutable { triangle ? gram(x).eval() : fn(x, y).eval(); };
+          double sync = median_ms(f, reps), queued = queued_ms(f);
+          Array got = triangle ? gram(x).eval() : fn(x, y).eval();
+          double diff = 0;
+          if (have_want) {
+            auto largest = [](const Array& v) {
+              return arrayc::cast(arrayc::max(arrayc::abs(v)), DType::Float64).eval().to(arrayc::cpu()).item<double>();
+            };
+            diff = largest(got - want) / largest(want);
+          } else {
+            want = got;
+            have_want = true;
+          }
+          std::printf("%-24s %-28s %9.3f ms sync, %9.3f ms queued, diff %.1e\n",
+                      general ? "W5 general" : s.name, tile.c_str(), sync, queued, diff);
+        } catch (const std::exception& e) {
+          std::printf("%-24s %-28s error: %s\n", s.name, tile.c_str(), e.what());
+        }
+        std::fflush(stdout);
+      }
+    }
+  }
+  unsetenv("ARRAYC_GEMM_TILE");
+}
+
 void rows(bool big, int reps) {
   std::printf("== arrayc rows (%s)\n", arrayc::blas_info().str().c_str());
   for (const Shape3& s : kCalib) {
@@ -303,6 +375,7 @@ void skinny_rows(int reps) {
 int main(int argc, char** argv) {
   bool calib = false, show_rows = false, big = false, gpu = false, sweep = false;
   int reps = 11;
+  std::string tiles;  // --tiles
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (a == "--calibrate") calib = true;
@@ -316,6 +389,7 @@ int main(int argc, char** argv) {
     else if (a == "--case" && i + 1 < argc) only = argv[++i];
     else if (a == "--tf32") arrayc::set_matmul_precision(arrayc::MatmulPrecision::High);
     else if (a == "--sweep") sweep = true;
+    else if (a == "--tiles" && i + 1 < argc) tiles = argv[++i];
     else if (a == "--skinny") {  // skinny products' crossover only
       skinny_rows(reps);
       return 0;
@@ -327,12 +401,16 @@ int main(int argc, char** argv) {
       return 0;
     }
     else {
-      std::fprintf(stderr, "usage: arrayc-matmul-bench [--calibrate] [--rows] [--big] [--reps N] [--gpu [--case NAME] [--tf32] [--sweep]] [--skinny]\n");
+      std::fprintf(stderr, "usage: arrayc-matmul-bench [--calibrate] [--rows] [--big] [--reps N] [--gpu [--case NAME] [--tf32] [--sweep] [--tiles T1,T2,...]] [--skinny]\n");
       return 2;
     }
   }
   if (!calib && !show_rows) calib = show_rows = true;
   try {
+    if (!tiles.empty()) {
+      tile_sweep(tiles, reps);
+      return 0;
+    }
     if (gpu) {
       gpu_rows(big, reps, sweep);
       return 0;

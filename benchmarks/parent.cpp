@@ -382,7 +382,8 @@ int parent(const Options& o, const std::string& command) {
   }
   if (!o.peers_script.empty()) {
     if (contains(devices, "cpu")) {
-      std::fprintf(stderr, "[peers %5.0f s] running /usr/bin/python3 %s\n", ms_since(start) / 1e3,
+      const std::string python = peer_python();
+      std::fprintf(stderr, "[peers %5.0f s] running %s %s\n", ms_since(start) / 1e3, python.c_str(),
                    o.peers_script.c_str());
       std::vector<Row> peers = run_peers(o.peers_script);
       if (peers.size() == 1 && peers[0].status.rfind("FAILED", 0) == 0) {
@@ -395,8 +396,9 @@ int parent(const Options& o, const std::string& command) {
                                    [&](const Row& r) { return r.case_id == p.case_id && r.device == "cpu"; });
           if (last != rows.rend()) rows.insert(last.base(), p);
         }
-        notes.push_back("peer rows: " + o.peers_script + " (numpy/numexpr/numba medians, run after arrayc in the "
-                        "same run); peers' first_call_ms is numba's first call");
+        notes.push_back("peer rows: " + python + " " + o.peers_script +
+                        " (numpy/numexpr/numba medians, run after arrayc in the same run); peers' first_call_ms is "
+                        "numba's first call");
       }
     }
   } else if (cpu_rows) {

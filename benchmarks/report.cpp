@@ -263,6 +263,20 @@ std::string default_json_name() {
 
 // ---- Peers ----------------------------------------------------------------------------------------
 
+// host peers' Python (issue 28): ARRAYC_PEER_PYTHON, else the first candidate that imports numpy.
+std::string peer_python() {
+  if (const char* env = std::getenv("ARRAYC_PEER_PYTHON"); env && *env) return env;
+  auto has_numpy = [](const std::string& py) {
+    return std::system(("'" + py + "' -c 'import numpy' >/dev/null 2>&1").c_str()) == 0;
+  };
+  std::vector<std::string> candidates = {"python3", "/usr/bin/python3", "/usr/local/bin/python3"};
+  if (const char* venv = std::getenv("VIRTUAL_ENV"); venv && *venv)
+    candidates.insert(candidates.begin(), std::string(venv) + "/bin/python3");
+  for (const std::string& py : candidates)
+    if (has_numpy(py)) return py;
+  return "/usr/bin/python3";  // none has numpy: its error says so
+}
+
 std::vector<Row> run_peers(const std::string& script) {
   std::vector<Row> rows;
   auto fail = [&](const std::string& why) {
@@ -278,9 +292,10 @@ std::vector<Row> run_peers(const std::string& script) {
   };
   if (!std::filesystem::exists(script)) return fail("no such script: " + script);
   std::string err_file = fmt("/tmp/arrayc-bench-peers-%d.err", static_cast<int>(getpid()));
-  std::string cmd = "/usr/bin/python3 '" + script + "' 2>'" + err_file + "'";
+  const std::string python = peer_python();
+  std::string cmd = "'" + python + "' '" + script + "' 2>'" + err_file + "'";
   FILE* p = popen(cmd.c_str(), "r");
-  if (!p) return fail("cannot run /usr/bin/python3");
+  if (!p) return fail("cannot run " + python);
   // The script prints "<workload tag, 28 wide> <peer, 22 wide> <ms, 10 wide> ms".
   std::regex line_re(R"(^(.{28}) (.{22}) +([0-9.eE+-]+) ms\s*$)");
   std::map<std::pair<std::string, std::string>, double> first_calls;
@@ -341,7 +356,7 @@ std::vector<Row> run_peers(const std::string& script) {
     std::stringstream es(err);
     for (std::string l; std::getline(es, l);)
       if (!l.empty()) last = l;
-    return fail(fmt("%s exited with status %d: %s", script.c_str(),
+    return fail(fmt("%s %s exited with status %d: %s", python.c_str(), script.c_str(),
                     WIFEXITED(status) ? WEXITSTATUS(status) : -1, last.c_str()));
   }
   for (auto& [key, ms] : first_calls) {

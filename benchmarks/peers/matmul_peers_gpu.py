@@ -1,7 +1,7 @@
 """GPU peers for `arrayc-matmul-bench --gpu` (issue 29): cuBLAS through PyTorch on the same shapes,
 timed the same way (each call on the host up to torch.cuda.synchronize(), medians in ms):
 W3 (10000x784 . 784x10 f32), W4 (1000^3 f64), W5 (torch.mm(x, x.T), 3000^2 f32; cuBLAS computes
-the whole product) and the layer relu(x @ w + b) (W9) at 256x784x256, 2048^3 (and 4096^3 with
+the whole product; cuBLAS's syrk, one triangle, through CuPy where installed) and the layer relu(x @ w + b) (W9) at 256x784x256, 2048^3 (and 4096^3 with
 --big): PyTorch eager (three kernels), addmm + relu_ (cuBLAS's bias in the product, then relu),
 and torch.compile where it works. TF32 is off (exact float32, as arrayc's default); --tf32 turns
 it on (as arrayc-matmul-bench --tf32).
@@ -72,6 +72,20 @@ with torch.no_grad():
         xw = torch.rand(3000, 3000, device=dev).to(dt)
         ms = med(lambda: torch.mm(xw, xw.T))
         rec(f"H {tag} W5 3000x3000.T", f"torch.mm(x, x.T) {2 * 3000**3 / ms * 1e-9:.0f} TFLOP/s", ms)
+    # One triangle, as arrayc computes x @ x.T: cuBLAS's syrk through CuPy, where installed.
+    try:
+        import cupy, cupy.cublas
+        xc = cupy.asarray(x5)
+        rec("W5 3000x3000.T f32", "cupy.cublas.syrk (one triangle)", med(lambda: cupy.cublas.syrk("N", xc)))
+    except Exception as e:
+        print(f"cupy syrk: not available ({type(e).__name__}: {str(e)[:120]})")
+    # Batches of 20 queued calls, one synchronize (the kernels' throughput, the dispatch hidden).
+    def queued(fn):
+        return med(lambda: [fn() for _ in range(20)]) / 20
+    rec("W4 1000^3 f64", "torch (cuBLAS), 20 queued", queued(lambda: a4 @ b4))
+    rec("W5 3000x3000.T f32", "torch.mm(x, x.T), 20 queued", queued(lambda: torch.mm(x5, x5.T)))
+    tiny = torch.rand(8, 8, device=dev, dtype=torch.float64)
+    rec("W4 1000^3 f64", "floor: torch 8x8x8 f64", med(lambda: tiny @ tiny))
     layers = [(256, 784, 256), (2048, 2048, 2048)] + ([(4096, 4096, 4096)] if big else [])
     if only and not "W9".startswith(only[:2]):
         layers = []

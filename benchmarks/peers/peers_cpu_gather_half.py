@@ -1,6 +1,8 @@
-"""numpy beside the host gather/scatter/float16 rows (issue 28): G1, W8 in float32 and float16, S1.
-A short companion of peers_cpu.py for `arrayc-bench --workload G1,W8-f32-1e8,W8-f16-1e8,S1`.
-Prints one line per peer: workload tag, peer, median ms. Run with /usr/bin/python3."""
+"""numpy beside the host gather/scatter/float16/scan/sort rows (issue 28): G1, W8 in float32 and
+float16, S1, cumsum, sort. A short companion of peers_cpu.py (numpy alone, no numexpr or numba) for
+`arrayc-bench --workload G1,W8-f32-1e8,W8-f16-1e8,S1,cumsum,sort`. Prints one line per peer:
+workload tag, peer, median ms. The harness runs it with a Python that has numpy (its peer_python:
+ARRAYC_PEER_PYTHON, else the first candidate that imports numpy)."""
 import time
 import numpy as np
 
@@ -36,3 +38,11 @@ def bincount():
     return xs + np.bincount(iz, weights=vs, minlength=n).astype(np.float32)
 rec("S1 scatter-add 1e7 float32", "numpy copy+add.at", med(add_at, reps=7))
 rec("S1 scatter-add 1e7 float32", "numpy bincount (f64)", med(bincount, reps=7))
+
+del xs, iz, vs
+# The harness's cumsum-f32-1e8 and sort-f32-1e7 cases (as peers_cpu.py)
+x = np.random.default_rng(12).standard_normal(100_000_000).astype(np.float32)
+rec("cumsum 1e8 float32", "numpy", med(lambda: np.cumsum(x), reps=5))
+x = np.random.default_rng(13).standard_normal(10_000_000).astype(np.float32)
+rec("sort 1e7 float32", "numpy (quicksort)", med(lambda: np.sort(x), reps=5))
+rec("sort 1e7 float32", "numpy (stable)", med(lambda: np.sort(x, kind="stable"), reps=5))

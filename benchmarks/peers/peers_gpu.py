@@ -192,6 +192,20 @@ def scan_sort():
     rec("sort f32 1e7", "torch.sort", ev_ms(lambda: torch.sort(u)))
 if not ONLY[0] or "scan_sort" in ONLY: guard("scan_sort", scan_sort)
 
+# GPU scatter (issue 28): the harness's S2-f32-1e7, x.at(i).add(v) with 1e7 updates into 1e7.
+def scatter():
+    import cupy as cp, cupyx
+    n = k = 10_000_000
+    x = cp.random.standard_normal(n, dtype=cp.float32)
+    i = cp.random.randint(0, n, k, dtype=cp.int64)
+    v = cp.random.standard_normal(k, dtype=cp.float32)
+    def cupy_add():
+        y = x.copy(); cupyx.scatter_add(y, i, v)
+    rec("S2 scatter-add 1e7 f32", "cupyx.scatter_add (copy+add)", ev_ms(cupy_add))
+    xt = torch.randn(n, device="cuda"); it = torch.randint(0, n, (k,), device="cuda"); vt = torch.randn(k, device="cuda")
+    rec("S2 scatter-add 1e7 f32", "torch.index_add", ev_ms(lambda: xt.index_add(0, it, vt)))
+if not ONLY[0] or "scatter" in ONLY: guard("scatter", scatter)
+
 # Float sums (issue 26): the harness's sum-f32-1e8 and sumcols-f32-1e8 cases.
 def sums():
     x = torch.rand(100_000_000, device="cuda")

@@ -28,12 +28,13 @@ Array full(const Shape& shape, double value, DType dtype = DType::Float32,
 // range raises arrayc::Error (as numpy 2 does); to a float dtype it rounds once.
 namespace detail {
 Array full_integer(const Shape& shape, int64_t value, DType dtype, Device device);
+Array full_unsigned(const Shape& shape, uint64_t value, DType dtype, Device device);  // exact (issue 26)
 }
 template <typename I>
   requires(std::is_integral_v<I> && !std::is_same_v<I, bool>)
 Array full(const Shape& shape, I value, DType dtype = DType::Float32, Device device = default_device()) {
   if constexpr (std::is_unsigned_v<I> && sizeof(I) >= sizeof(int64_t))
-    if (value > static_cast<I>(INT64_MAX)) return full(shape, static_cast<double>(value), dtype, device);
+    if (value > static_cast<I>(INT64_MAX)) return detail::full_unsigned(shape, value, dtype, device);
   return detail::full_integer(shape, static_cast<int64_t>(value), dtype, device);
 }
 // numpy's arange: [start, stop) in steps of step. arange(n) is int64 unless dtype is given.

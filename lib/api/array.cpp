@@ -249,11 +249,30 @@ detail::Scalar integer_scalar(const char* op, int64_t value, DType t) {
                 dtype_name(t) + " (numpy 2 raises too; use a wider dtype)");
   return detail::Scalar::of_int(t, value);
 }
+
+// An unsigned integer past int64 (exact integers, issue 26): uint64 holds it, a float rounds it once,
+// every other dtype raises.
+detail::Scalar unsigned_scalar(const char* op, uint64_t value, DType t) {
+  detail::check_dtype(op, t);
+  if (value <= static_cast<uint64_t>(INT64_MAX)) return integer_scalar(op, static_cast<int64_t>(value), t);
+  detail::Scalar s;
+  s.dtype = t;
+  if (is_float(t)) s.f = detail::int_to_float(t, DType::UInt64, static_cast<int64_t>(value));
+  else if (t == DType::UInt64) s.i = static_cast<int64_t>(value);
+  else if (t == DType::Bool) s.i = 1;
+  else
+    throw Error(std::string(op) + ": the integer " + std::to_string(value) + " is out of bounds for " +
+                dtype_name(t) + " (numpy 2 raises too; use a wider dtype)");
+  return s;
+}
 }  // namespace
 
 namespace detail {
 Array full_integer(const Shape& shape, int64_t value, DType dtype, Device device) {
   return Array(make_constant(integer_scalar("full", value, dtype), shape, device));
+}
+Array full_unsigned(const Shape& shape, uint64_t value, DType dtype, Device device) {
+  return Array(make_constant(unsigned_scalar("full", value, dtype), shape, device));
 }
 }  // namespace detail
 
@@ -298,18 +317,8 @@ Array scalar_like(int64_t value, const Array& like, const char* op) {
 
 Array scalar_like_unsigned(uint64_t value, const Array& like, const char* op) {
   if (value <= static_cast<uint64_t>(INT64_MAX)) return scalar_like(static_cast<int64_t>(value), like, op);
-  DType t = like.dtype();
-  detail::Scalar s;
-  s.dtype = t;
-  if (is_float(t)) {
-    s.f = detail::int_to_float(t, DType::UInt64, static_cast<int64_t>(value));
-  } else if (t == DType::UInt64) {
-    s.i = static_cast<int64_t>(value);
-  } else {
-    throw Error(std::string(op) + ": the integer " + std::to_string(value) + " is out of bounds for " +
-                dtype_name(t == DType::Bool ? DType::Int64 : t) + " (numpy 2 raises too; use a wider dtype)");
-  }
-  return Array(detail::make_constant(s, {}, like.device()));
+  DType t = like.dtype() == DType::Bool ? DType::Int64 : like.dtype();
+  return Array(detail::make_constant(unsigned_scalar(op, value, t), {}, like.device()));
 }
 
 Array scalar_like(double value, bool integral, const Array& like, const char* op) {

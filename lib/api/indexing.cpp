@@ -566,12 +566,11 @@ Array region_update(Update u, const Array& x, const Resolved& r, const Array& v_
   return inside ? where(*inside, combine(u, x, g), x) : combine(u, x, g);
 }
 
-// x.at(indices) along axis 0: on the host a scatter node; on a GPU dense, row j of the result
-// compares j with every index.
+// x.at(indices) along axis 0: a sparse scatter node, O(k) after a copy of x, on every device
+// (backend/host/scatter.h; on a GPU backend/cuda/axis_launch.h's ScatterLaunch; issue 28).
 Array indexed_update(Update u, const Array& x, const Array& indices, const Array& v_in) {
   if (x.ndim() == 0) fail("at: a 0-d array cannot be indexed by an integer array");
-  Device dev = x.device();
-  int64_t n = x.shape()[0], k = indices.size();
+  int64_t k = indices.size();
   Shape rest(x.shape().begin() + 1, x.shape().end());
   Shape vshape = indices.shape();
   vshape.insert(vshape.end(), rest.begin(), rest.end());
@@ -580,31 +579,7 @@ Array indexed_update(Update u, const Array& x, const Array& indices, const Array
   Array v = reshape(broadcast_to(cast(v_in, x.dtype()), vshape), kr);
   if (k == 0 || x.size() == 0) return x;
   Array idx = cast(ravel(indices), DType::Int64);
-  // On the host: the sparse scatter, O(k) after a copy of x (backend/host/scatter.h; issue 28).
-  if (dev.kind == Device::Kind::CPU)
-    return Array(detail::make_scatter(u == Update::Add ? detail::Op::ScatterAdd : detail::Op::ScatterSet, x.node(), idx.node(), v.node()));
-  idx = where(idx < int_scalar(0, dev), idx + int_scalar(n, dev), idx);  // out of range: matches no row
-  Shape nk{n, k};
-  Array hit = reshape(arange(n, DType::Int64, dev), {n, 1}) == reshape(idx, {1, k});  // [n, k]
-  Shape hit_full = nk;
-  hit_full.resize(2 + rest.size(), 1);
-  Shape nkr{n, k};
-  nkr.insert(nkr.end(), rest.begin(), rest.end());
-  if (u == Update::Add) {
-    Array terms = where(broadcast_to(reshape(hit, hit_full), nkr), broadcast_to(expand_dims(v, 0), nkr),
-                        detail::full_integer({}, 0, x.dtype(), dev));
-    return x + cast(sum(terms, {1}), x.dtype());
-  }
-  // set: the last update of each row wins (in index order, on every device).
-  Array last = max(where(hit, reshape(arange(k, DType::Int64, dev), {1, k}), int_scalar(-1, dev)), {1});  // [n]
-  Shape lr{n};
-  lr.resize(x.ndim(), 1);
-  Array pick = broadcast_to(reshape(maximum(last, int_scalar(0, dev)), lr), x.shape());
-  std::vector<int64_t> map(x.ndim());
-  std::iota(map.begin(), map.end(), 0);
-  map[0] = -1;
-  Array g = gather("at.set", v, pick, 0, map);
-  return where(broadcast_to(reshape(last >= int_scalar(0, dev), lr), x.shape()), g, x);
+  return Array(detail::make_scatter(u == Update::Add ? detail::Op::ScatterAdd : detail::Op::ScatterSet, x.node(), idx.node(), v.node()));
 }
 
 Array update(Update u, const Array& x, const std::vector<Index>& index, const Array& v) {

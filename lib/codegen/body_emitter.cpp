@@ -218,11 +218,14 @@ Value* BodyEmitter::random(const KernelLeaf& lf, Value* index) {
   auto* i64 = b_.getInt64Ty();
   Value* x[4] = {b_.CreateTrunc(index, i32), b_.CreateTrunc(b_.CreateLShr(index, 32), i32),
                  b_.getInt32(0), b_.getInt32(0)};
-  uint32_t k0 = static_cast<uint32_t>(lf.seed), k1 = static_cast<uint32_t>(lf.seed >> 32);
+  // The seed is a constant parameter (issue 26): one kernel for every seed.
+  Value* seed = constants_.at(lf.param);
+  Value* k0 = b_.CreateTrunc(seed, i32);
+  Value* k1 = b_.CreateTrunc(b_.CreateLShr(seed, 32), i32);
   for (int round = 0; round < 10; ++round) {
     if (round > 0) {
-      k0 += kPhiloxW0;
-      k1 += kPhiloxW1;
+      k0 = b_.CreateAdd(k0, b_.getInt32(kPhiloxW0));
+      k1 = b_.CreateAdd(k1, b_.getInt32(kPhiloxW1));
     }
     Value* p0 = b_.CreateMul(b_.CreateZExt(x[0], i64), b_.getInt64(kPhiloxM0));
     Value* p1 = b_.CreateMul(b_.CreateZExt(x[2], i64), b_.getInt64(kPhiloxM1));
@@ -230,8 +233,8 @@ Value* BodyEmitter::random(const KernelLeaf& lf, Value* index) {
     Value* lo0 = b_.CreateTrunc(p0, i32);
     Value* hi1 = b_.CreateTrunc(b_.CreateLShr(p1, 32), i32);
     Value* lo1 = b_.CreateTrunc(p1, i32);
-    Value* n0 = b_.CreateXor(b_.CreateXor(hi1, x[1]), b_.getInt32(k0));
-    Value* n2 = b_.CreateXor(b_.CreateXor(hi0, x[3]), b_.getInt32(k1));
+    Value* n0 = b_.CreateXor(b_.CreateXor(hi1, x[1]), k0);
+    Value* n2 = b_.CreateXor(b_.CreateXor(hi0, x[3]), k1);
     x[0] = n0;
     x[1] = lo1;
     x[2] = n2;
@@ -268,8 +271,9 @@ void BodyEmitter::set_constants(const std::vector<Value*>& bits) {
     if (lf.param < 0) continue;
     Value* v = bits.at(lf.param);
     llvm::Type* ty = value_type(lf.dtype);
-    if (is_float(lf.dtype)) v = b_.CreateFPCast(b_.CreateBitCast(v, b_.getDoubleTy()), ty);
-    else v = b_.CreateTrunc(v, ty);  // bool never is a parameter (constant_is_inlined)
+    bool seed = lf.op == Op::RandUniform || lf.op == Op::RandNormal;  // its 64 bits as they are
+    if (!seed && is_float(lf.dtype)) v = b_.CreateFPCast(b_.CreateBitCast(v, b_.getDoubleTy()), ty);
+    else if (!seed) v = b_.CreateTrunc(v, ty);  // bool never is a parameter (constant_is_inlined)
     constants_[lf.param] = v;
   }
 }

@@ -21,6 +21,10 @@ struct EmitOptions {
   // Host only: the CPU that the kernel's functions are compiled for, as LLVM's "target-cpu" and
   // "target-features" (set by the host JIT; empty: the host's), which the vector math follows.
   std::string cpu, cpu_features;
+  // Host only, host gather bandwidth (issue 28): with a gather whose index is read from memory
+  // along the row (prefetched_gather, codegen/cpu/gather_prefetch.h), the source element this
+  // many elements ahead is prefetched into L2 (0: none).
+  int64_t gather_prefetch = 0;
 };
 
 class BodyEmitter {

@@ -24,6 +24,7 @@
 #include "engine/executor.h"
 #include "engine/jit_resize.h"
 #include "ir/build.h"
+#include "support/heap.h"
 #include "support/interrupt.h"
 #include "support/stats.h"
 
@@ -219,6 +220,7 @@ std::vector<Array> JitFunction::call(const std::vector<Array>& inputs) {
       for (const ParamBinding& b : params) opts.plan.param_aligned.push_back(aligned(b));
       program = compile(traced, opts);
       if (!known_class) resizable = learn_class(s.fn, c, inputs, traced, program, opts);
+      settle_heap();  // the compile's freed blocks merged now, not in a later call (support/heap.h)
       std::lock_guard<std::mutex> lock(s.mu);
       if (!known_class) keep(s.classes, std::move(class_key), std::move(resizable), ++s.uses);
     }

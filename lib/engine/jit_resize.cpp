@@ -8,6 +8,7 @@
 #include "engine/kernel_cache.h"
 #include "ir/graph.h"
 #include "kernel/kernel.h"
+#include "support/hash.h"
 
 namespace arrayc::detail {
 namespace {
@@ -158,6 +159,66 @@ std::vector<Shape> class_shapes(const ShapeClass& c, const std::vector<int64_t>&
   return out;
 }
 
+namespace {
+
+// Each node's position in the fingerprint (-1 while its inputs are being visited), by address:
+// open addressing in one array, kept per thread between calls, so that the walk allocates
+// nothing (an unordered_map made one allocation per node: 2/3 of the walk's time).
+class NodeIndex {
+ public:
+  NodeIndex() : slots_(table()) { reset(64); }
+  ~NodeIndex() {
+    if (slots_.size() > 4096) slots_ = {};  // a huge graph's table is not kept
+  }
+  // Inserts n as -1; false if it was there already.
+  bool insert(const Node* n) {
+    if (2 * (count_ + 1) > slots_.size()) grow();
+    Slot& s = find(n);
+    if (s.node) return false;
+    s = {n, -1};
+    ++count_;
+    return true;
+  }
+  int64_t& at(const Node* n) {
+    Slot& s = find(n);
+    ARRAYC_INTERNAL_CHECK(s.node == n, "class_fingerprint: a node was not visited");
+    return s.index;
+  }
+
+ private:
+  struct Slot {
+    const Node* node;
+    int64_t index;
+  };
+  static std::vector<Slot>& table() {
+    thread_local std::vector<Slot> t;
+    return t;
+  }
+  void reset(size_t size) {
+    slots_.assign(size, Slot{nullptr, 0});
+    count_ = 0;
+  }
+  Slot& find(const Node* n) {
+    size_t mask = slots_.size() - 1;
+    for (size_t i = hash_combine(0, reinterpret_cast<size_t>(n)) & mask;; i = (i + 1) & mask)
+      if (slots_[i].node == n || !slots_[i].node) return slots_[i];
+  }
+  void grow() {
+    std::vector<Slot> old;
+    old.swap(slots_);
+    reset(old.size() * 2);
+    for (const Slot& s : old)
+      if (s.node) {
+        find(s.node) = s;
+        ++count_;
+      }
+  }
+  std::vector<Slot>& slots_;
+  size_t count_ = 0;
+};
+
+}  // namespace
+
 ClassFingerprint class_fingerprint(const std::vector<NodeRef>& outputs, const std::vector<int64_t>& symbols) {
   ClassFingerprint f;
   f.reserve(512);
@@ -169,8 +230,7 @@ ClassFingerprint class_fingerprint(const std::vector<NodeRef>& outputs, const st
     f.push_back(symbol ? static_cast<int64_t>(1 + i) : 0);
     f.push_back(symbol ? 0 : x);
   };
-  std::unordered_map<const Node*, int64_t> index;  // -1 while its inputs are being visited
-  index.reserve(64);
+  NodeIndex index;
   auto emit = [&](const Node& n) {
     f.insert(f.end(), {static_cast<int64_t>(n.op), static_cast<int64_t>(n.dtype), static_cast<int64_t>(n.device.kind),
                        static_cast<int64_t>(n.device.index), static_cast<int64_t>(n.shape.size())});
@@ -186,16 +246,16 @@ ClassFingerprint class_fingerprint(const std::vector<NodeRef>& outputs, const st
   int64_t next = 0;
   std::vector<std::pair<const Node*, size_t>> stack;
   for (const NodeRef& o : outputs) {
-    if (!index.emplace(o.get(), -1).second) continue;
+    if (!index.insert(o.get())) continue;
     stack.push_back({o.get(), 0});
     while (!stack.empty()) {
       auto& [n, i] = stack.back();
       if (i < n->inputs.size()) {
         const Node* in = n->inputs[i++].get();
-        if (index.emplace(in, -1).second) stack.push_back({in, 0});
+        if (index.insert(in)) stack.push_back({in, 0});
       } else {
         emit(*n);
-        index[n] = next++;
+        index.at(n) = next++;
         stack.pop_back();
       }
     }

@@ -677,6 +677,12 @@ class Interpreter {
     int64_t rows = n.shape.at(0), k = idx.numel();
     int64_t row = rows == 0 ? 0 : out.numel() / rows;
     bool fl = is_float(n.dtype), add = n.op == Op::ScatterAdd;
+    // GPU scatter: a float add's own error is taken at |x| + the |updates| so far, which bounds the
+    // partial sums of every order of a row's adds (a GPU adds them with atomics, in no set order);
+    // a magnitude past the dtype's range falls back to the result's.
+    std::vector<double> mag;
+    if (track_ && fl && add) mag.assign(out.f.begin(), out.f.end());
+    for (double& m : mag) m = std::fabs(m);
     for (int64_t j = 0; j < k; ++j) {
       int64_t r = idx.i[j] < 0 ? idx.i[j] + rows : idx.i[j];
       if (r < 0 || r >= rows) continue;  // dropped
@@ -698,7 +704,12 @@ class Interpreter {
           double sum = n.dtype == DType::Float64 ? a + b : double(static_cast<float>(a) + static_cast<float>(b));
           out.f[o] = round_float(n.dtype, sum);
         }
-        if (track_) out.err[o] = eo + ev + (fl && (eo != 0 || ev != 0 || out.f[o] != 0) ? own_error(n, out.f[o]) : 0);
+        if (!mag.empty()) mag[o] += std::fabs(v.f[s]);
+        if (track_) {
+          double own = fl && (eo != 0 || ev != 0 || out.f[o] != 0) ? own_error(n, mag.empty() ? out.f[o] : mag[o]) : 0;
+          if (!std::isfinite(own)) own = own_error(n, out.f[o]);
+          out.err[o] = eo + ev + own;
+        }
       }
     }
     return out;

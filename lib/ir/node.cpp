@@ -61,6 +61,11 @@ int64_t float_to_int(DType t, double x) {
   return static_cast<int64_t>(x);
 }
 
+bool is_parameter_value(const Scalar& v) {
+  if (!is_float(v.dtype)) return v.i < -16 || v.i > 16;
+  return !std::isnan(v.f) && !std::isinf(v.f);
+}
+
 Scalar Scalar::of(DType t, double v) {
   Scalar s;
   s.dtype = t;
@@ -181,6 +186,10 @@ NodeRef intern(Node proto) {
     proto.tree_nodes = std::min(proto.tree_nodes + in->tree_nodes, int64_t{1} << 62);
     proto.reads_param = proto.reads_param || in->reads_param;
   }
+  // Parameter leaves are never merged (see node.h): not in the table at all.
+  bool own_identity = (proto.op == Op::Constant && is_parameter_value(proto.value)) ||
+                      proto.op == Op::RandUniform || proto.op == Op::RandNormal;
+  if (own_identity) return std::make_shared<const Node>(std::move(proto));
   InternTable& t = table();
   std::lock_guard<std::mutex> lock(t.mu);
   // Entries whose node died are dropped here, not left for the sweep: a node that is made and

@@ -86,6 +86,11 @@ struct Scalar {
   std::string str() const;
 };
 
+// Whether a constant of this value is a kernel parameter (passed at launch, kernel/kernel.h's
+// constant_is_inlined) outside pow's exponent: floats other than NaN and the infinities, integers
+// outside [-16, 16].
+bool is_parameter_value(const Scalar& v);
+
 struct Node {
   Op op;
   DType dtype;
@@ -125,6 +130,11 @@ struct Node {
 
 // Returns the unique node with these fields (the fields of `proto` other than hash); the
 // interning table holds weak references, so nodes die when no graph or array uses them.
+// Except (issue 26) a leaf whose value is a kernel parameter: a Constant of a parameter value
+// (is_parameter_value) or a random leaf (its seed). Each is a node of its own, so that two that
+// happen to be equal (x*a + x*b at a == b, two draws of one seed) do not merge the expressions
+// above them, which would give that pair of values a kernel of its own. Copies of one such node
+// (an Array used twice) are still one node, and everything else still merges.
 NodeRef intern(Node proto);
 
 // The entries of the interning table, dead ones included (for tests).

@@ -18,9 +18,8 @@ std::string kinds_str(const std::vector<StrideKind>& s) {
 }  // namespace
 
 bool constant_is_inlined(const Scalar& v, bool pow_exponent) {
-  if (!is_float(v.dtype)) return v.i >= -16 && v.i <= 16;
-  if (std::isnan(v.f) || std::isinf(v.f)) return true;
-  return pow_exponent && std::abs(v.f) <= 16 && std::floor(2 * v.f) == 2 * v.f;
+  if (!is_parameter_value(v)) return true;
+  return pow_exponent && is_float(v.dtype) && std::abs(v.f) <= 16 && std::floor(2 * v.f) == 2 * v.f;
 }
 
 int64_t constant_param_bits(const Scalar& v) {
@@ -49,7 +48,7 @@ std::string Kernel::str() const {
           break;
         case Op::Iota: os << "iota"; break;
         case Op::Gather: os << "gather ptr" << lf.ptr << " at %" << in.args[0] << " aux=idx" << lf.aux; break;
-        default: os << op_name(lf.op) << " seed=" << lf.seed; break;
+        default: os << op_name(lf.op) << " seed=$" << lf.param; break;  // a parameter (issue 26)
       }
       if (lf.index >= 0) os << " idx" << lf.index << " strides=" << kinds_str(lf.strides);
     } else {

@@ -32,7 +32,7 @@ struct KernelLeaf {
   DType dtype;
   std::vector<StrideKind> strides;  // per loop dim; empty for Constant
   Scalar value;                     // Constant
-  uint64_t seed = 0;                // random leaves
+  uint64_t seed = 0;                // random leaves (passed at launch as constant parameter `param`)
   int ptr = -1;                     // memory operands: index into ptrs
   int index = -1;                   // indexed operands: which offset/stride block of params
   // Gather (indexing; its instruction's one arg is the index value): `index` is the position
@@ -40,7 +40,7 @@ struct KernelLeaf {
   // and their offsets are the axis's stride and extent in the source.
   int aux = -1;
   std::vector<StrideKind> aux_strides;  // the kinds of aux and aux + 1 (all Zero)
-  int param = -1;                   // Constant passed at launch: which constant parameter
+  int param = -1;                   // Constant passed at launch, or a random leaf's seed: which constant parameter
 };
 
 // Whether a constant is compiled into the kernel's code rather than passed at launch as a

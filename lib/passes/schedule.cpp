@@ -254,8 +254,13 @@ class KernelBuilder {
       Source src;
       if (generated) {
         lf.op = n->op;
-        if (n->op != Op::Iota) lf.seed = static_cast<uint64_t>(n->ints[0]);
-        key = std::string(op_name(n->op)) + std::to_string(lf.seed) + dtype_name(n->dtype);
+        key = std::string(op_name(n->op)) + dtype_name(n->dtype);
+        if (n->op != Op::Iota) {
+          // A random leaf's seed is a parameter (issue 26: a loop over seeds compiles once); two
+          // random nodes are two leaves, whatever their seeds (hash-consing keeps them apart too).
+          lf.seed = static_cast<uint64_t>(n->ints[0]);
+          key += "@" + std::to_string(reinterpret_cast<uintptr_t>(n.get()));
+        }
       } else {
         std::tie(src, base) = table_.memory_of(n, generate_here);
         lf.op = Op::Buffer;
@@ -273,6 +278,10 @@ class KernelBuilder {
       }
     }
     if (auto it = leaf_keys_.find(key); it != leaf_keys_.end()) return it->second;
+    if (lf.op == Op::RandUniform || lf.op == Op::RandNormal) {  // its seed: a parameter (issue 26)
+      lf.param = k_.num_constants++;
+      constants_.push_back(static_cast<int64_t>(lf.seed));
+    }
     k_.leaves.push_back(lf);
     int r = push(KernelInstr{lf.op, lf.dtype, {}, static_cast<int>(k_.leaves.size() - 1)});
     leaf_keys_[key] = r;

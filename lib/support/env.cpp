@@ -83,6 +83,10 @@ const std::vector<EnvVar>& env_vars() {
       {"ARRAYC_CONCURRENCY_CALLS", "tests"},
       // row chains (issue 29)
       {"ARRAYC_ROW_CHAINS", "library"},
+      // host gather/float16 bandwidth (issue 28): the Python of the harness's CPU peers
+      {"ARRAYC_PEER_PYTHON", "harness"}, {"ARRAYC_GATHER_PREFETCH", "library"},
+      // GPU sort (issue 28): the pass kernel's ranking and tile, per-kernel timing
+      {"ARRAYC_SORT_TUNE", "library"},   {"ARRAYC_SORT_PROFILE", "library"},
   };
   return vars;
 }
@@ -117,6 +121,11 @@ std::optional<int64_t> num_threads_setting(int64_t max_threads, const std::strin
 std::string host_cpu_setting() { return value("ARRAYC_HOST_CPU"); }
 
 std::optional<int64_t> stream_bytes_setting() { return integer("ARRAYC_STREAM_BYTES", 0, INT64_MAX, " (bytes)"); }
+
+// host gather bandwidth (issue 28)
+std::optional<int64_t> gather_prefetch_setting() {
+  return integer("ARRAYC_GATHER_PREFETCH", 0, 65536, " (elements ahead)");
+}
 
 std::string device_setting() {
   std::string d = value("ARRAYC_DEVICE");
@@ -173,5 +182,9 @@ int64_t auto_eval_nodes_setting() {
 }
 // ---- row chains (issue 29) ----
 bool row_chain_setting() { return flag("ARRAYC_ROW_CHAINS", true); }
+
+// GPU sort (issue 28)
+std::string sort_tune_setting() { return value("ARRAYC_SORT_TUNE"); }
+bool sort_profile_setting() { return flag("ARRAYC_SORT_PROFILE", false); }
 
 }  // namespace arrayc::detail

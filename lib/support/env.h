@@ -34,6 +34,9 @@ std::optional<int64_t> num_threads_setting(int64_t max_threads, const std::strin
 std::string host_cpu_setting();
 // ARRAYC_STREAM_BYTES, an integer >= 0; nullopt when unset.
 std::optional<int64_t> stream_bytes_setting();
+// host gather bandwidth (issue 28): ARRAYC_GATHER_PREFETCH, elements ahead from 0 (off) to 65536;
+// nullopt when unset.
+std::optional<int64_t> gather_prefetch_setting();
 // ARRAYC_DEVICE: "cpu" when unset (parsed by default_device()).
 std::string device_setting();
 // ARRAYC_LIBDEVICE, then the CUDA roots to look under ($CUDA_HOME, $CUDA_PATH), each with the
@@ -75,5 +78,10 @@ int64_t auto_eval_nodes_setting();
 // ---- row chains (issue 29) ----
 // ARRAYC_ROW_CHAINS, 0 or 1 (default 1): reductions along rows fuse into their consumers' kernel.
 bool row_chain_setting();
+// ---- GPU sort (issue 28) ----
+// ARRAYC_SORT_TUNE: "" when unset, else RANK/ITEMS (parsed by backend/cuda/axis_launch.cpp).
+std::string sort_tune_setting();
+// ARRAYC_SORT_PROFILE, 0 or 1 (default 0): each GPU sort kernel waited for, timed, and printed.
+bool sort_profile_setting();
 
 }  // namespace arrayc::detail

@@ -72,6 +72,24 @@ TEST_P(GemmTiles, EveryBuiltInTile) {
     }
 }
 
+// float64 on Hopper's m16n8kK mma shapes (sm_90; older GPUs run the same tiles on m8n8k4):
+// every layout, partial tiles (1, 7, 33, 1000 and other sizes that are no multiple of a tile),
+// transposed views and batches. DMMA is float64 arithmetic rounded to nearest, summed in another
+// order than the reference's: the check allows each output the reference's bound for a sum of k
+// terms, 2 eps sqrt(k) (sqrt(sum t^2) + |sum t|) (tests/support/reference.h).
+TEST_P(GemmTiles, Float64HopperShapes) {
+  for (const char* tile : {"64x64x16/8x4/m16k16", "64x64x16/8x4/m16k8/s4", "64x64x16/8x4/m16k4/s2",
+                           "128x64x16/16x4/m16k8", "32x64x32/8x4/m16k16/s3", "64x128x16/8x8/m16k4"}) {
+    SCOPED_TRACE(tile);
+    setenv("ARRAYC_GEMM_TILE", tile, 1);
+    check_layouts(DType::Float64, 300);
+    EXPECT_MATCHES_REFERENCE(dot(random_array(DType::Float64, {1000, 40}, 320), random_array(DType::Float64, {40, 1000}, 321)));
+    EXPECT_MATCHES_REFERENCE(dot(random_array(DType::Float64, {7, 1000}, 322), random_array(DType::Float64, {1000, 33}, 323)));
+    Array x = random_array(DType::Float64, {2, 33, 70}, 324);
+    EXPECT_MATCHES_REFERENCE(matmul(transpose(x, {0, 2, 1}), x));  // rank-3 batched, a transposed view
+  }
+}
+
 TEST_P(GemmTiles, BadTileIsAnError) {
   Array a = random_array(DType::Float32, {8, 8}, 1);
   setenv("ARRAYC_GEMM_TILE", "128x128", 1);

@@ -152,12 +152,13 @@ TEST(GpuProductsPtx, FusedAndTriangleKernelsCompileWithoutAGpu) {
     ptx = inspect({transpose(dot(x, w) + 1.0) * 2.0}).ptx(80);  // read across: two kernels
     EXPECT_TRUE(contains(ptx, "// ---- fused_")) << ptx.substr(0, 2000);
   }
-  // float64 products on the FP64 tensor cores from sm_80 on, FMAs before.
+  // float64 products on the FP64 tensor cores from sm_80 on (m16n8k16 from sm_90), FMAs before.
   Array a = random_array(DType::Float64, {512, 64}, 363), c = random_array(DType::Float64, {64, 512}, 364);
   std::string ptx = inspect({dot(a, c) + 1.0}).ptx(90);
-  EXPECT_TRUE(contains(ptx, "mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64")) << ptx.substr(0, 2000);
-  EXPECT_TRUE(contains(ptx, "_mma_s4_ep_")) << ptx.substr(0, 2000);
+  EXPECT_TRUE(contains(ptx, "mma.sync.aligned.m16n8k16.row.col.f64.f64.f64.f64")) << ptx.substr(0, 2000);
+  EXPECT_TRUE(contains(ptx, "_mma_s4_k16_ep_")) << ptx.substr(0, 2000);
   EXPECT_FALSE(contains(ptx, ".local"));
+  EXPECT_TRUE(contains(inspect({dot(a, c) + 1.0}).ptx(80), "mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64"));
   EXPECT_FALSE(contains(inspect({dot(a, c)}).ptx(75), "mma.sync"));
   EXPECT_FALSE(contains(inspect({dot(a, transpose(a))}).ptx(90), "mma.sync"));  // Gram: FMAs
 }

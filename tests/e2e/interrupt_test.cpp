@@ -6,6 +6,8 @@
 
 #include <thread>
 
+#include "backend/host/thread_pool.h"
+
 namespace {
 
 using namespace arrayc;
@@ -32,6 +34,26 @@ TEST(Interrupt, StopsALongEvaluationAndLeavesOtherArraysAlone) {
   EXPECT_FALSE(big.is_evaluated());
   EXPECT_EQ(keep.to_vector<int64_t>(), (std::vector<int64_t>{0, 1, 2, 3, 4}));
   EXPECT_EQ(lazy.to_vector<int64_t>(), (std::vector<int64_t>{0, 2, 4}));  // the next one runs
+}
+
+// A full reduction of 1e17 elements, never in memory. With one thread it was one chunk, which no
+// interrupt could stop (the evaluator fuzzer's 2 s watchdog waited in vain); with several it
+// asked for 45 GB of per-chunk partials. Now it is split like any long range, in rounds of
+// bounded partials (tests/unit/split_rounds_test.cpp), and stops between chunks.
+TEST(Interrupt, StopsAHugeFullReductionOnAnyThreadCount) {
+  const int saved = detail::num_threads();
+  for (int threads : {1, 4}) {
+    detail::set_num_threads(threads);
+    Array big = sum(arange(0.0, 1e17, 1.0, DType::Float64));
+    const int64_t launches = stats().kernel_launches;
+    std::thread stopper([launches] {
+      while (stats().kernel_launches == launches) std::this_thread::yield();
+      arrayc::interrupt();
+    });
+    EXPECT_THROW(big.eval(), Interrupted) << threads << " thread(s)";
+    stopper.join();
+  }
+  detail::set_num_threads(saved);
 }
 
 TEST(Interrupt, ARequestWhileNothingRunsIsDropped) {

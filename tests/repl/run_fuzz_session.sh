@@ -29,7 +29,7 @@ lib="$build/lib/libarrayc.so"
 [[ -f $lib ]] || { echo "run_fuzz_session: $lib is not built"; exit 1; }
 
 tool="$src/tools/arrayc"
-sources=("$tool"/{session,eval,builtins,timing,interrupt,gpu_stages,parser,transforms}.cpp "$src/tests/repl/fuzz_session.cpp")
+sources=("$tool"/{session,eval,builtins,timing,interrupt,gpu_stages,parser,transforms,integers}.cpp "$src/tests/repl/fuzz_session.cpp")
 bin="$work/fuzz_session"
 stale=0
 [[ -x $bin && $bin -nt $lib ]] || stale=1

@@ -96,6 +96,7 @@ TEST(CudaTest, AllocAndCopyRoundTrip) {
 
 TEST(CudaTest, FreedBlocksAreReused) {
   ARRAYC_REQUIRE_CUDA();
+  cuda::release_cache(0);  // else a cached block of up to twice 1 KiB serves the third request
   void* p = cuda::alloc(0, 1000);
   cuda::free(0, p, 1000);
   long before = cuda::allocator_stats(0).driver_allocs;
@@ -256,6 +257,122 @@ TEST(CudaDeathTest, KernelFaultSurfacesAtSynchronize) {
       ::testing::ExitedWithCode(0),
       "gpu:0: kernel arrayc_fault failed \\(seen while synchronizing\\): CUDA_ERROR_[A-Z_]+.*\n"
       "gpu:0 is unusable after an earlier failure");
+}
+
+// The caching allocator's reuse of a larger cached block (new lengths, issue 27): a request whose
+// class has nothing cached takes a cached block of up to twice its class, and freeing it files
+// it under its real class again.
+TEST(CudaAllocator, AShorterRequestReusesALargerCachedBlock) {
+  ARRAYC_REQUIRE_CUDA();
+  cuda::release_cache(0);
+  const size_t big = size_t{4} << 20, half = size_t{2} << 20, quarter = size_t{1} << 20;
+  void* p = cuda::alloc(0, big);
+  cuda::free(0, p, big);
+  cuda::AllocatorStats before = cuda::allocator_stats(0);
+  void* q = cuda::alloc(0, half);  // class 2 MiB, none cached: takes the 4 MiB block
+  EXPECT_EQ(q, p);
+  EXPECT_EQ(cuda::allocator_stats(0).driver_allocs, before.driver_allocs);
+  EXPECT_EQ(cuda::allocator_stats(0).in_use_bytes - before.in_use_bytes, big);
+  void* r = cuda::alloc(0, quarter);  // nothing cached within twice 1 MiB: a new block
+  EXPECT_NE(r, p);
+  EXPECT_EQ(cuda::allocator_stats(0).driver_allocs, before.driver_allocs + 1);
+  cuda::free(0, q, half);  // filed under 4 MiB again
+  EXPECT_EQ(cuda::allocator_stats(0).in_use_bytes, before.in_use_bytes + quarter);
+  void* s = cuda::alloc(0, big);
+  EXPECT_EQ(s, p);
+  cuda::free(0, s, big);
+  cuda::free(0, r, quarter);
+  cuda::AllocatorStats after = cuda::allocator_stats(0);
+  EXPECT_EQ(after.in_use_bytes, before.in_use_bytes);
+  EXPECT_EQ(after.cached_bytes, big + quarter);
+  cuda::release_cache(0);
+}
+
+TEST(CudaAllocator, ABlockMoreThanTwiceTheRequestIsNotTaken) {
+  ARRAYC_REQUIRE_CUDA();
+  cuda::release_cache(0);
+  const size_t big = size_t{10} << 20;
+  void* p = cuda::alloc(0, big);
+  cuda::free(0, p, big);
+  long allocs = cuda::allocator_stats(0).driver_allocs;
+  void* q = cuda::alloc(0, size_t{3} << 20);  // class 4 MiB; 10 MiB is more than twice that
+  EXPECT_NE(q, p);
+  EXPECT_EQ(cuda::allocator_stats(0).driver_allocs, allocs + 1);
+  void* s = cuda::alloc(0, 1000);  // class 1 KiB
+  EXPECT_NE(s, p);
+  void* t = cuda::alloc(0, (size_t{5} << 20) + 1);  // class 6 MiB: takes the 10 MiB block
+  EXPECT_EQ(t, p);
+  cuda::free(0, q, size_t{3} << 20);
+  cuda::free(0, s, 1000);
+  cuda::free(0, t, (size_t{5} << 20) + 1);
+  cuda::release_cache(0);
+}
+
+// Random sizes, allocated and freed in random order: live blocks never overlap and keep what was
+// written to them, every block comes back, and repeating the same sequence soon stops calling
+// the driver (the cache holds what the sequence needs; it does not keep growing).
+TEST(CudaAllocator, InterleavedSizesNeverShareMemoryAndStayFlat) {
+  ARRAYC_REQUIRE_CUDA();
+  cuda::release_cache(0);
+  struct Live {
+    void* p;
+    size_t bytes;
+    uint32_t tag;
+  };
+  uint32_t tag = 0;
+  auto round = [&] {
+    uint64_t state = 7;
+    auto rng = [&state] {  // xorshift64: the same sequence each round
+      state ^= state << 13;
+      state ^= state >> 7;
+      state ^= state << 17;
+      return state;
+    };
+    std::vector<size_t> sizes;
+    for (int i = 0; i < 12; ++i) sizes.push_back((256 + rng() % (size_t{6} << 20)) / 4 * 4);
+    std::vector<Live> live;
+    for (int step = 0; step < 200; ++step) {
+      if (!live.empty() && (rng() % 2 == 0 || live.size() >= 6)) {
+        size_t i = rng() % live.size();
+        // Its first and last words still hold its tag: no other live block was written over them.
+        uint32_t got[2] = {0, 0};
+        cuda::copy_to_host(0, &got[0], live[i].p, 4);
+        cuda::copy_to_host(0, &got[1], static_cast<char*>(live[i].p) + live[i].bytes - 4, 4);
+        EXPECT_EQ(got[0], live[i].tag);
+        EXPECT_EQ(got[1], live[i].tag);
+        cuda::free(0, live[i].p, live[i].bytes);
+        live.erase(live.begin() + static_cast<std::ptrdiff_t>(i));
+        continue;
+      }
+      size_t bytes = sizes[rng() % sizes.size()];
+      void* p = cuda::alloc(0, bytes);
+      auto lo = reinterpret_cast<uintptr_t>(p);
+      for (const Live& l : live) {
+        auto b = reinterpret_cast<uintptr_t>(l.p);
+        EXPECT_TRUE(lo + bytes <= b || b + l.bytes <= lo) << "blocks overlap";
+      }
+      ++tag;
+      cuda::copy_to_device(0, p, &tag, 4);
+      cuda::copy_to_device(0, static_cast<char*>(p) + bytes - 4, &tag, 4);
+      live.push_back({p, bytes, tag});
+    }
+    for (const Live& l : live) cuda::free(0, l.p, l.bytes);
+  };
+  cuda::AllocatorStats start = cuda::allocator_stats(0);
+  int rounds = 0;
+  for (long allocs = -1; allocs != cuda::allocator_stats(0).driver_allocs && rounds < 20; ++rounds) {
+    allocs = cuda::allocator_stats(0).driver_allocs;
+    round();
+  }
+  EXPECT_LT(rounds, 20) << "every round still called cuMemAlloc";
+  cuda::AllocatorStats settled = cuda::allocator_stats(0);
+  round();
+  round();
+  cuda::AllocatorStats end = cuda::allocator_stats(0);
+  EXPECT_EQ(end.driver_allocs, settled.driver_allocs);
+  EXPECT_EQ(end.cached_bytes, settled.cached_bytes);
+  EXPECT_EQ(end.in_use_bytes, start.in_use_bytes);
+  cuda::release_cache(0);
 }
 
 }  // namespace

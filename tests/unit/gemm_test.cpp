@@ -42,9 +42,9 @@ TEST(GemmTest, ChoosesTileLayoutAndVectorLoads) {
   // W3: w (784 x 10) is contiguous along n, but rows of 40 bytes rule out 16-byte loads.
   EXPECT_EQ(choose_gemm(problem(DType::Float32, 10000, 784, 10, 784, 1, 10, 1), kSMs).name(),
             "gemm_float32_32x16x32_2x2_ak4_bn1");
-  // W4 in float64: two elements per 16-byte load, on the tensor cores.
+  // W4 in float64: two elements per 16-byte load, on the tensor cores (m16n8k4 on sm_90).
   EXPECT_EQ(choose_gemm(problem(DType::Float64, 1000, 1000, 1000, 1000, 1, 1000, 1), kSMs).name(),
-            "gemm_float64_64x64x16_8x4_ak2_bn2_mma_s4");
+            "gemm_float64_64x64x16_8x4_ak2_bn2_mma_s4_k4");
   // Too few big tiles to fill the GPU: smaller ones.
   EXPECT_EQ(choose_gemm(problem(DType::Float32, 100, 100, 100, 100, 1, 100, 1), kSMs).tile.bm, 32);
   // A transposed A (contiguous along m); an operand with no unit stride.
@@ -79,10 +79,10 @@ TEST(GemmTest, PtxIsARegisterTiledLoopOverSharedMemory) {
   EXPECT_EQ(ptx.find(".local"), std::string::npos) << "the register tile spilled";
   EXPECT_NE(ptx.find(".entry arrayc_gemm_float32_128x128x16_8x8_ak4_bk4"), std::string::npos);
 
-  // float64 on the tensor cores: per k-slice of 4, 16 mma (a 32 x 32 warp tile of 8 x 8 ones)
-  // from 4 + 4 shared reads; no FMAs in the product. The tiles arrive by cp.async (16 bytes,
-  // zero-filled at the edges) into dynamic shared memory, 4 stages of 64 x (16 + 4) and
-  // 16 x (64 + 4) doubles.
+  // float64 on the tensor cores: per k-slice of 4 on sm_90, 8 m16n8k4 mma (a 32 x 32 warp tile of
+  // 16 x 8 ones) from 2 x 2 + 4 x 1 shared reads; on sm_80, 16 m8n8k4 mma from 4 + 4 reads; no
+  // FMAs in the product. The tiles arrive by cp.async (16 bytes, zero-filled at the edges) into
+  // dynamic shared memory, 4 stages of 64 x (16 + 4) and 16 x (64 + 4) doubles.
   detail::GemmKernel d = choose_gemm(problem(DType::Float64, 1000, 1000, 1000, 1000, 1, 1000, 1), kSMs);
   ASSERT_TRUE(d.mma);
   std::string mma = detail::emit_gemm_ptx(d, 90).ptx;
@@ -91,8 +91,11 @@ TEST(GemmTest, PtxIsARegisterTiledLoopOverSharedMemory) {
     for (size_t at = ptx.find(what); at != std::string::npos; at = ptx.find(what, at + 1)) ++n;
     return n;
   };
-  EXPECT_EQ(count(mma, "mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64"), (d.tile.bk / 4) * 16);
+  EXPECT_EQ(count(mma, "mma.sync.aligned.m16n8k4.row.col.f64.f64.f64.f64"), (d.tile.bk / 4) * 8);
   EXPECT_EQ(ptx_count(mma, "ld.shared.f64"), (d.tile.bk / 4) * 8);
+  std::string ampere = detail::emit_gemm_ptx(d, 80).ptx;
+  EXPECT_EQ(count(ampere, "mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64"), (d.tile.bk / 4) * 16);
+  EXPECT_EQ(ptx_count(ampere, "ld.shared.f64"), (d.tile.bk / 4) * 8);
   EXPECT_EQ(ptx_count(mma, "fma.rn.f64"), 0);
   EXPECT_EQ(mma.find(".local"), std::string::npos);
   EXPECT_EQ(count(mma, "cp.async.cg.shared.global"), 4 * (64 * 16 + 16 * 64) / (128 * 2));  // 3 ahead + 1 in the loop
@@ -110,13 +113,51 @@ TEST(GemmTest, PtxIsARegisterTiledLoopOverSharedMemory) {
   EXPECT_EQ(ptx64.find(".local"), std::string::npos);
 }
 
+// float64 on Hopper's m16n8kK shapes (ARRAYC_GEMM_TILE=.../m16kK): per k-slice of K, a 32 x 32
+// warp tile is 2 x 4 mma tiles, read as 2 x K/2 A and 4 x K/4 B fragment elements; sm_80 runs
+// the same kernel on m8n8k4.
+TEST(GemmTest, Float64HopperShapes) {
+  GemmProblem p = problem(DType::Float64, 1000, 1000, 1000, 1000, 1, 1000, 1);
+  for (int k : {4, 8, 16}) {
+    SCOPED_TRACE(k);
+    std::string forced = "64x64x16/8x4/m16k" + std::to_string(k);
+    setenv("ARRAYC_GEMM_TILE", forced.c_str(), 1);
+    detail::GemmKernel g = choose_gemm(p, kSMs);
+    ASSERT_TRUE(g.mma);
+    EXPECT_EQ(g.name(), "gemm_float64_64x64x16_8x4_ak2_bn2_mma_s3_k" + std::to_string(k));
+    std::string ptx = detail::emit_gemm_ptx(g, 90).ptx;
+    int mmas = 0;
+    std::string op = "mma.sync.aligned.m16n8k" + std::to_string(k) + ".row.col.f64.f64.f64.f64";
+    for (size_t at = ptx.find(op); at != std::string::npos; at = ptx.find(op, at + 1)) ++mmas;
+    EXPECT_EQ(mmas, (16 / k) * 8);
+    EXPECT_EQ(ptx_count(ptx, "ld.shared.f64"), (16 / k) * (2 * k / 2 + 4 * k / 4));
+    EXPECT_EQ(ptx_count(ptx, "fma.rn.f64"), 0);
+    EXPECT_EQ(ptx.find(".local"), std::string::npos);
+    std::string old = detail::emit_gemm_ptx(g, 80).ptx;
+    EXPECT_EQ(old.find("m16n8k"), std::string::npos);
+    EXPECT_NE(old.find("mma.sync.aligned.m8n8k4.row.col.f64"), std::string::npos);
+  }
+  setenv("ARRAYC_GEMM_TILE", "64x64x16/8x4/m8k4", 1);
+  EXPECT_EQ(choose_gemm(p, kSMs).name(), "gemm_float64_64x64x16_8x4_ak2_bn2_mma_s3");
+  setenv("ARRAYC_GEMM_TILE", "64x64x8/8x4/m16k16", 1);
+  EXPECT_ARRAYC_ERROR(choose_gemm(p, kSMs), "ARRAYC_GEMM_TILE=64x64x8/8x4/m16k16: /m16kK and /m8k4 are float64 "
+                                            "tensor-core shapes, which this tile cannot use for float64");
+  setenv("ARRAYC_GEMM_TILE", "64x64x16/8x4/m16k2", 1);
+  EXPECT_ARRAYC_ERROR(choose_gemm(p, kSMs), "expected BMxBNxBK/TMxTN[/sS][/simt][/m16kK|/m8k4]");
+  p.dtype = DType::Float32;
+  setenv("ARRAYC_GEMM_TILE", "64x64x16/8x4/m16k8", 1);
+  EXPECT_ARRAYC_ERROR(choose_gemm(p, kSMs), "cannot use for float32");
+  unsetenv("ARRAYC_GEMM_TILE");
+}
+
 TEST(GemmTest, ForcedTileAndItsErrors) {
   GemmProblem p = problem(DType::Float32, 3000, 3000, 3000, 3000, 1, 1, 3000);
   setenv("ARRAYC_GEMM_TILE", "64x64x16/4x4", 1);
   EXPECT_EQ(choose_gemm(p, kSMs).name(), "gemm_float32_64x64x16_4x4_ak4_bk4");
   setenv("ARRAYC_GEMM_TILE", "64x64", 1);
   EXPECT_ARRAYC_ERROR(choose_gemm(p, kSMs),
-                      "ARRAYC_GEMM_TILE=64x64: expected BMxBNxBK/TMxTN[/sS][/simt] (S: 2 to 8 stages), e.g. 128x128x8/8x4/s3");
+                      "ARRAYC_GEMM_TILE=64x64: expected BMxBNxBK/TMxTN[/sS][/simt][/m16kK|/m8k4] (S: 2 to 8 stages; K: 4, 8 "
+                      "or 16), e.g. 128x128x8/8x4/s3");
   setenv("ARRAYC_GEMM_TILE", "64x64x16/8x4/s1", 1);
   EXPECT_ARRAYC_ERROR(choose_gemm(p, kSMs), "expected BMxBNxBK/TMxTN[/sS][/simt]");
   setenv("ARRAYC_GEMM_TILE", "64x64x16/8x4/s4", 1);

@@ -92,6 +92,41 @@ Value input_fn(Args& a) {
   return array_value(out);
 }
 
+// arange of integers (exact integers, issue 26): start + i*step computed exactly in the dtype
+// (int64 by default, uint64 when the values are past int64 and not negative), its first and last
+// values checked against the dtype's range.
+Value arange_exact(Args& a) {
+  Int start = 0, stop = a.get(0).integer, step = 1;
+  if (a.has(1)) {
+    start = a.get(0).integer;
+    stop = a.get(1).integer;
+    if (a.has(2)) step = a.get(2).integer;
+  }
+  if (step == 0) fail(*a.call, "arange(): step must not be zero");
+  for (Int v : {start, stop, step})  // keeps the arithmetic below within 127 bits
+    if (v >= (Int{1} << 100) || v <= -(Int{1} << 100))
+      fail(*a.call, "arange(): the integer " + int_str(v) + " is out of range (at most 2**100 in magnitude)");
+  Int span = step > 0 ? stop - start : start - stop, by = step > 0 ? step : -step;
+  Int n = span <= 0 ? 0 : (span + by - 1) / by;
+  if (n >= (Int{1} << 62))
+    fail(*a.call, "arange(): too many elements: " + int_str(n) + " (start " + int_str(start) + ", stop " + int_str(stop) +
+                      ", step " + int_str(step) + ")");
+  Int last = n == 0 ? start : start + (n - 1) * step;
+  DType dt = a.has(3) ? a.dtype(3)
+             : std::max(start, last) > INT64_MAX && std::min(start, last) >= 0 ? DType::UInt64 : DType::Int64;
+  try {
+    Array i = arange(static_cast<int64_t>(n), dt);
+    if (n == 0) return array_value(i);
+    check_int(start, dt, "arange");
+    check_int(last, dt, "arange");
+    if (n > 1 && by != 1) i = i * weak_like(weak_int(by), i, "arange");
+    if (step > 0) return array_value(start == 0 ? i : weak_like(weak_int(start), i, "arange") + i);
+    return array_value(weak_like(weak_int(start), i, "arange") - i);
+  } catch (const Error& e) {
+    fail(*a.call, e);
+  }
+}
+
 Value arange_fn(Args& a) {
   bool any_float = false;
   for (size_t i = 0; i < 3; ++i)
@@ -109,14 +144,16 @@ Value arange_fn(Args& a) {
     if (a.has(2)) fail(*a.call, "arange(): a step needs a start and a stop");
     stop = a.number(0);
   }
-  DType dt = a.has(3) ? a.dtype(3) : any_float ? DType::Float64 : DType::Int64;
+  if (!any_float) return arange_exact(a);
+  DType dt = a.has(3) ? a.dtype(3) : DType::Float64;
   if (step == 0) fail(*a.call, "arange(): step must not be zero");
   return array_value(arange(start, stop, step, dt));
 }
 
-// The type of a Python-like number once it becomes an array (numpy: int64 or float64).
+// The type of a Python-like number once it becomes an array (numpy: int64, uint64 past int64, or
+// float64).
 DType default_dtype(const Value& v) {
-  return v.kind == Value::Kind::Weak && v.integral ? DType::Int64 : DType::Float64;
+  return v.kind == Value::Kind::Weak && v.integral ? int_dtype(v.integer) : DType::Float64;
 }
 
 // ---- Issue 28: reductions, scans, sorts, creation, .npy ----------------------------------------
@@ -193,7 +230,11 @@ void add_issue28_builtins(std::vector<Session::Builtin>& t) {
   like("ones_like", 1, "ones_like(x, dtype=x's)");
   t.push_back(B{"full_like", {"x", "fill_value", "dtype?"}, "full_like(x, fill_value, dtype=x's)", [](Args& a) {
                   Array x = a.array(0);
-                  return array_value(full_like(x, a.number(1), a.has(2) ? a.dtype(2) : x.dtype()));
+                  DType dt = a.has(2) ? a.dtype(2) : x.dtype();
+                  const Value& v = a.get(1);
+                  if (v.kind == Value::Kind::Weak && v.integral)  // exact (issue 26)
+                    return array_value(full_exact(x.shape(), v.integer, dt, "full_like", x.device()));
+                  return array_value(full_like(x, a.number(1), dt));
                 }});
   t.push_back(B{"load_npy", {"file"}, "load_npy(\"x.npy\"): a numpy .npy file (relative to the program's folder)",
                 [](Args& a) {
@@ -469,6 +510,9 @@ const std::vector<Session::Builtin>& builtins() {
                   "full(shape, fill_value, dtype): dtype defaults to the value's (int64 or float64)",
                   [](Args& a) {
                     DType dt = a.has(2) ? a.dtype(2) : default_dtype(a.get(1));
+                    const Value& v = a.get(1);
+                    if (v.kind == Value::Kind::Weak && v.integral)  // exact (issue 26)
+                      return array_value(full_exact(a.shape(0), v.integer, dt, "full"));
                     return array_value(full(a.shape(0), a.number(1), dt));
                   }});
     // uniform/normal(shape, seed=0, p=0, q=1, dtype=f64): the two parameters are (low, high)
@@ -476,8 +520,11 @@ const std::vector<Session::Builtin>& builtins() {
     using Random = Array (*)(const Shape&, uint64_t, double, double, DType, Device);
     auto random = [](Random f) {
       return [f](Args& a) {
-        int64_t seed = a.has(1) ? a.integer(1) : 0;
-        return array_value(f(a.shape(0), static_cast<uint64_t>(seed), a.has(2) ? a.number(2) : 0.0,
+        // Any seed of 64 bits (uint64's range, exact; a negative int64 as its bits).
+        const Value* s = a.has(1) ? &a.get(1) : nullptr;
+        bool big = s && s->kind == Value::Kind::Weak && s->integral && s->integer > INT64_MAX && s->integer <= UINT64_MAX;
+        uint64_t seed = big ? static_cast<uint64_t>(s->integer) : s ? static_cast<uint64_t>(a.integer(1)) : 0;
+        return array_value(f(a.shape(0), seed, a.has(2) ? a.number(2) : 0.0,
                              a.has(3) ? a.number(3) : 1.0, a.has(4) ? a.dtype(4) : DType::Float64,
                              default_device()));
       };

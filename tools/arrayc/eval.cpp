@@ -56,18 +56,6 @@ Value array_value(Array a) {
   return v;
 }
 
-Value weak_value(double x, bool integral) {
-  Value v;
-  v.kind = Value::Kind::Weak;
-  v.number = x;
-  v.integral = integral;
-  return v;
-}
-
-Array strong(const Value& v) {
-  return full({}, v.number, v.integral ? DType::Int64 : DType::Float64);
-}
-
 const char* kind_name(const Value& v) {
   switch (v.kind) {
     case Value::Kind::None: return "nothing";
@@ -126,17 +114,16 @@ namespace {
 // Python-like arithmetic on two Python-like numbers (no array involved).
 Value fold(Op op, const Value& a, const Value& b, const Node& at) {
   double x = a.number, y = b.number;
-  bool ints = a.integral && b.integral;
+  if (a.integral && b.integral && op != Op::Div)  // exact (issue 26)
+    if (std::optional<Value> v = fold_ints(op, a.integer, b.integer, at)) return *v;
   switch (op) {
-    case Op::Add: return weak_value(x + y, ints);
-    case Op::Sub: return weak_value(x - y, ints);
-    case Op::Mul: return weak_value(x * y, ints);
+    case Op::Add: return weak_float(x + y);
+    case Op::Sub: return weak_float(x - y);
+    case Op::Mul: return weak_float(x * y);
     case Op::Div:
       if (y == 0) fail(at, "division by zero");
-      return weak_value(x / y, false);
-    case Op::Pow:
-      if (ints && y < 0) return weak_value(std::pow(x, y), false);
-      return weak_value(std::pow(x, y), ints);
+      return weak_float(x / y);
+    case Op::Pow: return weak_float(std::pow(x, y));
     default: return Value{};
   }
 }
@@ -176,7 +163,7 @@ Array (*binary_library_fn(Op op))(const Array&, const Array&) {
 Value Session::eval(const Program& p, int32_t index, Scope& scope) {
   const Node& n = p.node(index);
   switch (n.kind) {
-    case NodeKind::Number: return weak_value(n.number, n.integral);
+    case NodeKind::Number: return n.integral ? weak_int(n.integer) : weak_float(n.number);
     case NodeKind::Bool: return array_value(full({}, n.number, DType::Bool));
     case NodeKind::String: {
       Value v;
@@ -216,9 +203,13 @@ Value Session::eval(const Program& p, int32_t index, Scope& scope) {
     case NodeKind::Unary: {
       Value x = eval(p, static_cast<int32_t>(p.child(n, 0)), scope);
       if (x.kind == Value::Kind::Weak) {
-        if (n.op == Op::Neg) return weak_value(-x.number, x.integral);
+        if (n.op == Op::Neg) return negate(x, n);
         if (n.op == Op::Plus) return x;
-        x = array_value(strong(x));
+        try {
+          x = array_value(strong(x, (std::string("operator ") + lang::op_spelling(n.op)).c_str()));
+        } catch (const Error& e) {
+          fail(n, e);
+        }
       }
       if (x.kind != Value::Kind::Array)
         fail(n, std::string("operator ") + lang::op_spelling(n.op) + " needs an array or a number, not " + kind_name(x));
@@ -244,11 +235,11 @@ Value Session::eval(const Program& p, int32_t index, Scope& scope) {
       try {
         std::string op = std::string("operator ") + lang::op_spelling(n.op);
         Array x = a.kind == Value::Kind::Array ? *a.array
-                  : b.kind == Value::Kind::Array ? scalar_like(a.number, a.integral, *b.array, op.c_str())
-                                                 : strong(a);
+                  : b.kind == Value::Kind::Array ? weak_like(a, *b.array, op.c_str())
+                                                 : strong(a, op.c_str());
         Array y = b.kind == Value::Kind::Array ? *b.array
-                  : a.kind == Value::Kind::Array ? scalar_like(b.number, b.integral, *a.array, op.c_str())
-                                                 : strong(b);
+                  : a.kind == Value::Kind::Array ? weak_like(b, *a.array, op.c_str())
+                                                 : strong(b, op.c_str());
         return array_value(binary_library_fn(n.op)(x, y));
       } catch (const Error& e) {
         fail(n, e);
@@ -268,11 +259,17 @@ Value Session::eval(const Program& p, int32_t index, Scope& scope) {
 // items; an integer array gathers, a bool array selects).
 Value Session::eval_subscript(const Program& p, const Node& n, Scope& scope) {
   Value base = eval(p, static_cast<int32_t>(p.child(n, 0)), scope);
-  if (base.kind == Value::Kind::Weak) base = array_value(strong(base));
+  if (base.kind == Value::Kind::Weak) {
+    try {
+      base = array_value(strong(base, "indexing"));
+    } catch (const Error& e) {
+      fail(n, e);
+    }
+  }
   if (base.kind != Value::Kind::Array) fail(n, std::string("only arrays can be indexed, not ") + kind_name(base));
   auto integer = [&](const Node& at) -> int64_t {
     Value v = eval(p, static_cast<int32_t>(&at - p.nodes.data()), scope);
-    if (v.kind == Value::Kind::Weak && v.integral && std::fabs(v.number) < 9.2e18) return static_cast<int64_t>(v.number);
+    if (auto i = int64_of(v)) return *i;
     if (v.kind == Value::Kind::Array && v.array->ndim() == 0 && is_int(v.array->dtype())) return v.array->item<int64_t>();
     fail(at, std::string("a slice bound must be an integer, not ") +
                  (v.kind == Value::Kind::Array ? std::string(dtype_name(v.array->dtype())) + " " + shape_str(v.array->shape())
@@ -296,8 +293,9 @@ Value Session::eval_subscript(const Program& p, const Node& n, Scope& scope) {
       default: {
         Value v = eval(p, static_cast<int32_t>(p.child(n, k)), scope);
         if (v.kind == Value::Kind::Weak) {
-          if (!v.integral || std::fabs(v.number) >= 9.2e18) fail(item, "an index must be an integer, not " + std::to_string(v.number));
-          index.push_back(static_cast<int64_t>(v.number));
+          std::optional<int64_t> i = int64_of(v);
+          if (!i) fail(item, "an index must be an integer in int64's range, not " + format_weak(v));
+          index.push_back(*i);
         } else if (v.kind == Value::Kind::Array) {
           index.push_back(*v.array);
         } else {
@@ -313,12 +311,14 @@ Value Session::eval_subscript(const Program& p, const Node& n, Scope& scope) {
   }
 }
 
-// A list literal: numbers (or 0-d arrays), nested to any regular shape -> bool, int64 or float64.
+// A list literal: numbers (or 0-d arrays), nested to any regular shape -> bool, int64, uint64 or
+// float64. As numpy: an integer past int64's range is a uint64; int64 and uint64 elements
+// together make float64 (np.array([2**63, 1]) is float64); past uint64, only a float list holds it.
 Value Session::eval_list(const Program& p, const Node& n, Scope& scope) {
   std::vector<double> vals;
-  std::vector<int64_t> ints;  // the same elements as integers, exact for int64 arrays past 2^53
+  std::vector<uint64_t> ints;  // the same elements as integers, exact (int64's two's complement or uint64)
   Shape shape;
-  enum { Bool, Int, Float } kind = Bool;
+  bool has_int = false, has_uint = false, has_float = false;
   bool any = false;
   // Depth-first over nested lists, checking that every level has one length.
   struct Frame {
@@ -360,28 +360,30 @@ Value Session::eval_list(const Program& p, const Node& n, Scope& scope) {
     leaf_depth = depth;
     Value v = eval(p, static_cast<int32_t>(ci), scope);
     double x;
-    int64_t i = 0;
+    uint64_t i = 0;
     if (v.kind == Value::Kind::Weak) {
       x = v.number;
-      bool in_range = x >= -0x1p63 && x < 0x1p63;
-      if (v.integral && !in_range && !too_big) {
+      if (!v.integral) {
+        has_float = true;
+      } else if (v.integer >= INT64_MIN && v.integer <= static_cast<Int>(UINT64_MAX)) {
+        i = static_cast<uint64_t>(v.integer);
+        (v.integer > INT64_MAX ? has_uint : has_int) = true;
+      } else if (!too_big) {
         too_big = &c;
-        too_big_text = format_number(x);
+        too_big_text = int_str(v.integer);
       }
-      if (in_range) i = static_cast<int64_t>(x);
-      kind = std::max(kind, v.integral ? Int : Float);
     } else if (v.kind == Value::Kind::Array && v.array->ndim() == 0) {
       x = v.array->item<double>();
       DType dt = v.array->dtype();
       if (dt == DType::UInt64 && v.array->item<uint64_t>() > static_cast<uint64_t>(INT64_MAX)) {
-        if (!too_big) {
-          too_big = &c;
-          too_big_text = std::to_string(v.array->item<uint64_t>());
-        }
+        i = v.array->item<uint64_t>();
+        has_uint = true;
       } else if (is_int(dt) || dt == DType::Bool) {
-        i = v.array->item<int64_t>();
+        i = static_cast<uint64_t>(v.array->item<int64_t>());
+        has_int = has_int || dt != DType::Bool;
+      } else {
+        has_float = true;
       }
-      kind = std::max(kind, dt == DType::Bool ? Bool : is_int(dt) ? Int : Float);
     } else {
       fail(c, std::string("a list holds numbers, not ") +
                   (v.kind == Value::Kind::Array ? "arrays of shape " + shape_str(v.array->shape()) : kind_name(v)));
@@ -392,15 +394,15 @@ Value Session::eval_list(const Program& p, const Node& n, Scope& scope) {
   }
   for (size_t d = 0; d < leaf_depth && d < seen.size(); ++d) shape.push_back(seen[d] < 0 ? 0 : seen[d]);
   if (!any) return array_value(zeros(shape, DType::Float64));
-  // A list of integers is int64 (numpy's default): a larger integer has no int64 value.
-  if (kind == Int && too_big)
-    fail(*too_big, "list element " + too_big_text + " is out of int64's range (a list of integers is int64)");
-  switch (kind) {
-    case Bool: return array_value(cast(arrayc::array<int64_t>(ints, shape), DType::Bool));
-    case Int: return array_value(arrayc::array<int64_t>(ints, shape));
-    case Float: return array_value(arrayc::array<double>(vals, shape));
-  }
-  return Value{};
+  // Past uint64 an integer has no integer dtype (numpy would make an object array).
+  if (too_big && !has_float)
+    fail(*too_big, "list element " + too_big_text +
+                       " is out of range for int64 and uint64 (a list of integers is int64, or uint64 past int64)");
+  std::vector<int64_t> as_int64(ints.begin(), ints.end());
+  if (has_float || (has_int && has_uint)) return array_value(arrayc::array<double>(vals, shape));
+  if (has_uint) return array_value(arrayc::array<uint64_t>(ints, shape));
+  if (has_int) return array_value(arrayc::array<int64_t>(as_int64, shape));
+  return array_value(cast(arrayc::array<int64_t>(as_int64, shape), DType::Bool));
 }
 
 Value Session::eval_call(const Program& p, const Node& n, Scope& scope) {
@@ -531,7 +533,7 @@ Value Session::call_jit(Def& def, const std::vector<Value>& args) {
       key += "A;";
     } else if (args[i].kind == Value::Kind::Weak) {
       std::ostringstream k;
-      k << std::setprecision(17) << "W" << args[i].integral << args[i].number << ";";
+      k << std::setprecision(17) << "W" << args[i].integral << format_weak(args[i]) << ";";
       key += k.str();
     } else {
       throw UserError{{}, "argument " + std::to_string(i + 1) + " ('" + std::string(s.params[i]) +

@@ -26,9 +26,31 @@ using lang::StmtKind;
 
 // Values (eval.cpp).
 Value array_value(Array a);
-Value weak_value(double x, bool integral);
-// A weak scalar on its own becomes what numpy makes of a Python scalar: int64 or float64.
-Array strong(const Value& v);
+
+// Exact integers (issue 26; integers.cpp). A Python-like integer is exact in 127 bits, and where
+// it becomes an array it is exact or an arrayc::Error naming `op` and the dtype (numpy 2's rules).
+using Int = __int128;
+std::string int_str(Int v);
+Value weak_int(Int v);
+Value weak_float(double v);
+// The integer as an int64, if it is one.
+std::optional<int64_t> int64_of(const Value& v);
+// A weak scalar on its own becomes what numpy makes of a Python scalar: int64, uint64 past
+// int64's range (np.asarray(2**63)), float64; an integer past uint64 raises.
+Array strong(const Value& v, const char* op = "asarray");
+// numpy's dtype for a Python int: int64, or uint64 past int64's range.
+DType int_dtype(Int v);
+// full(shape, v) exact, in `dtype` (default int_dtype(v)); raises when an integer dtype cannot
+// hold v.
+Array full_exact(const Shape& shape, Int v, std::optional<DType> dtype, const char* op, Device device = default_device());
+// Raises (naming op and t) when the integer dtype t cannot hold v; floats and bool take any v.
+void check_int(Int v, DType t, const char* op);
+// A weak scalar next to the array `like` in `op` (numpy 2: typed by `like`, out of range raises).
+Array weak_like(const Value& v, const Array& like, const char* op);
+// Python's arithmetic on two integers (+, -, *, **; ** by a negative gives a float), exact;
+// nullopt for the other ops (they run on arrays).
+std::optional<Value> fold_ints(lang::Op op, Int x, Int y, const lang::Node& at);
+Value negate(const Value& v, const lang::Node& at);
 const char* kind_name(const Value& v);
 std::optional<DType> dtype_from_name(std::string_view n);
 // A name as shown in a message: long ones are cut.
@@ -108,7 +130,7 @@ struct Session::Builtin::Args {
       if (x.kind == Value::Kind::Array) {
         out.push_back(*x.array);
       } else if (x.kind == Value::Kind::Weak) {
-        out.push_back(like ? scalar_like(x.number, x.integral, *like) : strong(x));
+        out.push_back(like ? weak_like(x, *like, fn->name) : strong(x, fn->name));
       } else {
         bad(i, "an array or a number");
       }
@@ -128,8 +150,7 @@ struct Session::Builtin::Args {
   }
   int64_t integer(size_t i) const {
     const Value& x = get(i);
-    if (x.kind == Value::Kind::Weak && x.integral && std::fabs(x.number) < 9e18)
-      return static_cast<int64_t>(x.number);
+    if (auto i = int64_of(x)) return *i;
     if (x.kind == Value::Kind::Array && x.array->ndim() == 0 && is_int(x.array->dtype()))
       return x.array->item<int64_t>();
     bad(i, "an integer");

@@ -795,6 +795,14 @@ class Parser {
     } else if (r.ec != std::errc() || r.ptr != e) {
       fail(t, "malformed number '" + std::string(s.substr(0, 40)) + "'");
     }
+    if (n.integral) {  // exact integers (issue 26): the digits themselves, not their double
+      constexpr __int128 kMax = ~(static_cast<unsigned __int128>(1) << 127);
+      for (char c : digits) {
+        if (n.integer > (kMax - (c - '0')) / 10)
+          fail(t, "integer '" + std::string(s.substr(0, 40)) + "' is out of range (integers hold 127 bits)");
+        n.integer = n.integer * 10 + (c - '0');
+      }
+    }
     return add(n, {}, t);
   }
 

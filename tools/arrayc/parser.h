@@ -61,6 +61,7 @@ struct Node {
   bool integral = false;
   Pos pos;
   double number = 0;
+  __int128 integer = 0;  // Number, integral: the exact value (number is its nearest double)
   std::string_view text;
   uint32_t first = 0, count = 0;  // children: Program::kids[first .. first + count)
 };

@@ -54,9 +54,8 @@ std::string format_array(const Array& a) {
   return text + " : " + dtype_name(a.dtype()) + shape_str(a.shape());
 }
 
-std::string format_weak(double v, bool integral) {
-  if (integral && std::fabs(v) < 9.2e18) return std::to_string(static_cast<long long>(v));
-  return format_number(v);
+std::string format_weak(const Value& v) {
+  return v.integral ? int_str(v.integer) : format_number(v.number);
 }
 
 // ---- the session ------------------------------------------------------------------------------
@@ -215,7 +214,7 @@ void Session::print_value(const Value& v) {
   switch (v.kind) {
     case Value::Kind::None: return;
     case Value::Kind::Array: out << format_array(*v.array) << "\n"; return;
-    case Value::Kind::Weak: out << format_weak(v.number, v.integral) << "\n"; return;
+    case Value::Kind::Weak: out << format_weak(v) << "\n"; return;
     case Value::Kind::DType: out << dtype_name(v.dtype) << "\n"; return;
     case Value::Kind::String: out << '"' << v.text << "\"\n"; return;
   }
@@ -343,7 +342,7 @@ void Session::command(const Program& p, const Stmt& s, const std::string& filena
         *opts_.out << dtype_name(v.array->dtype()) << shape_str(v.array->shape())
                    << (v.array->is_evaluated() ? "" : " (lazy)");
       else if (v.kind == Value::Kind::Weak)
-        *opts_.out << "number " << format_weak(v.number, v.integral);
+        *opts_.out << "number " << format_weak(v);
       else
         *opts_.out << kind_name(v);
       *opts_.out << "\n";

@@ -29,7 +29,8 @@ struct Value {
   enum class Kind { None, Array, Weak, DType, String } kind = Kind::None;
   std::optional<Array> array;  // Array (optional: a default Array would build a graph node)
   double number = 0;      // Weak: a Python-like scalar, typed by what it meets (numpy's rules)
-  bool integral = false;  // Weak
+  bool integral = false;  // Weak: an integer, exactly `integer` (number is its nearest double)
+  __int128 integer = 0;   // Weak, integral (exact integers, issue 26: 127 bits, no double between)
   DType dtype = DType::Float32;  // DType
   std::string text;       // String
 };
@@ -109,7 +110,7 @@ class Session {
 // A value as the tool prints it: the library's numpy-like text (arrayc/format.h), then the
 // type: "[0. 1. 2.] : float64[3]".
 std::string format_array(const Array& a);
-// A Python-like number: "3", "0.1".
-std::string format_weak(double v, bool integral);
+// A Python-like number: "3", "0.1" (an integer exactly, all its digits).
+std::string format_weak(const Value& v);
 
 }  // namespace arrayc::tool

@@ -1,4 +1,4 @@
-// Scans and sorts (ops.def's Axis kind) on a GPU: the launches of the kernels of
+// Scans, sorts and sparse scatters (ops.def's Axis kind) on a GPU: the launches of the kernels of
 // codegen/nvptx/axis_kernels.h for one AxisStep.
 //
 // - cumsum/cumprod: reduce-then-scan over tiles of 4096 elements of a row; a row of several
@@ -6,10 +6,13 @@
 //   whose result carries into each tile. Rows of at most 32 elements are scanned a thread each.
 //   Reads the input twice and writes the output once.
 // - sort/argsort: the input gathered into a contiguous buffer (with positions when argsort or
-//   several rows), one histogram pass over every key digit (read back, so that digits every key
-//   shares are skipped), then per digit a count of each tile's bins, a scan of the counts, and
-//   a stable scatter; several rows are then sorted by more digit passes over the row number (a
-//   stable LSD sort over (row, key)); finally the sorted buffer to the strided output.
+//   several rows), one histogram pass over every key digit, scanned on the device into the bins'
+//   starts (integer keys: also read back, so that digits every key shares are skipped), then a
+//   onesweep pass per digit (rank, look back, stable scatter); several rows are then sorted by
+//   more digit passes over the row number (a stable LSD sort over (row, key)); finally the sorted
+//   buffer to the strided output. ARRAYC_SORT_TUNE / ARRAYC_SORT_PROFILE: docs/env_vars.md.
+// - x.at(indices).set/add (a step with AxisStep::more): a copy of x, then (set) each row's last
+//   update marked with an atomic max, and a thread per updated element (atomic adds).
 // Scratch memory comes from the device's caching allocator and goes back on the stream.
 #pragma once
 #include <functional>

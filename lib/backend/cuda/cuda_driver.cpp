@@ -107,6 +107,7 @@ CUresult cuStreamWaitEvent(CUstream stream, CUevent event, unsigned int flags);
 CUresult cuStreamQuery(CUstream stream);
 CUresult cuMemHostAlloc(void** p, size_t bytes, unsigned int flags);
 CUresult cuMemFreeHost(void* p);
+CUresult cuMemsetD8Async(CUdeviceptr dst, unsigned char value, size_t bytes, CUstream stream);  // GPU sort, scatter
 CUresult cuLaunchKernel(CUfunction f, unsigned int grid_x, unsigned int grid_y, unsigned int grid_z,
                         unsigned int block_x, unsigned int block_y, unsigned int block_z,
                         unsigned int shared_bytes, CUstream stream, void** params, void** extra);
@@ -126,7 +127,8 @@ namespace {
   X(cuModuleLoadDataEx) X(cuModuleGetFunction) X(cuFuncGetAttribute) X(cuFuncSetAttribute) X(cuLaunchKernel)          \
   X(cuDriverGetVersion) X(cuLinkCreate_v2) X(cuLinkAddData_v2) X(cuLinkComplete) X(cuLinkDestroy)  \
   X(cuDeviceCanAccessPeer) X(cuCtxEnablePeerAccess) X(cuEventCreate) X(cuEventRecord)       \
-  X(cuEventDestroy_v2) X(cuStreamWaitEvent) X(cuStreamQuery) X(cuMemHostAlloc) X(cuMemFreeHost)
+  X(cuEventDestroy_v2) X(cuStreamWaitEvent) X(cuStreamQuery) X(cuMemHostAlloc) X(cuMemFreeHost) \
+  X(cuMemsetD8Async)
 
 // Per device: the primary context and its stream (made on first use), the allocator's cache,
 // and the last kernel launched (named when a fault surfaces).
@@ -136,7 +138,10 @@ struct DeviceState {
   CUcontext ctx = nullptr;
   CUstream stream = nullptr;
   std::mutex mu;  // everything below
-  std::unordered_map<size_t, std::vector<CUdeviceptr>> cache;  // size class -> free blocks
+  std::map<size_t, std::vector<CUdeviceptr>> cache;  // size class -> free blocks
+  // Blocks handed out for a request of a smaller class (alloc), by address: their real class,
+  // which free files them under again.
+  std::unordered_map<CUdeviceptr, size_t> larger;
   AllocatorStats stats;
   std::string last_kernel;
   std::string fault;  // set after a sticky error: the device is unusable from then on
@@ -325,12 +330,17 @@ void* alloc(int dev, size_t bytes) {
   Driver& drv = driver();
   size_t cls = size_class(bytes);
   std::lock_guard<std::mutex> lock(d.mu);
-  auto it = d.cache.find(cls);
-  if (it != d.cache.end() && !it->second.empty()) {
+  // The request's class, else the smallest cached block of up to twice its size (the cache keeps
+  // no empty lists): a call with a new, shorter length then reuses a block of the earlier calls
+  // instead of calling cuMemAlloc, which takes tens of microseconds and synchronizes the device.
+  if (auto it = d.cache.lower_bound(cls); it != d.cache.end() && it->first <= 2 * cls) {
+    size_t got = it->first;
     CUdeviceptr p = it->second.back();
     it->second.pop_back();
-    d.stats.cached_bytes -= cls;
-    d.stats.in_use_bytes += cls;
+    if (it->second.empty()) d.cache.erase(it);
+    if (got != cls) d.larger.emplace(p, got);
+    d.stats.cached_bytes -= got;
+    d.stats.in_use_bytes += got;
     return reinterpret_cast<void*>(static_cast<uintptr_t>(p));
   }
   CUdeviceptr p = 0;
@@ -359,6 +369,11 @@ void free(int dev, void* p, size_t bytes) {
   DeviceState& d = *drv.devices[dev];
   size_t cls = size_class(bytes);
   std::lock_guard<std::mutex> lock(d.mu);
+  if (!d.larger.empty())
+    if (auto it = d.larger.find(dptr(p)); it != d.larger.end()) {
+      cls = it->second;
+      d.larger.erase(it);
+    }
   d.stats.in_use_bytes -= cls;
   if (!d.fault.empty()) return;
   d.cache[cls].push_back(dptr(p));
@@ -382,6 +397,14 @@ void copy_to_device(int dev, void* dst, const void* src, size_t bytes) {
   DeviceState& d = device(dev);
   driver().check(driver().cuMemcpyHtoDAsync_v2(dptr(dst), src, bytes, d.stream), dev,
                  "copying " + std::to_string(bytes) + " bytes to the device");
+}
+
+// GPU sort and scatter (issue 28)
+void zero(int dev, void* dst, size_t bytes) {
+  if (bytes == 0) return;
+  DeviceState& d = device(dev);
+  driver().check(driver().cuMemsetD8Async(dptr(dst), 0, bytes, d.stream), dev,
+                 "zeroing " + std::to_string(bytes) + " bytes");
 }
 
 void copy_to_host(int dev, void* dst, const void* src, size_t bytes) {

@@ -32,7 +32,8 @@ std::pair<size_t, size_t> memory_info(int dev);  // free, total (bytes)
 
 // Caching allocator, one per device. Blocks are 256-byte aligned. Sizes are rounded up to a
 // size class; a freed block is kept for the next request of its class (no cuMemAlloc per call
-// in steady state). On out-of-memory the cache is released and the allocation retried once,
+// in steady state), or of a class down to half its size when that class has nothing cached (a
+// call at a new, shorter length). On out-of-memory the cache is released and the allocation retried once,
 // then arrayc::Error("gpu:N: out of memory allocating X bytes (free F of T bytes)") is thrown.
 // alloc(dev, 0) returns nullptr; free(dev, nullptr, ...) does nothing. `bytes` given to free
 // must be the size given to alloc.
@@ -56,6 +57,8 @@ AllocatorStats allocator_stats(int dev);
 void copy_to_device(int dev, void* dst, const void* src, size_t bytes);
 void copy_to_host(int dev, void* dst, const void* src, size_t bytes);
 void copy_device(int dev, void* dst, const void* src, size_t bytes);
+// Sets `bytes` bytes at dst to 0, ordered on the stream, without waiting (GPU sort and scatter).
+void zero(int dev, void* dst, size_t bytes);
 void copy_peer(int dst_dev, void* dst, int src_dev, const void* src, size_t bytes);
 // Whether dev reads peer's memory directly (peer access enabled; false under ARRAYC_PEER_ACCESS=0).
 bool can_access_peer(int dev, int peer);

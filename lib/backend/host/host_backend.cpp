@@ -14,8 +14,10 @@
 #include "backend/host/blas.h"
 #include "backend/host/blas_config.h"
 #include "backend/host/cpu_allocator.h"
+#include "backend/host/half_table.h"  // host float16 speed (issue 28)
 #include "backend/host/host_jit.h"
 #include "backend/host/thread_pool.h"
+#include "codegen/cpu/gather_prefetch.h"  // host gather bandwidth (issue 28)
 #include "codegen/cpu/host_policy.h"
 #include "codegen/cpu/skinny_gemm.h"
 #include "support/env.h"
@@ -27,6 +29,8 @@ namespace {
 
 // Below this many elements of work a kernel runs on the calling thread.
 constexpr int64_t kGrain = 1 << 15;
+
+std::atomic<int64_t> g_split_round{int64_t{1} << 36};
 
 // ---- Kernels ------------------------------------------------------------------------------------
 
@@ -53,13 +57,14 @@ struct SplitReduction {
   char* partials;
   size_t elem;
   int64_t outputs = 1;  // per chunk: the kept space, written contiguously
+  int64_t offset = 0;   // of the round's first reduced index (HostKernelLaunch::run_split)
 };
 
 void run_chunk(void* ctx, int64_t chunk, int64_t begin, int64_t end) {
   auto* s = static_cast<SplitReduction*>(ctx);
   std::vector<int64_t> params = *s->params;
-  params[s->rank] = begin;
-  params[s->rank + 1] = end;
+  params[s->rank] = s->offset + begin;
+  params[s->rank + 1] = s->offset + end;
   params[s->rank + 2] = 0;
   std::vector<void*> ptrs = s->ptrs;
   ptrs[s->out_ptr] = s->partials + chunk * s->elem * s->outputs;
@@ -126,15 +131,18 @@ class HostKernelLaunch final : public Launch {
   HostKernelLaunch(const KernelStep& ks, std::shared_ptr<const Binary> b, const EmitOptions& o)
       : k_(ks.kernel), lp_(ks.launch), binary_(std::move(b)), fn_(static_cast<const HostBinary&>(*binary_).fn),
         stream_(o.stream_stores),
-        combine_(k_.is_reduction ? combine_fn(k_.outputs[0].dtype) : nullptr) {}
+        combine_(k_.is_reduction ? combine_fn(k_.outputs[0].dtype) : nullptr), table_(half_table_for(k_)) {}
   // The same code as `like`, for a step of other sizes (Backend::replan).
   HostKernelLaunch(const KernelStep& ks, const HostKernelLaunch& like)
       : k_(ks.kernel), lp_(ks.launch), binary_(like.binary_), fn_(like.fn_), stream_(like.stream_),
-        combine_(like.combine_) {}
+        combine_(like.combine_), table_(like.table_) {}
   bool streams() const { return stream_; }
 
   void run(const std::vector<void*>& ptrs) const override {
     counters().kernel_launches++;
+    // host float16 speed (issue 28): a long array of 16-bit floats through a table of the kernel
+    if (table_ && lp_.parallel_extent >= half_table_min_elements())
+      return run_half_table(*table_, k_, fn_, ptrs, lp_, stream_);
     int64_t threads = num_threads();
     if (split_reduced_range(threads)) return run_split(ptrs);
     Range r{fn_, ptrs.data(), lp_.params.data()};
@@ -148,7 +156,10 @@ class HostKernelLaunch final : public Launch {
   // a reduction across rows (Kernel::reduces_across_rows) with rows enough, so that each thread
   // reads whole rows in order instead of a slice of every row. The partials take at most 64 MiB.
   bool split_reduced_range(int64_t threads) const {
-    if (!k_.is_reduction || threads < 2) return false;
+    if (!k_.is_reduction) return false;
+    // One thread splits a full reduction only where a single chunk would be too long to stop
+    // promptly on arrayc::interrupt() (num_chunks).
+    if (threads < 2) return lp_.parallel_extent == 1 && num_chunks(lp_.reduce_extent, kGrain) > 1;
     if (lp_.parallel_extent == 1) return lp_.reduce_extent >= 4 * kGrain;
     int64_t chunks = num_chunks(lp_.reduce_extent, std::max<int64_t>(1, kGrain / lp_.parallel_extent));
     int64_t bytes = lp_.parallel_extent * static_cast<int64_t>(dtype_size(k_.outputs[0].dtype)) * chunks;
@@ -157,15 +168,33 @@ class HostKernelLaunch final : public Launch {
            lp_.params[k_.param_block(k_.outputs[0].index)] == 0;  // the output's offset
   }
 
+  // The reduced range runs in rounds of at most split_round() indices. Each round's chunks fold
+  // into partials that are combined into one partial per round, and those at the end, so that
+  // the partials stay small however long the range: sum(arange(1e17)) asked for 45 GB of them.
+  // A range of one round (any array that fits in memory) combines its chunks directly.
   void run_split(const std::vector<void*>& ptrs) const {
     int64_t n = lp_.parallel_extent;
     int64_t grain = std::max<int64_t>(1, kGrain / n);  // reduced indices per chunk, at least
-    int64_t chunks = num_chunks(lp_.reduce_extent, grain);
+    int64_t total = lp_.reduce_extent;
+    const int64_t round = split_round();
+    int64_t rounds = (total + round - 1) / round;
     size_t elem = dtype_size(k_.outputs[0].dtype);
-    std::vector<char> partials(chunks * n * elem);
+    std::vector<char> partials(num_chunks(std::min(total, round), grain) * n * elem);
+    std::vector<char> round_partials(rounds > 1 ? rounds * n * elem : 0);
+    void* out = ptrs[k_.outputs[0].ptr];
     SplitReduction s{fn_, ptrs, &lp_.params, k_.rank, k_.outputs[0].ptr, partials.data(), elem, n};
-    parallel_chunks(lp_.reduce_extent, grain, run_chunk, &s);
-    combine_(k_.reduce_op, partials.data(), chunks, n, ptrs[k_.outputs[0].ptr], lp_.reduce_extent);
+    for (int64_t r = 0; r < rounds; ++r) {
+      s.offset = r * round;
+      int64_t len = std::min(round, total - s.offset);
+      parallel_chunks(len, grain, run_chunk, &s);
+      if (rounds == 1) {
+        combine_(k_.reduce_op, partials.data(), num_chunks(len, grain), n, out, len);
+      } else {  // a mean divides once, at the end
+        Op op = k_.reduce_op == Op::Mean ? Op::Sum : k_.reduce_op;
+        combine_(op, partials.data(), num_chunks(len, grain), n, round_partials.data() + r * n * elem, len);
+      }
+    }
+    if (rounds > 1) combine_(k_.reduce_op, round_partials.data(), rounds, n, out, total);
   }
 
   const Kernel& k_;
@@ -174,6 +203,7 @@ class HostKernelLaunch final : public Launch {
   KernelFn fn_;
   bool stream_;  // compiled with streaming stores (host_options)
   CombineFn combine_;
+  std::optional<HalfTable> table_;  // host float16 speed (issue 28): half_table.h
 };
 
 // A float product through OpenBLAS, and its epilogue when one is fused in.
@@ -281,7 +311,8 @@ class HostAxisLaunch final : public Launch {
 };
 
 std::string options_text(const EmitOptions& o) {
-  return "fast=" + std::to_string(o.fast_math) + " stream=" + std::to_string(o.stream_stores);
+  return "fast=" + std::to_string(o.fast_math) + " stream=" + std::to_string(o.stream_stores) +
+         (o.gather_prefetch ? " prefetch=" + std::to_string(o.gather_prefetch) : "");  // issue 28
 }
 
 // The symbol of k compiled with o: named after its key, so that an object stored by one
@@ -341,6 +372,14 @@ std::string host_notes(const KernelStep& ks, const Schedule& s, const EmitOption
   if (!tiled_ptrs.empty())
     text += "  ; tiles of " + std::to_string(kHostTileRows) + " rows x " + std::to_string(kHostTileCols) +
             " columns, each tile of " + ptr_list(tiled_ptrs) + " copied to a buffer first: read across its rows\n";
+  // host gather bandwidth and float16 speed (issue 28)
+  if (std::optional<PrefetchedGather> g = prefetched_gather(k); g && o.gather_prefetch > 0)
+    text += "  ; the gather from ptr" + std::to_string(k.leaves[g->gather_leaf].ptr) + " prefetched " +
+            std::to_string(o.gather_prefetch) + " elements ahead into L2, in blocks of " +
+            std::to_string(kGatherPrefetchBlock) + " (ARRAYC_GATHER_PREFETCH)\n";
+  if (half_table_for(k))
+    text += "  ; from " + std::to_string(half_table_min_elements()) +
+            " elements on: run over the 65536 16-bit inputs into a table, then a lookup per element\n";
   return text;
 }
 
@@ -472,6 +511,12 @@ int64_t stream_threshold_bytes() {
 
 void set_stream_threshold_bytes(int64_t bytes) { g_stream_threshold.store(bytes, std::memory_order_relaxed); }
 
+int64_t split_round() { return g_split_round.load(std::memory_order_relaxed); }
+void set_split_round(int64_t indices) {
+  ARRAYC_INTERNAL_CHECK(indices > 0, "set_split_round: not positive");
+  g_split_round.store(indices, std::memory_order_relaxed);
+}
+
 int64_t epilogue_panel_rows(const DotStep& d) {
   int64_t m = d.batch * d.a.rows, n = std::max<int64_t>(1, d.b.cols), k = d.a.cols;
   if (!d.epilogue_by_rows || d.batch > 1 || d.form == ProductForm::Gram) return m;
@@ -495,6 +540,7 @@ EmitOptions host_options(const KernelStep& ks, const Schedule& s, const EmitOpti
   if (ks.kernel.is_reduction) return o;
   int64_t bytes = output_bytes(ks, s);
   o.stream_stores = bytes > 0 && bytes >= stream_threshold_bytes();
+  if (prefetched_gather(ks.kernel)) o.gather_prefetch = gather_prefetch_distance();  // host gather bandwidth (issue 28)
   return o;
 }
 

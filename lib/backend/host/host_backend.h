@@ -29,4 +29,10 @@ void set_stream_threshold_bytes(int64_t bytes);
 constexpr int64_t kEpiloguePanelBytes = int64_t{1} << 20;
 int64_t epilogue_panel_rows(const DotStep& d);
 
+// A full reduction split between chunks runs in rounds of at most this many reduced indices
+// (2^36 by default): each round's chunk partials combine into one partial per round, so that the
+// partials stay small however long the range. Settable for tests (> 0).
+int64_t split_round();
+void set_split_round(int64_t indices);
+
 }  // namespace arrayc::detail

@@ -280,8 +280,10 @@ int64_t num_chunks(int64_t n, int64_t grain) {
   ARRAYC_INTERNAL_CHECK(n >= 0, "num_chunks: negative range length");
   grain = std::max<int64_t>(grain, 1);
   int threads = num_threads();
-  if (n <= grain || threads == 1) return 1;
-  return std::min<int64_t>(n / grain, std::max<int64_t>(kChunksPerThread * threads, n / kMaxChunkElements));
+  if (n <= grain) return 1;
+  // One thread splits only a range long enough to need interrupt checks inside it.
+  int64_t per_threads = threads == 1 ? 1 : kChunksPerThread * threads;
+  return std::max<int64_t>(1, std::min<int64_t>(n / grain, std::max<int64_t>(per_threads, n / kMaxChunkElements)));
 }
 
 void parallel_chunks(int64_t n, int64_t grain, ChunkFn fn, void* ctx) {
@@ -291,8 +293,9 @@ void parallel_chunks(int64_t n, int64_t grain, ChunkFn fn, void* ctx) {
     return;
   }
   Pool& p = pool();
-  // Nested inside a job, or another thread is dispatching: run the same chunks here, in order.
-  if (t_in_job || !p.dispatch_mutex.try_lock()) {
+  // One thread, nested inside a job, or another thread is dispatching: run the same chunks
+  // here, in order.
+  if (num_threads() == 1 || t_in_job || !p.dispatch_mutex.try_lock()) {
     run_inline(n, chunks, fn, ctx);
     return;
   }

@@ -20,8 +20,8 @@ int num_threads();
 void set_num_threads(int n);
 
 // Runs fn(ctx, begin, end) over disjoint chunks covering [0, n), each at least `grain` long
-// unless n itself is shorter. The calling thread takes part. When there is one chunk (n <= grain
-// or one thread), fn(ctx, 0, n) runs on the calling thread with no wake-up at all. A call from
+// unless n itself is shorter. The calling thread takes part. When there is one chunk, fn(ctx, 0, n)
+// runs on the calling thread with no wake-up at all; with one thread, all chunks run there. A call from
 // inside a chunk (nested), or made while another thread's call has the pool, runs the same
 // chunks in order on the calling thread. An exception thrown by fn stops chunks that have not
 // started and is rethrown here once every running chunk has finished.
@@ -29,8 +29,9 @@ using RangeFn = void (*)(void* ctx, int64_t begin, int64_t end);
 void parallel_for(int64_t n, int64_t grain, RangeFn fn, void* ctx);
 
 // How many chunks parallel_for / parallel_chunks split [0, n) into (at least 1, even for n == 0;
-// four per thread, more where a chunk would pass 2^24 elements, so that an interrupt is prompt),
-// so that a caller can size a buffer of per-chunk partials.
+// four per thread, and with any thread count more where a chunk would pass 2^24 elements, so
+// that an interrupt, checked between chunks, is prompt), so that a caller can size a buffer of
+// per-chunk partials.
 int64_t num_chunks(int64_t n, int64_t grain);
 
 // Like parallel_for, also passing the chunk's index in [0, num_chunks(n, grain)).

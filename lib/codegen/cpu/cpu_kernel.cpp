@@ -8,6 +8,7 @@
 #include <utility>
 #include <vector>
 
+#include "codegen/cpu/gather_prefetch.h"  // host gather bandwidth (issue 28)
 #include "codegen/cpu/host_policy.h"
 #include "codegen/cpu/tile_copy.h"
 #include "codegen/cpu/vmath/vmath.h"
@@ -178,6 +179,34 @@ class CpuLoopEmitter {
     llvm::BranchInst* latch = row_loop(mid, vec_end, from_aligned, last, body);
     std::swap(ptrs_, aligned);
     if (streamed.size() > 1) scalar_loop(vec_end, col_end);
+    return latch;
+  }
+
+  // host gather bandwidth (issue 28): a row in blocks of kGatherPrefetchBlock elements; before
+  // each block, a scalar loop prefetches into L2 the source elements that the gather will read
+  // gather_prefetch elements ahead (their indices are read once more, from cache later; a
+  // negative one wraps, none is clamped: a prefetch never faults). Returns the last block
+  // loop's latch.
+  llvm::BranchInst* prefetched_row(Value* col, Value* col_end, const std::vector<Value*>& row_base, int last,
+                                   const Body& body, const std::vector<int>& streamed) {
+    const KernelLeaf& g = k_.leaves[prefetch_->gather_leaf];
+    const KernelLeaf& ix = k_.leaves[prefetch_->index_leaf];
+    Value* dist = b_.getInt64(opts_.gather_prefetch);
+    llvm::BranchInst* latch = nullptr;
+    emit_loop(b_, col, col_end, b_.getInt64(kGatherPrefetchBlock), [&](Value* c0) {
+      Value* c1 = smin(b_.CreateAdd(c0, b_.getInt64(kGatherPrefetchBlock)), col_end);
+      Value* p0 = smin(b_.CreateAdd(c0, dist), col_end);
+      Value* p1 = smin(b_.CreateAdd(c1, dist), col_end);
+      llvm::BranchInst* ahead = emit_loop(b_, p0, p1, b_.getInt64(1), [&](Value* c) {
+        std::vector<Value*> off = at_column(row_base, c, last);
+        Value* i = body_.cast(body_.load(ix.dtype, ptrs_[ix.ptr], off[ix.index]), ix.dtype, DType::Int64);
+        i = b_.CreateSelect(b_.CreateICmpSLT(i, b_.getInt64(0)), b_.CreateAdd(i, off[g.aux + 1]), i);
+        Value* at = b_.CreateGEP(body_.memory_type(g.dtype), ptrs_[g.ptr], b_.CreateAdd(off[g.index], b_.CreateMul(i, off[g.aux])));
+        b_.CreateIntrinsic(llvm::Intrinsic::prefetch, {at->getType()}, {at, b_.getInt32(0), b_.getInt32(2), b_.getInt32(1)});
+      });
+      set_loop_hints(ahead, {{"llvm.loop.vectorize.enable", b_.getFalse()}});
+      latch = streamed.empty() ? row_loop(c0, c1, row_base, last, body) : streamed_row(c0, c1, row_base, last, body, streamed);
+    });
     return latch;
   }
 
@@ -475,6 +504,8 @@ class CpuLoopEmitter {
       llvm::BranchInst* latch;
       if (rows) {
         latch = (*rows)(col, col_end, row_base);
+      } else if (prefetch_ && opts_.gather_prefetch > 0) {  // host gather bandwidth (issue 28)
+        latch = prefetched_row(col, col_end, row_base, last, body, streamed);
       } else if (streamed.empty()) {
         latch = row_loop(col, col_end, row_base, last, body);
       } else {
@@ -508,6 +539,7 @@ class CpuLoopEmitter {
   std::vector<Value*> ptrs_;
   LoopSpace space_;  // extents, offsets and strides (compute_tile redirects tiled leaves' strides)
   int loops_ = 0;  // row loops emitted so far (to tell the innermost)
+  std::optional<PrefetchedGather> prefetch_ = prefetched_gather(k_);  // host gather bandwidth (issue 28)
 };
 
 }  // namespace

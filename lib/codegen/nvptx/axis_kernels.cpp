@@ -5,6 +5,7 @@
 #include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/IntrinsicsNVPTX.h>
 
+#include <algorithm>
 #include <functional>
 #include <vector>
 
@@ -22,7 +23,15 @@ constexpr int kWarps = kAxisThreads / 32;
 constexpr int kScanItems = static_cast<int>(kScanTile / kAxisThreads);  // 16
 
 bool is_scan(Kind k) { return k == Kind::ScanTotals || k == Kind::ScanTiles || k == Kind::ScanRows; }
-bool is_strided(Kind k) { return is_scan(k) || k == Kind::SortLoad || k == Kind::SortStore; }
+bool is_strided(Kind k) { return is_scan(k) || k == Kind::SortLoad || k == Kind::SortStore || k == Kind::ScatterCopy; }
+bool is_scatter(Kind k) { return k == Kind::ScatterCopy || k == Kind::ScatterMark || k == Kind::ScatterApply; }
+int pointer_args(Kind k) {
+  switch (k) {
+    case Kind::SortPass: return 7;
+    case Kind::ScatterMark: case Kind::ScatterApply: return 4;
+    default: return 3;
+  }
+}
 
 class AxisEmitter {
  public:
@@ -30,13 +39,15 @@ class AxisEmitter {
 
   void emit(const std::string& entry) {
     auto* gptr = llvm::PointerType::get(ctx_, kGlobal);
-    int ptrs = 0, ints = 0;
+    int ptrs = pointer_args(k_.kind), ints = 0;
     switch (k_.kind) {
       case Kind::ScanTotals: case Kind::ScanTiles: case Kind::ScanRows: case Kind::SortLoad: case Kind::SortStore:
-        ptrs = 3, ints = 6 + 3 * (k_.rank - 1);
+      case Kind::ScatterCopy:
+        ints = 6 + 3 * (k_.rank - 1);
         break;
-      case Kind::SortHist: ptrs = 3, ints = 2; break;
-      case Kind::SortPass: ptrs = 7, ints = 6; break;
+      case Kind::SortHist: case Kind::SortScan: ints = 2; break;
+      case Kind::SortPass: ints = 6; break;
+      case Kind::ScatterMark: case Kind::ScatterApply: ints = 5 + 2 * (k_.rank - 1); break;
     }
     std::vector<llvm::Type*> args(ptrs, gptr);
     args.insert(args.end(), ints, b_.getInt64Ty());
@@ -44,12 +55,17 @@ class AxisEmitter {
     llvm::Metadata* md[] = {llvm::ValueAsMetadata::get(f_), llvm::MDString::get(ctx_, "maxntidx"),
                             llvm::ValueAsMetadata::get(b_.getInt32(kAxisThreads))};
     m_.getOrInsertNamedMetadata("nvvm.annotations")->addOperand(llvm::MDNode::get(ctx_, md));
+    if (k_.min_blocks > 0) {  // ptxas keeps the registers low enough for this many blocks an SM
+      llvm::Metadata* mb[] = {llvm::ValueAsMetadata::get(f_), llvm::MDString::get(ctx_, "minctasm"),
+                              llvm::ValueAsMetadata::get(b_.getInt32(k_.min_blocks))};
+      m_.getOrInsertNamedMetadata("nvvm.annotations")->addOperand(llvm::MDNode::get(ctx_, mb));
+    }
     b_.SetInsertPoint(llvm::BasicBlock::Create(ctx_, "entry", f_));
     for (int i = 0; i < ptrs + ints; ++i) arg_.push_back(f_->getArg(i));
     tid_ = sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x);
     lane_ = b_.CreateAnd(tid_, i64(31));
     warp_ = b_.CreateLShr(tid_, 5);
-    ty_ = elem(k_.dtype);
+    ty_ = is_scatter(k_.kind) ? scatter_elem(k_.dtype) : k_.kind == Kind::SortScan ? b_.getInt64Ty() : elem(k_.dtype);
     switch (k_.kind) {
       case Kind::ScanTotals: scan_totals(); break;
       case Kind::ScanTiles: scan_tiles(); break;
@@ -57,6 +73,10 @@ class AxisEmitter {
       case Kind::SortLoad: case Kind::SortStore: load_store(); break;
       case Kind::SortHist: sort_hist(); break;
       case Kind::SortPass: sort_pass(); break;
+      case Kind::SortScan: sort_scan(); break;
+      case Kind::ScatterCopy: load_store(); break;
+      case Kind::ScatterMark: scatter_mark(); break;
+      case Kind::ScatterApply: scatter_apply(); break;
     }
     b_.CreateRetVoid();
   }
@@ -93,6 +113,17 @@ class AxisEmitter {
     }
     return nullptr;
   }
+  // Scatters: the element as stored (the copy moves integers of its width).
+  llvm::Type* scatter_elem(DType t) {
+    if (k_.kind == Kind::ScatterCopy) return b_.getIntNTy(static_cast<unsigned>(8 * dtype_size(t)));
+    switch (t) {
+      case DType::Float16: return b_.getHalfTy();
+      case DType::BFloat16: return b_.getBFloatTy();
+      case DType::Float32: return b_.getFloatTy();
+      case DType::Float64: return b_.getDoubleTy();
+      default: return b_.getIntNTy(static_cast<unsigned>(8 * dtype_size(t)));
+    }
+  }
   llvm::Type* pay_ty() { return k_.payload == 4 ? b_.getInt32Ty() : b_.getInt64Ty(); }
   Value* at(llvm::Type* t, Value* p, Value* i) { return b_.CreateInBoundsGEP(t, p, i); }
   Value* load(llvm::Type* t, Value* p, Value* i) { return b_.CreateLoad(t, at(t, p, i)); }
@@ -128,10 +159,7 @@ class AxisEmitter {
   // ---- strided rows ----
   // The integer arguments after the pointers: n, rows, ntiles, has_carry, in_axis_stride,
   // out_axis_stride, then (extent, in_stride, out_stride) per outer dim.
-  Value* iarg(int i) {
-    int ptrs = k_.kind == Kind::SortPass ? 7 : 3;
-    return arg_[ptrs + i];
-  }
+  Value* iarg(int i) { return arg_[pointer_args(k_.kind) + i]; }
   std::pair<Value*, Value*> row_offsets(Value* r) {
     Value *in = i64(0), *out = i64(0);
     for (int d = k_.rank - 2; d >= 0; --d) {
@@ -292,7 +320,7 @@ class AxisEmitter {
   }
 
   void load_store() {
-    bool is_load = k_.kind == Kind::SortLoad;
+    bool is_load = k_.kind == Kind::SortLoad || k_.kind == Kind::ScatterCopy;
     Value *vals = arg_[is_load ? 1 : 0], *pay = arg_[is_load ? 2 : 1], *strided = arg_[is_load ? 0 : 2];
     Value *n = iarg(0), *rows = iarg(1), *is = iarg(4), *os = iarg(5);
     loop(gid(), b_.CreateMul(rows, n), gsize(), [&](Value* j) {
@@ -321,13 +349,25 @@ class AxisEmitter {
     llvm::GlobalVariable* h = smem("hist", b_.getInt32Ty(), 256 * digits);
     for (int d = 0; d < digits; ++d) store(i32(0), h, b_.CreateAdd(tid_, i64(256 * d)));
     barrier();
-    loop(gid(), total, gsize(), [&](Value* j) {
-      Value* k = key(load(ty_, vals, j));
-      for (int d = 0; d < digits; ++d) {
-        Value* bin = b_.CreateAdd(b_.CreateAnd(b_.CreateLShr(k, i64(8 * d)), i64(255)), i64(256 * d));
-        b_.CreateAtomicRMW(llvm::AtomicRMWInst::Add, at(b_.getInt32Ty(), h, bin), i32(1), llvm::MaybeAlign(4),
-                           llvm::AtomicOrdering::Monotonic);
+    // kHistLoads elements a thread at a time, their loads issued together.
+    constexpr int kHistLoads = 4;
+    Value* gs = gsize();
+    loop(gid(), total, b_.CreateMul(gs, i64(kHistLoads)), [&](Value* j0) {
+      std::vector<std::pair<Value*, Value*>> got;
+      for (int u = 0; u < kHistLoads; ++u) {
+        Value* j = b_.CreateAdd(j0, b_.CreateMul(gs, i64(u)));
+        Value* valid = b_.CreateICmpSLT(j, total);
+        got.push_back({valid, load(ty_, vals, b_.CreateSelect(valid, j, i64(0)))});
       }
+      for (auto [valid, v] : got)
+        if_then(valid, [&] {
+          Value* k = key(v);
+          for (int d = 0; d < digits; ++d) {
+            Value* bin = b_.CreateAdd(b_.CreateAnd(b_.CreateLShr(k, i64(8 * d)), i64(255)), i64(256 * d));
+            b_.CreateAtomicRMW(llvm::AtomicRMWInst::Add, at(b_.getInt32Ty(), h, bin), i32(1), llvm::MaybeAlign(4),
+                               llvm::AtomicOrdering::Monotonic);
+          }
+        });
     });
     barrier();
     for (int d = 0; d < digits; ++d) {
@@ -340,8 +380,8 @@ class AxisEmitter {
     }
   }
 
-  // The exclusive scan of x (i32, one per thread) over the block; `wsum` holds kWarps values.
-  // Ends with a barrier.
+  // The exclusive scan of x (an integer, one per thread) over the block; `wsum` holds kWarps
+  // values of x's type. Ends with a barrier.
   Value* block_exclusive_scan(Value* x, llvm::GlobalVariable* wsum) {
     Value* incl = x;
     for (int d = 1; d < 32; d *= 2) {
@@ -352,17 +392,91 @@ class AxisEmitter {
     barrier();
     Value* pre = b_.CreateSub(incl, x);
     for (int w = 0; w < kWarps - 1; ++w)
-      pre = b_.CreateSelect(b_.CreateICmpUGT(warp_, i64(w)), b_.CreateAdd(pre, load(b_.getInt32Ty(), wsum, i64(w))), pre);
+      pre = b_.CreateSelect(b_.CreateICmpUGT(warp_, i64(w)), b_.CreateAdd(pre, load(x->getType(), wsum, i64(w))), pre);
     barrier();
     return pre;
+  }
+
+  void sort_scan() {
+    Value *hist = arg_[0], *offsets = arg_[1];
+    llvm::GlobalVariable* wsum = smem("wsum", b_.getInt64Ty(), kWarps);
+    loop(i64(0), iarg(0), i64(1), [&](Value* d) {
+      Value* bin = b_.CreateAdd(b_.CreateMul(d, i64(256)), tid_);
+      store(block_exclusive_scan(load(b_.getInt64Ty(), hist, bin), wsum), offsets, bin);
+    });
+  }
+
+  // ---- scatters ----
+  // The row of update j: idx[j * stride], negative from the end; outside [0, n) when dropped.
+  Value* scatter_row(Value* j) {
+    Value* r = load(b_.getInt64Ty(), arg_[1], b_.CreateMul(j, iarg(3)));
+    return b_.CreateSelect(b_.CreateICmpSLT(r, i64(0)), b_.CreateAdd(r, iarg(1)), r);
+  }
+
+  void scatter_mark() {
+    Value* winner = arg_[3];
+    loop(gid(), iarg(0), gsize(), [&](Value* j) {
+      Value* r = scatter_row(j);
+      if_then(b_.CreateICmpULT(r, iarg(1)), [&] {
+        b_.CreateAtomicRMW(llvm::AtomicRMWInst::UMax, at(b_.getInt64Ty(), winner, r), b_.CreateAdd(j, i64(1)),
+                           llvm::MaybeAlign(8), llvm::AtomicOrdering::Monotonic);
+      });
+    });
+  }
+
+  void scatter_apply() {
+    Value *out = arg_[0], *v = arg_[2], *winner = arg_[3];
+    Value *k = iarg(0), *n = iarg(1), *row = iarg(2), *vs0 = iarg(4);
+    llvm::IRBuilder<> eb(&f_->getEntryBlock(), f_->getEntryBlock().begin());
+    llvm::AllocaInst* jslot = eb.CreateAlloca(b_.getInt64Ty());
+    loop(gid(), b_.CreateMul(k, row), gsize(), [&](Value* t) {
+      // Update j, element e of its row (no division for rows of one element).
+      b_.CreateStore(t, jslot);
+      if_then(b_.CreateICmpNE(row, i64(1)), [&] { b_.CreateStore(b_.CreateUDiv(t, row), jslot); });
+      Value* j = b_.CreateLoad(b_.getInt64Ty(), jslot);
+      Value* e = b_.CreateSub(t, b_.CreateMul(j, row));
+      Value* r = scatter_row(j);
+      if_then(b_.CreateICmpULT(r, n), [&] {
+        Value* voff = b_.CreateMul(j, vs0);
+        Value* rest = e;
+        for (int d = k_.rank - 2; d >= 0; --d) {
+          Value* ext = iarg(5 + 2 * d);
+          Value* coord = d == 0 ? rest : b_.CreateURem(rest, ext);
+          if (d > 0) rest = b_.CreateUDiv(rest, ext);
+          voff = b_.CreateAdd(voff, b_.CreateMul(coord, iarg(6 + 2 * d)));
+        }
+        Value* val = load(ty_, v, voff);
+        Value* dst = at(ty_, out, b_.CreateAdd(b_.CreateMul(r, row), e));
+        if (!k_.add) {  // the row's last update in index order writes it
+          Value* w = load(b_.getInt64Ty(), winner, r);
+          if_then(b_.CreateICmpEQ(w, b_.CreateAdd(j, i64(1))), [&] { b_.CreateStore(val, dst); });
+        } else if (k_.dtype == DType::Bool) {  // or: a true update stores true
+          if_then(b_.CreateICmpNE(val, b_.getInt8(0)), [&] { b_.CreateStore(b_.getInt8(1), dst); });
+        } else {
+          auto op = ty_->isFloatingPointTy() ? llvm::AtomicRMWInst::FAdd : llvm::AtomicRMWInst::Add;
+          b_.CreateAtomicRMW(op, dst, val, llvm::MaybeAlign(dtype_size(k_.dtype)), llvm::AtomicOrdering::Monotonic);
+        }
+      });
+    });
+  }
+
+  // The lanes of the warp whose d (9 bits: a digit, or 256) equals this lane's, by one ballot a bit.
+  Value* ballot_peers(Value* d) {
+    Value* peers = i32(0xffffffff);
+    for (int bit = 0; bit < 9; ++bit) {
+      Value* set = b_.CreateICmpNE(b_.CreateAnd(d, i32(1 << bit)), i32(0));
+      Value* bal = b_.CreateIntrinsic(llvm::Intrinsic::nvvm_vote_ballot_sync, {}, {i32(0xffffffff), set});
+      peers = b_.CreateAnd(peers, b_.CreateSelect(set, bal, b_.CreateNot(bal)));
+    }
+    return peers;
   }
 
   void sort_pass() {
     Value *vals = arg_[0], *pay = arg_[1], *vals_out = arg_[2], *pay_out = arg_[3], *status = arg_[4];
     Value *offsets = arg_[5], *ctr = arg_[6];
     Value *total = iarg(0), *shift = iarg(2), *seg = iarg(3), *n = iarg(4), *epoch = iarg(5);
-    const int64_t tile = sort_tile(k_.dtype, k_.payload);
-    const int rounds = static_cast<int>(tile / kAxisThreads);
+    const int64_t tile = sort_tile(k_);
+    const int rounds = k_.items;
     llvm::Type *i32t = b_.getInt32Ty(), *i64t = b_.getInt64Ty();
     llvm::GlobalVariable* cnt = smem("counts", i32t, kWarps * 256);
     llvm::GlobalVariable* keys = smem("keys", ty_, tile);
@@ -382,19 +496,29 @@ class AxisEmitter {
     Value* tstart = b_.CreateMul(t, i64(tile));
     // Each warp ranks its 32 x rounds consecutive elements, 32 at a time, by digit: the place of
     // each in the warp's run of its bin.
-    struct Item { Value *valid, *v, *pos, *d, *rank; };
+    struct Item { Value *valid, *v, *pos, *d, *peers, *rank; };
     std::vector<Item> items;
     Value* lt = b_.CreateIntrinsic(llvm::Intrinsic::nvvm_read_ptx_sreg_lanemask_lt, {}, {});
     Value* wbase = b_.CreateMul(warp_, i64(256));
     Value* first = b_.CreateAdd(tstart, b_.CreateMul(warp_, i64(32 * rounds)));
+    // Every load of the thread first, so that they are in flight together.
     for (int k = 0; k < rounds; ++k) {
       Value* idx = b_.CreateAdd(first, b_.CreateAdd(i64(32 * k), lane_));
       Value* valid = b_.CreateICmpSLT(idx, total);
       Value* safe = b_.CreateSelect(valid, idx, i64(0));
       Value* v = load(ty_, vals, safe);
       Value* pos = k_.payload ? load(pay_ty(), pay, safe) : nullptr;
-      Value* d = b_.CreateSelect(valid, digit(v, pos, shift, seg, n), i32(256));
-      Value* peers = b_.CreateIntrinsic(llvm::Intrinsic::nvvm_match_any_sync_i32, {}, {i32(0xffffffff), d});
+      items.push_back({valid, v, pos, nullptr, nullptr, nullptr});
+    }
+    // Every element's digit and peers (the lanes with its digit), independent of one another.
+    for (Item& item : items) {
+      item.d = b_.CreateSelect(item.valid, digit(item.v, item.pos, shift, seg, n), i32(256));
+      item.peers = k_.ballot ? ballot_peers(item.d)
+                             : b_.CreateIntrinsic(llvm::Intrinsic::nvvm_match_any_sync_i32, {}, {i32(0xffffffff), item.d});
+    }
+    // Then the warp's bin counters, 32 elements at a time.
+    for (Item& item : items) {
+      Value *valid = item.valid, *d = item.d, *peers = item.peers;
       Value* below = b_.CreateAnd(peers, lt);
       Value* rank = b_.CreateUnaryIntrinsic(llvm::Intrinsic::ctpop, below);
       Value* slot = b_.CreateAdd(wbase, b_.CreateZExt(b_.CreateAnd(d, i32(255)), i64t));
@@ -404,7 +528,7 @@ class AxisEmitter {
         store(b_.CreateAdd(before, b_.CreateUnaryIntrinsic(llvm::Intrinsic::ctpop, peers)), cnt, slot);
       });
       warp_sync();
-      items.push_back({valid, v, pos, d, b_.CreateAdd(before, rank)});
+      item.rank = b_.CreateAdd(before, rank);
     }
     barrier();
     // Per bin (a thread each): the warps' runs of it, one after another; the tile's count.
@@ -495,6 +619,10 @@ const char* kind_name(Kind k) {
     case Kind::SortHist: return "sort_hist";
     case Kind::SortPass: return "sort_pass";
     case Kind::SortStore: return "sort_store";
+    case Kind::SortScan: return "sort_scan";
+    case Kind::ScatterCopy: return "scatter_copy";
+    case Kind::ScatterMark: return "scatter_mark";
+    case Kind::ScatterApply: return "scatter_apply";
   }
   return "?";
 }
@@ -509,16 +637,26 @@ int sort_key_bytes(DType t) {
   }
 }
 
-int64_t sort_tile(DType t, int payload) {
-  return dtype_size(t) + static_cast<size_t>(payload) <= 8 ? 4096 : 2048;
+int64_t sort_tile(const AxisKernel& k) { return int64_t{kAxisThreads} * k.items; }
+
+int sort_items_max(DType t, int payload) {
+  // Beside the tile: the warps' bin counters, the bins' deltas and starts, the warp sums, the tile number.
+  constexpr int64_t kOther = kWarps * 256 * 4 + 256 * 8 + 256 * 4 + kWarps * 4 + 8;
+  const int64_t per = kAxisThreads * static_cast<int64_t>(dtype_size(t) + static_cast<size_t>(payload));
+  return static_cast<int>(std::min<int64_t>(32, (48 * 1024 - kOther) / per));
 }
 
 std::string AxisKernel::name() const {
-  std::string s = std::string(kind_name(kind)) + "_" + dtype_name(dtype);
+  if (kind == Kind::ScatterMark) return "scatter_mark";
+  std::string s = std::string(kind_name(kind));
+  if (kind != Kind::SortScan) s += std::string("_") + dtype_name(dtype);
   if (is_scan(kind)) s += product ? "_prod" : "_sum";
-  if (is_strided(kind)) s += "_r" + std::to_string(rank);
-  if (!is_scan(kind)) s += "_p" + std::to_string(payload);
+  if (kind == Kind::ScatterApply) s += add ? "_add" : "_set";
+  if (is_strided(kind) || kind == Kind::ScatterApply) s += "_r" + std::to_string(rank);
+  if (!is_scan(kind) && !is_scatter(kind) && kind != Kind::SortScan) s += "_p" + std::to_string(payload);
   if (kind == Kind::SortStore && argsort) s += "_arg";
+  if (kind == Kind::SortPass) s += "_i" + std::to_string(items) + (ballot ? "_ballot" : "");
+  if (kind == Kind::SortPass && min_blocks > 0) s += "_b" + std::to_string(min_blocks);
   return s;
 }
 

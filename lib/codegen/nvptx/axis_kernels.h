@@ -23,13 +23,20 @@
 // the bins' offsets (decoupled look-back), and writes the tile out through shared memory.
 //   SortLoad    gathers the strided input into a contiguous value buffer (and positions 0..)
 //               args: ptr in, ptr vals, ptr pay, then as the scans from n on
-//   SortHist    the histograms of every key digit over all values (atomics into hist[digit][256]),
-//               and zeroes the look-back words status[0..status_words)
+//   SortHist    the histograms of every key digit over all values (atomics into hist[digit][256],
+//               zeroed by the caller; 4 loads a thread in flight), and zeroes the look-back words
+//               status[0..status_words)
 //               args: ptr vals, ptr hist, ptr status, i64 total, i64 status_words
+//   SortScan    one block: the histograms scanned into where each bin's run starts,
+//               offsets[digit][bin] (exclusive, int64), so that no read-back is needed
+//               args: ptr hist, ptr offsets, ptr unused, i64 digits, i64 unused
 //   SortPass    block per tile of sort_tile(k) elements, the tile's number taken from an atomic
 //               counter (*ctr, 32-bit) in the order blocks start, so that a block only waits on
-//               blocks already running. Each warp ranks its 32 x rounds consecutive elements by
-//               digit (match.any, per-warp bin counters in shared memory); per bin (a thread
+//               blocks already running. Each thread first issues all its loads (k.items of them,
+//               a warp's 32 consecutive elements each: enough bytes in flight to near the copy
+//               rate), then each warp ranks its 32 x items consecutive elements by digit, 32 at a
+//               time (match.any, or k.ballot: 9 ballots of the digit's bits; per-warp bin
+//               counters in shared memory); per bin (a thread
 //               each) the tile's count is published in status[tile * 256 + bin] as an aggregate
 //               (epoch << 48 | value; inclusive: | 1 << 47; epoch = pass + 1, so that one zeroing
 //               serves every pass), the earlier tiles' words are summed back to an inclusive one,
@@ -42,6 +49,21 @@
 //   SortStore   the sorted buffer (row r = position / n) to the strided output: values, or for
 //               argsort the positions within their row
 //               args: ptr vals, ptr pay, ptr out, then as the scans from n on
+// Sparse scatter (ops.def's ScatterSet/ScatterAdd; GPU scatter): a copy of x, then a thread per
+// updated element. dtype is x's (any dtype).
+//   ScatterCopy  x's strided view to the contiguous output (as SortLoad, moved as integers of
+//                the dtype's width); args as SortLoad's (ptr x, ptr out, ptr unused, then as
+//                the scans)
+//   ScatterMark  (set) thread per update j: atomic max of j + 1 into winner[row(j)] (zeroed by
+//                the caller), so that the last update of a row (index order) holds it
+//   ScatterApply thread per updated element (j, e): set: the update whose j + 1 is the row's
+//                winner writes it; add: an atomic add (integers of 8/16 bits and the 16-bit
+//                floats where the hardware has none as a compare-and-swap loop on their 32-bit
+//                word; bool: an or, as a store of 1). row(j) = idx[j * idx_stride], negative
+//                from the end, outside [-n, n) skipped.
+//                args (both): ptr out, ptr idx, ptr v, ptr winner, i64 k, i64 n, i64 row,
+//                i64 idx_stride, i64 v_stride0, then per dim of x after the first (rank - 1):
+//                i64 extent, v_stride
 #pragma once
 #include <cstdint>
 #include <string>
@@ -56,7 +78,11 @@ constexpr int64_t kScanTile = 4096;   // 16 elements per thread
 constexpr int64_t kScanRowsMax = 32;  // rows this short are scanned a thread each
 
 struct AxisKernel {
-  enum class Kind : uint8_t { ScanTotals, ScanTiles, ScanRows, SortLoad, SortHist, SortPass, SortStore };
+  enum class Kind : uint8_t {
+    ScanTotals, ScanTiles, ScanRows, SortLoad, SortHist, SortPass, SortStore,
+    SortScan,                                  // GPU sort: offsets on the device
+    ScatterCopy, ScatterMark, ScatterApply,    // GPU scatter
+  };
   Kind kind = Kind::ScanTiles;
   // Scans: the accumulation dtype (UInt64 for every integer: wrapping, the same bits as int64),
   // Float32 or Float64. Sorts: the value dtype (Bool, Int32, Int64, UInt64, Float32, Float64).
@@ -65,6 +91,10 @@ struct AxisKernel {
   int rank = 1;          // of the strided view (scans, SortLoad, SortStore)
   int payload = 0;       // sorts: bytes of a position (0: none, 4, 8)
   bool argsort = false;  // SortStore writes positions
+  int items = 16;        // SortPass: elements a thread (the tile is 256 x items)
+  bool ballot = false;   // SortPass: rank with ballots instead of match.any
+  int min_blocks = 0;    // SortPass: blocks an SM that the registers must allow (0: no bound)
+  bool add = false;      // ScatterApply: add (else set)
 
   std::string name() const;  // e.g. scan_tiles_f32_sum_r2, sort_pass_f32_p4
   std::string str() const;   // the text form: the cache key
@@ -73,9 +103,12 @@ struct AxisKernel {
 // Key bytes of a sort dtype (digit passes at most).
 int sort_key_bytes(DType t);
 
-// Elements per SortPass tile: 4096 (8 warps x 16 rounds of 32) where a value and its position
-// take at most 8 bytes, else 2048, so that the tile fits the 48 KiB of static shared memory.
-int64_t sort_tile(DType t, int payload);
+// Elements per SortPass tile: 256 x items.
+int64_t sort_tile(const AxisKernel& k);
+// The largest items a thread (at most 32) for which a SortPass tile of (value, position) pairs
+// fits the 48 KiB of static shared memory beside the bin counters: 32 for 4-byte values alone, 18
+// for 8 bytes (or 4 + 4), 12 for 8 + 4, 9 for 8 + 8.
+int sort_items_max(DType t, int payload);
 
 PtxKernel emit_axis_ptx(const AxisKernel& k, int sm);
 

@@ -3,6 +3,7 @@
 // tile, the prefetch registers and the shared-memory offsets all have constant indices, so SROA
 // keeps them in registers and ptxas sees straight-line FMAs.
 #include <llvm/IR/IRBuilder.h>
+#include <llvm/IR/InlineAsm.h>
 #include <llvm/IR/IntrinsicsNVPTX.h>
 
 #include <algorithm>
@@ -28,6 +29,10 @@ using llvm::Value;
 constexpr unsigned kGlobal = 1, kShared = 3;
 constexpr int kSharedLimit = 48 * 1024;  // static shared memory per block
 constexpr int kDynamicSharedLimit = 227 * 1024;  // dynamic shared memory per block (sm_90)
+
+// The float64 mma shape on sm_90+ (GemmKernel::f64_k) of a forced tile that names none, where
+// the tile allows it (else m8n8k4); the built-in tiles name theirs (choose_gemm).
+constexpr int kF64K = 16;
 
 int vector_elems(DType t) { return 16 / static_cast<int>(dtype_size(t)); }
 
@@ -117,13 +122,31 @@ struct MmaShape {
   int c_rows;
   llvm::Intrinsic::ID op;
   bool tf32;  // float32 operands rounded to TF32 (cvt.rna.tf32.f32) first
+  std::string ptx;  // inline PTX instead of `op` (shapes LLVM has no intrinsic for)
 };
 
-MmaShape mma_shape(const GemmKernel& g) {
+// float64 on sm_90 (Hopper, PTX 7.8): mma.sync m16n8k<k> .f64, k = 4, 8 or 16, as inline PTX.
+// Fragments (PTX ISA; CUTLASS's SM90_16x8xK_F64 traits): A register v holds (group + 8 (v % 2),
+// in_group + 4 (v / 2)), B register v (in_group + 4 v, group), the accumulators are TF32's.
+MmaShape hopper_f64_shape(int k) {
+  MmaShape s{16, 8, k, {}, {}, 2, llvm::Intrinsic::not_intrinsic, false, ""};
+  for (int v = 0; v < k / 2; ++v) s.a.push_back({8 * (v % 2), 4 * (v / 2)});
+  for (int v = 0; v < k / 4; ++v) s.b.push_back({0, 4 * v});
+  std::string d = "{$0, $1, $2, $3}", a = "{", b = "{", c = "{";
+  int r = 4;
+  for (size_t v = 0; v < s.a.size(); ++v) a += (v ? ", $" : "$") + std::to_string(r++);
+  for (size_t v = 0; v < s.b.size(); ++v) b += (v ? ", $" : "$") + std::to_string(r++);
+  for (int v = 0; v < 4; ++v) c += (v ? ", $" : "$") + std::to_string(r++);
+  s.ptx = "mma.sync.aligned.m16n8k" + std::to_string(k) + ".row.col.f64.f64.f64.f64 " + d + ", " + a + "}, " + b + "}, " + c + "};";
+  return s;
+}
+
+MmaShape mma_shape(const GemmKernel& g, int sm) {
   const DType t = g.dtype;
   // 16-bit operands (issue 29): their fragments come from ldmatrix (half_multiply), not `a`/`b`.
-  if (g.in_dtype == DType::Float16) return {16, 8, 16, {}, {}, 2, llvm::Intrinsic::nvvm_mma_m16n8k16_row_col_f32_f32, false};
-  if (g.in_dtype == DType::BFloat16) return {16, 8, 16, {}, {}, 2, llvm::Intrinsic::nvvm_mma_m16n8k16_row_col_bf16, false};
+  if (g.in_dtype == DType::Float16) return {16, 8, 16, {}, {}, 2, llvm::Intrinsic::nvvm_mma_m16n8k16_row_col_f32_f32, false, ""};
+  if (g.in_dtype == DType::BFloat16) return {16, 8, 16, {}, {}, 2, llvm::Intrinsic::nvvm_mma_m16n8k16_row_col_bf16, false, ""};
+  if (t == DType::Float64 && g.f64_k && sm >= 90) return hopper_f64_shape(g.f64_k);
   if (t == DType::Float64) return {8, 8, 4, {{0, 0}}, {{0, 0}}, 1, llvm::Intrinsic::nvvm_mma_m8n8k4_row_col_f64, false};
   return {16, 8, 8, {{0, 0}, {8, 0}, {0, 4}, {8, 4}}, {{0, 0}, {0, 4}}, 2, llvm::Intrinsic::nvvm_mma_m16n8k8_row_col_tf32, true};
 }
@@ -132,7 +155,7 @@ class GemmEmitter {
  public:
   GemmEmitter(const GemmKernel& g, llvm::Module& m, int sm)
       : g_(g), t_(g.tile), m_(m), ctx_(m.getContext()), b_(ctx_), a_(operand_tile(g, true, g.mma && sm >= 80)),
-        bt_(operand_tile(g, false, g.mma && sm >= 80)), mma_(g.mma && sm >= 80), shape_(mma_shape(g)) {
+        bt_(operand_tile(g, false, g.mma && sm >= 80)), mma_(g.mma && sm >= 80), shape_(mma_shape(g, sm)) {
     ty_ = g.dtype == DType::Float64 ? b_.getDoubleTy() : b_.getFloatTy();
     esize_ = static_cast<int>(dtype_size(g.dtype));
     in_ty_ = g.in_dtype == DType::Float16 ? b_.getHalfTy() : g.in_dtype == DType::BFloat16 ? b_.getBFloatTy() : ty_;
@@ -525,9 +548,22 @@ class GemmEmitter {
         std::vector<Value*> args = af[i];
         args.insert(args.end(), bf[j].begin(), bf[j].end());
         args.insert(args.end(), acc.begin() + c, acc.begin() + c + c_per);
-        Value* d = b_.CreateIntrinsic(shape_.op, {}, args);
+        Value* d = shape_.ptx.empty() ? b_.CreateIntrinsic(shape_.op, {}, args) : inline_mma(shape_, args);
         for (int e = 0; e < c_per; ++e) acc[c + e] = b_.CreateExtractValue(d, e);
       }
+  }
+
+  // One mma as inline PTX: outputs the c_per accumulators, inputs the fragments then them.
+  Value* inline_mma(const MmaShape& sh, const std::vector<Value*>& args) {
+    const int c_per = 2 * sh.c_rows;
+    std::vector<llvm::Type*> ins;
+    for (Value* v : args) ins.push_back(v->getType());
+    auto* ret = llvm::StructType::get(ctx_, std::vector<llvm::Type*>(c_per, ty_));
+    auto* fty = llvm::FunctionType::get(ret, ins, false);
+    std::string constraints;
+    for (int i = 0; i < c_per; ++i) constraints += "=d,";
+    for (size_t i = 0; i < args.size(); ++i) constraints += i + 1 < args.size() ? "d," : "d";
+    return b_.CreateCall(fty, llvm::InlineAsm::get(fty, sh.ptx, constraints, false), args);
   }
 
   // The tensor-core accumulators: each a run of two elements of a row (group, or group + 8 for
@@ -785,23 +821,28 @@ class GemmEmitter {
 };
 
 // A tile forced by ARRAYC_GEMM_TILE: BMxBNxBK/TMxTN, then "/sS" (S pipeline stages on the tensor
-// cores, 0: the default) and "/simt" (no tensor cores) in any order.
-GemmTile parse_tile(const std::string& s, DType dtype, bool& simt, int& stages) {
+// cores, 0: the default), "/simt" (no tensor cores) and "/m16kK" or "/m8k4" (the float64 mma
+// shape: f64_k = K, or 0 for m8n8k4; -1: not given) in any order.
+GemmTile parse_tile(const std::string& s, DType dtype, bool& simt, int& stages, int& f64_k) {
   GemmTile t;
   char tail = 0;
   simt = false;
   stages = 0;
+  f64_k = -1;
   std::string tile = s;
   for (size_t slash; (slash = tile.rfind('/')) != std::string::npos;) {
     std::string opt = tile.substr(slash + 1);
     int n = 0;
     if (opt == "simt") simt = true;
     else if (std::sscanf(opt.c_str(), "s%d%c", &n, &tail) == 1 && n >= 2 && n <= 8) stages = n;
+    else if (opt == "m8k4") f64_k = 0;
+    else if (std::sscanf(opt.c_str(), "m16k%d%c", &n, &tail) == 1 && (n == 4 || n == 8 || n == 16)) f64_k = n;
     else break;
     tile.resize(slash);
   }
   if (std::sscanf(tile.c_str(), "%dx%dx%d/%dx%d%c", &t.bm, &t.bn, &t.bk, &t.tm, &t.tn, &tail) != 5)
-    throw Error("ARRAYC_GEMM_TILE=" + s + ": expected BMxBNxBK/TMxTN[/sS][/simt] (S: 2 to 8 stages), e.g. 128x128x8/8x4/s3");
+    throw Error("ARRAYC_GEMM_TILE=" + s +
+                ": expected BMxBNxBK/TMxTN[/sS][/simt][/m16kK|/m8k4] (S: 2 to 8 stages; K: 4, 8 or 16), e.g. 128x128x8/8x4/s3");
   if (std::string why = tile_problem(t, dtype); !why.empty())
     throw Error("ARRAYC_GEMM_TILE=" + s + " cannot be used for " + dtype_name(dtype) + ": " + why);
   return t;
@@ -834,6 +875,7 @@ std::string GemmKernel::name() const {
          std::to_string(tile.bk) + "_" + std::to_string(tile.tm) + "x" + std::to_string(tile.tn) + "_" +
          operand('a', a_unit, a_vec) + "_" + operand('b', b_unit, b_vec) + (gram ? "_gram" : "") +
          (mma ? (dtype == DType::Float32 && !is_half(in_dtype) ? "_tf32_s" : "_mma_s") + std::to_string(stages) : "") +
+         (mma && f64_k ? "_k" + std::to_string(f64_k) : "") +
          (epilogue ? "_ep_" + identifier(epilogue->name) : "");
 }
 
@@ -870,8 +912,9 @@ GemmKernel choose_gemm(const GemmProblem& p, int multiprocessors) {
   // FMAs, whose exact symmetry the triangle's mirror relies on). A warp's (4 tm) x (8 tn) tile
   // must be whole mma tiles (8 x 8 x 4 for float64, 16 x 8 x 8 for TF32) and fit the block's.
   const bool mma_dtype = (p.dtype == DType::Float64 || (p.dtype == DType::Float32 && p.tf32) || half_mma) && !gram;
-  auto mma_ok = [&](const GemmTile& t, int stages) {
-    const int im = p.dtype == DType::Float64 ? 8 : 16, ik = p.dtype == DType::Float64 ? 4 : half ? 16 : 8;
+  auto mma_ok = [&](const GemmTile& t, int stages, int f64_k) {
+    const bool f64 = p.dtype == DType::Float64;
+    const int im = f64 && !f64_k ? 8 : 16, ik = f64 ? (f64_k ? f64_k : 4) : half ? 16 : 8;
     if (!mma_dtype || stages < 2 || (4 * t.tm) % im || t.bm % (4 * t.tm) || t.bn % (8 * t.tn) || t.bk % ik) return false;
     // 16-bit: B's fragments come two n-tiles per ldmatrix, and each thread copies whole 16-byte runs.
     if (half && (t.tn % 2 || !tile_problem(t, p.in_dtype).empty())) return false;
@@ -881,18 +924,24 @@ GemmKernel choose_gemm(const GemmProblem& p, int multiprocessors) {
     k.stages = stages;
     return pipeline_shared(k) <= kDynamicSharedLimit;
   };
-  auto take = [&](const GemmTile& t, int stages) {
+  auto take = [&](const GemmTile& t, int stages, int f64_k) {  // f64_k -1: kF64K where the tile allows it
     g.tile = t;
-    g.mma = mma_ok(t, stages);
+    if (f64_k < 0) f64_k = p.dtype == DType::Float64 && mma_ok(t, stages, kF64K) ? kF64K : 0;
+    g.mma = mma_ok(t, stages, f64_k);
     g.stages = g.mma ? stages : 0;
+    g.f64_k = g.mma ? f64_k : 0;
   };
   if (std::string forced = gemm_tile_setting(); !forced.empty()) {
     bool simt = false;
-    int stages = 0;
-    GemmTile t = parse_tile(forced, p.dtype, simt, stages);
+    int stages = 0, f64_k = -1;
+    GemmTile t = parse_tile(forced, p.dtype, simt, stages, f64_k);
     g.gram = gram && t.bm == t.bn;  // a tile that is not square: a general product
-    take(t, stages ? stages : 3);
-    if (simt) g.mma = false, g.stages = 0;
+    take(t, stages ? stages : 3, f64_k);
+    if (simt) g.mma = false, g.stages = 0, g.f64_k = 0;
+    if (f64_k >= 0 && (!g.mma || p.dtype != DType::Float64))
+      throw Error("ARRAYC_GEMM_TILE=" + forced + ": /m16kK and /m8k4 are float64 tensor-core shapes, which this tile " +
+                  "cannot use for " + dtype_name(p.dtype) + " (the warp tile (4 TM) x (8 TN) must be whole mma tiles, " +
+                  "BK a multiple of K)");
     if (stages && !g.mma)
       throw Error("ARRAYC_GEMM_TILE=" + forced + ": stages are for the tensor cores, which this tile cannot use for " +
                   dtype_name(p.dtype) + (p.dtype == DType::Float32 && !p.tf32 && !half ? " (TF32 is off)" : ""));
@@ -907,19 +956,22 @@ GemmKernel choose_gemm(const GemmProblem& p, int multiprocessors) {
   // 1.62 ms, 128x64x16/8x4 1.68, 64x64x16/4x4 1.76; W3 (10000x784 . 784x10) 32x16x32/2x2
   // 0.043 ms, 64x16x32/4x2 0.046.
   const bool f64 = p.dtype == DType::Float64;
-  // The tensor-core tiles and stages, the fastest of a sweep on an H100 (docs/cuda.md): W4 (1000^3
-  // f64) 64x64x16/8x4 with 4 stages 0.088 ms, 3 stages 0.091, 32x64x16 0.094, 128x64x16 0.097,
-  // 64x128x16 0.097, 64x64x32 0.112; W9's 4096^3 layer on TF32 256x128x32/16x8 0.985 ms,
+  // The tensor-core tiles, stages and (float64, sm_90+) mma shapes, the fastest of a sweep on an
+  // H100 (docs/cuda.md): W4 (1000^3 f64, per call timed to synchronize / queued) 64x64x16/8x4/s4
+  // on m16n8k4 0.062 / 0.052 ms, m16n8k8 0.063 / 0.055, m16n8k16 0.068 / 0.059 (3 stages 0.064 /
+  // 0.056), m8n8k4 0.090 / 0.081; 32x64x16/s4 on m16n8k16 0.061 / 0.053, on m16n8k4 0.066 /
+  // 0.058; 64x64x32/s3 0.064 / 0.057, 128x64x16/8x4 0.071 / 0.063, 64x32x16 0.085 / 0.076; W9's 4096^3 layer on TF32 256x128x32/16x8 0.985 ms,
   // 128x128x16/16x8 1.054, 128x256x16/16x8 1.139, 128x128x32/16x8 1.147, 128x128x16/8x8 1.531.
   struct Choice {
     GemmTile t;
     int stages = 0;
+    int f64_k = -1;  // -1: kF64K
   };
   // 16-bit operands (issue 29), from a sweep on an H100 (docs/cuda.md), 4096^3 float16:
   // 256x128x64/16x8 3 stages 0.471 ms, 128x256x64 0.475, 128x128x64 0.493, 128x256x32 s4 0.523,
   // 256x128x32 s4 0.538 (s3 0.546, s5 0.537), 128x128x32/8x8 s4 0.641.
   const Choice big = half_mma ? Choice{{256, 128, 64, 16, 8}, 3}
-                     : mma_dtype ? (f64 ? Choice{{64, 64, 16, 8, 4}, 4} : Choice{{256, 128, 32, 16, 8}, 3})
+                     : mma_dtype ? (f64 ? Choice{{64, 64, 16, 8, 4}, 4, 4} : Choice{{256, 128, 32, 16, 8}, 3})
                      : f64     ? Choice{{128, 64, 8, 8, 4}}
                                : Choice{{128, 128, 16, 8, 8}};
   const Choice mid = half_mma ? Choice{{128, 64, 32, 8, 4}, 4}
@@ -952,7 +1004,7 @@ GemmKernel choose_gemm(const GemmProblem& p, int multiprocessors) {
         break;
       }
   }
-  take(c.t, c.stages);
+  take(c.t, c.stages, c.f64_k);
   std::string why = tile_problem(c.t, half_mma ? p.in_dtype : p.dtype);
   if (why.empty() && !g.mma) why = static_shared_problem(c.t, p.dtype);
   ARRAYC_INTERNAL_CHECK(why.empty(), "built-in gemm tile invalid: " + why);

@@ -29,6 +29,9 @@
 //    buffers (dynamic shared memory, above 48 KiB where a tile needs it), each operand in its
 //    own layout (k-major, or row-major when k is its unit-stride dim), padded so that the
 //    fragment reads have no bank conflicts. ARRAYC_GEMM_TILE=.../simt forces the FMA path.
+//    float64 on sm_90 and later may use Hopper's m16n8k4, m16n8k8 or m16n8k16 f64 shapes instead
+//    (GemmKernel::f64_k; inline PTX, LLVM has no intrinsics for them; the same fused
+//    multiply-adds per output in another order); older GPUs run the same kernel on m8n8k4.
 //  - 16-bit operands (issue 29): a float32 product of float16 or bfloat16 operands (in_dtype),
 //    read as they are. On sm_80+ (GemmProblem::half_mma) with mma.sync.m16n8k16 (f16 or bf16
 //    inputs, float32 accumulators: each product of two 16-bit values is exact in float32); the
@@ -75,6 +78,7 @@ struct GemmKernel {
   bool gram = false;                   // lower-triangle tiles only, mirrored (see above)
   bool mma = false;                    // on the tensor cores (sm_80+; FMAs below), see above
   int stages = 0;                      // mma: shared-memory stages of the cp.async pipeline
+  int f64_k = 0;                       // float64 mma on sm_90+: 0: m8n8k4; 4, 8, 16: m16n8k<f64_k> (see above)
   const Kernel* epilogue = nullptr;    // fused epilogue (the caller's; it must outlive the kernel)
   int product_leaf = -1;               // the epilogue's leaf that reads the product
 

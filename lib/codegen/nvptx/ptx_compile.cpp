@@ -19,6 +19,7 @@
 
 #include "arrayc/error.h"
 #include "codegen/llvm_util.h"
+#include "codegen/nvptx/bool_to_float.h"
 #include "codegen/optimize.h"
 #include "support/env.h"
 #include "support/hash.h"
@@ -114,7 +115,7 @@ std::string ptx_target_key(int sm) {
     }
   }();
   return "nvptx64-nvidia-cuda sm_" + std::to_string(sm) + " " + ptx_isa(sm) + " LLVM " LLVM_VERSION_STRING " " +
-         libdevice;
+         libdevice + " bool-sitofp-select";  // exact integers (issue 26): PTX made before that fix is stale
 }
 
 llvm::Function* declare_ptx_kernel(llvm::Module& m, const std::string& name, const std::vector<llvm::Type*>& args,
@@ -162,6 +163,7 @@ PtxKernel compile_ptx(const std::string& entry, int sm, const std::function<void
     if (!g.isDeclaration() && g.getName() != out.entry) g.setLinkage(llvm::GlobalValue::InternalLinkage);
   m->addModuleFlag(llvm::Module::Override, "nvvm-reflect-ftz", uint32_t{0});
   optimize_module(*m, tm);
+  rewrite_bool_sitofp(*m);  // exact integers (issue 26): LLVM 19 NVPTX lowers sitofp i1 as +1
   out.opt_ir = module_text(*m);
 
   llvm::SmallString<0> buf;

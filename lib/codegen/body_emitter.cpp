@@ -94,14 +94,13 @@ Value* BodyEmitter::round_half(Value* x, DType t) {
 // InstCombine narrows maximum(fpext a, fpext b) to a half maximum, which the x86 backend's
 // promotion then gets wrong for NaN (maximum(0, NaN) gave 0 in LLVM 19). NaN propagates; of
 // equal values (+0 and -0) the maximum has the sign bits and-ed, the minimum or-ed.
-Value* BodyEmitter::half_min_max(bool max, Value* a, Value* b) {
-  auto* i32 = b_.getInt32Ty();
-  Value* ua = b_.CreateBitCast(a, i32);
-  Value* ub = b_.CreateBitCast(b, i32);
-  Value* tie = b_.CreateBitCast(max ? b_.CreateAnd(ua, ub) : b_.CreateOr(ua, ub), b_.getFloatTy());
+// numpy's maximum/minimum of floats: a NaN operand gives NaN, otherwise a when it is strictly
+// greater (less), else b. Equal operands give b, so the sign of a zero result is b's:
+// minimum(-0.0, 0.0) is 0.0, as numpy computes it (IEEE 754-2019's minimum, LLVM's
+// llvm.minimum, would give -0.0, and atan2 or 1/x of it would differ from numpy's).
+Value* BodyEmitter::float_min_max(bool max, Value* a, Value* b) {
   Value* a_wins = max ? b_.CreateFCmpOGT(a, b) : b_.CreateFCmpOLT(a, b);
-  Value* b_wins = max ? b_.CreateFCmpOGT(b, a) : b_.CreateFCmpOLT(b, a);
-  Value* r = b_.CreateSelect(a_wins, a, b_.CreateSelect(b_wins, b, tie));
+  Value* r = b_.CreateSelect(a_wins, a, b);
   return b_.CreateSelect(b_.CreateFCmpUNO(a, b), b_.CreateFAdd(a, b), r);
 }
 
@@ -395,7 +394,7 @@ Value* BodyEmitter::op(const KernelInstr& in, const std::vector<Value*>& a) {
   bool exact = in.op == Op::Neg || in.op == Op::Abs || in.op == Op::Maximum || in.op == Op::Minimum ||
                in.op == Op::Where || t == DType::Bool;
   bool host = opts_.target == EmitOptions::Target::Cpu;
-  if (host && (in.op == Op::Maximum || in.op == Op::Minimum)) return half_min_max(in.op == Op::Maximum, a[0], a[1]);
+  if (host && (in.op == Op::Maximum || in.op == Op::Minimum)) return float_min_max(in.op == Op::Maximum, a[0], a[1]);
   if (exact || (!host && (in.op == Op::Add || in.op == Op::Sub || in.op == Op::Mul)))
     return scalar_op(in.op, host && is_half(t) ? DType::Float32 : t, host && is_half(at) ? DType::Float32 : at, a);
   std::vector<Value*> wide;
@@ -447,10 +446,10 @@ Value* BodyEmitter::scalar_op(Op op, DType t, DType at, const std::vector<Value*
       if (Value* r = small_power(a[0], a[1])) return r;
       return math(static_cast<int>(MathFn::Pow), a);
     case Op::Maximum:
-      if (fl) return b_.CreateBinaryIntrinsic(llvm::Intrinsic::maximum, a[0], a[1]);
+      if (fl) return float_min_max(true, a[0], a[1]);
       return b_.CreateBinaryIntrinsic(unsigned_order ? llvm::Intrinsic::umax : llvm::Intrinsic::smax, a[0], a[1]);
     case Op::Minimum:
-      if (fl) return b_.CreateBinaryIntrinsic(llvm::Intrinsic::minimum, a[0], a[1]);
+      if (fl) return float_min_max(false, a[0], a[1]);
       return b_.CreateBinaryIntrinsic(unsigned_order ? llvm::Intrinsic::umin : llvm::Intrinsic::smin, a[0], a[1]);
     case Op::Eq: return cmp(P::FCMP_OEQ, P::ICMP_EQ, P::ICMP_EQ);
     case Op::Ne: return cmp(P::FCMP_UNE, P::ICMP_NE, P::ICMP_NE);

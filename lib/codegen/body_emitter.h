@@ -77,7 +77,7 @@ class BodyEmitter {
   llvm::Value* round_half(llvm::Value* x, DType t);
   llvm::Value* half_to_f32(llvm::Value* v, DType t);
   llvm::Value* double_to_f32_odd(llvm::Value* x);
-  llvm::Value* half_min_max(bool max, llvm::Value* a, llvm::Value* b);
+  llvm::Value* float_min_max(bool max, llvm::Value* a, llvm::Value* b);  // numpy's rule
   llvm::Value* leaf(const KernelLeaf& lf, const std::vector<llvm::Value*>& ptrs, llvm::Value* offset);
   llvm::Value* random(const KernelLeaf& lf, llvm::Value* index);
   llvm::Value* gather(const KernelLeaf& lf, const std::vector<llvm::Value*>& ptrs,

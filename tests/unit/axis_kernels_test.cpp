@@ -192,3 +192,32 @@ TEST(AxisKernels, GpuFloatSumsAccumulateInDouble) {
 }
 
 }  // namespace
+
+// ARRAYC_SORT_TUNE's values, and the message of each kind of bad one (read at a GPU's first
+// sort; the parser runs here without a GPU).
+TEST(AxisKernels, SortTuneSettingAndItsErrors) {
+  using arrayc::detail::parse_sort_tune;
+  auto t = parse_sort_tune("");
+  EXPECT_TRUE(t.ballot);
+  EXPECT_EQ(t.items, 16);
+  EXPECT_EQ(t.min_blocks, 3);
+  t = parse_sort_tune("match/24");
+  EXPECT_FALSE(t.ballot);
+  EXPECT_EQ(t.items, 24);
+  EXPECT_EQ(t.min_blocks, 0);
+  t = parse_sort_tune("ballot/12/b2");
+  EXPECT_TRUE(t.ballot);
+  EXPECT_EQ(t.items, 12);
+  EXPECT_EQ(t.min_blocks, 2);
+  for (const char* bad : {"ballot", "warp/16", "ballot/0", "ballot/33", "ballot/x", "ballot/16/3", "ballot/16/b9",
+                          "ballot/16/b3/x", "ballot//b3"}) {
+    try {
+      parse_sort_tune(bad);
+      ADD_FAILURE() << bad << " was accepted";
+    } catch (const arrayc::Error& e) {
+      EXPECT_EQ(std::string(e.what()), std::string("ARRAYC_SORT_TUNE=") + bad +
+                                           ": expected RANK/ITEMS[/bN] with RANK match or ballot, ITEMS from 1 to "
+                                           "32 and N from 1 to 8, e.g. ballot/16/b3");
+    }
+  }
+}

@@ -13,6 +13,36 @@
 #include "support/stats.h"
 
 namespace arrayc::detail {
+
+SortTune parse_sort_tune(const std::string& s) {
+  SortTune t;
+  if (s.empty()) return t;
+  auto number = [](const std::string& x) {
+    int n = x.empty() ? 1000 : 0;
+    for (char c : x) n = c >= '0' && c <= '9' && n < 100 ? n * 10 + (c - '0') : 1000;
+    return n;
+  };
+  std::vector<std::string> parts;
+  for (size_t b = 0, e; b <= s.size(); b = e + 1) {
+    e = std::min(s.find('/', b), s.size());
+    parts.push_back(s.substr(b, e - b));
+  }
+  bool ok = parts.size() >= 2 && (parts[0] == "match" || parts[0] == "ballot");
+  if (ok) {
+    t.ballot = parts[0] == "ballot";
+    t.items = number(parts[1]);
+    ok = t.items >= 1 && t.items <= 32;
+  }
+  t.min_blocks = 0;
+  if (ok && parts.size() == 3) {
+    t.min_blocks = parts[2].size() > 1 && parts[2][0] == 'b' ? number(parts[2].substr(1)) : 0;
+    ok = t.min_blocks >= 1 && t.min_blocks <= 8;
+  }
+  if (!ok || parts.size() > 3)
+    throw Error("ARRAYC_SORT_TUNE=" + s + ": expected RANK/ITEMS[/bN] with RANK match or ballot, ITEMS from 1 to 32 "
+                "and N from 1 to 8, e.g. ballot/16/b3");
+  return t;
+}
 namespace {
 
 using Kind = AxisKernel::Kind;
@@ -124,45 +154,10 @@ int64_t rows_with_digit(int64_t rows, int shift, int bin) {
   return rows / period * block + std::clamp<int64_t>(rem - bin * block, 0, block);
 }
 
-// The pass kernel's tuning: ARRAYC_SORT_TUNE=RANK/ITEMS[/bN] (RANK match or ballot; ITEMS 1 to 32
-// elements a thread; bN: registers for N blocks an SM, 1 to 8, else no bound). Unset: ballot/16/b3,
-// the fastest measured on an H100 (docs/cuda.md). Items beyond what fits shared memory are cut to
-// sort_items_max (12 where a value and its position take 12 bytes, 9 for 16).
-struct SortTune {
-  bool ballot = true;
-  int items = 16, min_blocks = 3;
-};
+// The pass kernel's tuning (parse_sort_tune), read once. Items beyond what fits shared memory are
+// cut to sort_items_max (12 where a value and its position take 12 bytes, 9 for 16).
 const SortTune& sort_tune() {
-  static const SortTune tune = [] {
-    SortTune t;
-    std::string s = sort_tune_setting();
-    if (s.empty()) return t;
-    auto number = [](const std::string& x) {
-      int n = x.empty() ? 1000 : 0;
-      for (char c : x) n = c >= '0' && c <= '9' && n < 100 ? n * 10 + (c - '0') : 1000;
-      return n;
-    };
-    std::vector<std::string> parts;
-    for (size_t b = 0, e; b <= s.size(); b = e + 1) {
-      e = std::min(s.find('/', b), s.size());
-      parts.push_back(s.substr(b, e - b));
-    }
-    bool ok = parts.size() >= 2 && (parts[0] == "match" || parts[0] == "ballot");
-    if (ok) {
-      t.ballot = parts[0] == "ballot";
-      t.items = number(parts[1]);
-      ok = t.items >= 1 && t.items <= 32;
-    }
-    t.min_blocks = 0;
-    if (ok && parts.size() == 3) {
-      t.min_blocks = parts[2].size() > 1 && parts[2][0] == 'b' ? number(parts[2].substr(1)) : 0;
-      ok = t.min_blocks >= 1 && t.min_blocks <= 8;
-    }
-    if (!ok || parts.size() > 3)
-      throw Error("ARRAYC_SORT_TUNE=" + s + ": expected RANK/ITEMS[/bN] with RANK match or ballot, ITEMS from 1 to 32 "
-                  "and N from 1 to 8, e.g. ballot/16/b3");
-    return t;
-  }();
+  static const SortTune tune = parse_sort_tune(sort_tune_setting());
   return tune;
 }
 

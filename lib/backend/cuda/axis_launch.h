@@ -17,6 +17,7 @@
 #pragma once
 #include <functional>
 #include <memory>
+#include <string>
 
 #include "backend/backend.h"
 #include "backend/cuda/cuda_driver.h"
@@ -24,6 +25,15 @@
 #include "kernel/schedule.h"
 
 namespace arrayc::detail {
+
+// The sort pass kernel's tuning, from ARRAYC_SORT_TUNE=RANK/ITEMS[/bN] (RANK match or ballot;
+// ITEMS 1 to 32 elements a thread; bN: registers for N blocks an SM, 1 to 8, else no bound).
+// Empty: ballot/16/b3, the fastest measured on an H100 (docs/cuda.md). arrayc::Error otherwise.
+struct SortTune {
+  bool ballot = true;
+  int items = 16, min_blocks = 3;
+};
+SortTune parse_sort_tune(const std::string& setting);
 
 // Compiles (through the kernel cache) and loads one kernel on the step's device.
 using AxisKernelLoader = std::function<const cuda::Function&(const AxisKernel&)>;

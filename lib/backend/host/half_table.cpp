@@ -7,6 +7,7 @@
 #include <atomic>
 #include <cstring>
 
+#include "backend/host/host_jit.h"
 #include "backend/host/thread_pool.h"
 
 namespace arrayc::detail {
@@ -145,17 +146,6 @@ void lookup_range(void* ctx, int64_t begin, int64_t end) {
   lookup_fn(l->size)(*l, begin, end);
 }
 
-struct TableRange {
-  KernelFn fn;
-  void* const* ptrs;
-  const int64_t* params;
-};
-
-void table_range(void* ctx, int64_t begin, int64_t end) {
-  auto* r = static_cast<TableRange*>(ctx);
-  r->fn(r->ptrs, r->params, begin, end);
-}
-
 }  // namespace
 
 std::optional<HalfTable> half_table_for(const Kernel& k) {
@@ -200,8 +190,8 @@ void run_half_table(const HalfTable& t, const Kernel& k, KernelFn fn, const std:
   params[block(t.in_index) + 1] = 1;
   params[block(t.out_index)] = 0;
   params[block(t.out_index) + 1] = 1;
-  TableRange r{fn, p.data(), params.data()};
-  parallel_for(kPatterns, kPatterns / 16, table_range, &r);
+  KernelRange r{fn, p.data(), params.data()};
+  parallel_for(kPatterns, kPatterns / 16, run_kernel_range, &r);
   // The lookup over the step's elements, from the input's and output's offsets.
   const int64_t in_off = lp.params[block(t.in_index)], out_off = lp.params[block(t.out_index)];
   Lookup l{static_cast<const uint16_t*>(ptrs[t.in_ptr]) + in_off, table.data(),

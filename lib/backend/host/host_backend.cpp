@@ -34,16 +34,6 @@ std::atomic<int64_t> g_split_round{int64_t{1} << 36};
 
 // ---- Kernels ------------------------------------------------------------------------------------
 
-struct Range {
-  KernelFn fn;
-  void* const* ptrs;
-  const int64_t* params;
-};
-
-void run_range(void* ctx, int64_t begin, int64_t end) {
-  auto* r = static_cast<Range*>(ctx);
-  r->fn(r->ptrs, r->params, begin, end);
-}
 
 // A full reduction too long for one thread: each chunk of the reduced range folds into its own
 // partial, then the partials are combined in chunk order (the same result for the same thread
@@ -145,9 +135,9 @@ class HostKernelLaunch final : public Launch {
       return run_half_table(*table_, k_, fn_, ptrs, lp_, stream_);
     int64_t threads = num_threads();
     if (split_reduced_range(threads)) return run_split(ptrs);
-    Range r{fn_, ptrs.data(), lp_.params.data()};
+    KernelRange r{fn_, ptrs.data(), lp_.params.data()};
     int64_t grain = k_.is_reduction || k_.row_chain ? std::max<int64_t>(1, kGrain / std::max<int64_t>(1, lp_.reduce_extent)) : kGrain;
-    parallel_for(lp_.parallel_extent, grain, run_range, &r);
+    parallel_for(lp_.parallel_extent, grain, run_kernel_range, &r);
   }
 
  private:
@@ -189,12 +179,12 @@ class HostKernelLaunch final : public Launch {
       parallel_chunks(len, grain, run_chunk, &s);
       if (rounds == 1) {
         combine_(k_.reduce_op, partials.data(), num_chunks(len, grain), n, out, len);
-      } else {  // a mean divides once, at the end
-        Op op = k_.reduce_op == Op::Mean ? Op::Sum : k_.reduce_op;
-        combine_(op, partials.data(), num_chunks(len, grain), n, round_partials.data() + r * n * elem, len);
+        return;
       }
+      Op op = k_.reduce_op == Op::Mean ? Op::Sum : k_.reduce_op;  // a mean divides once, at the end
+      combine_(op, partials.data(), num_chunks(len, grain), n, round_partials.data() + r * n * elem, len);
     }
-    if (rounds > 1) combine_(k_.reduce_op, round_partials.data(), rounds, n, out, total);
+    combine_(k_.reduce_op, round_partials.data(), rounds, n, out, total);
   }
 
   const Kernel& k_;

@@ -17,6 +17,18 @@ namespace arrayc::detail {
 
 using KernelFn = void (*)(void* const* ptrs, const int64_t* params, int64_t begin, int64_t end);
 
+// A kernel's arguments, run over part of its range by parallel_for (thread_pool.h):
+//   KernelRange r{fn, ptrs, params}; parallel_for(n, grain, run_kernel_range, &r);
+struct KernelRange {
+  KernelFn fn;
+  void* const* ptrs;
+  const int64_t* params;
+};
+inline void run_kernel_range(void* ctx, int64_t begin, int64_t end) {
+  auto* r = static_cast<KernelRange*>(ctx);
+  r->fn(r->ptrs, r->params, begin, end);
+}
+
 // A kernel compiled for the host and linked into the process (Binary::name is its symbol). Its
 // code is unloaded when the binary is destroyed (after the kernel cache and every Launch that
 // held it let it go).

@@ -283,7 +283,7 @@ int64_t num_chunks(int64_t n, int64_t grain) {
   if (n <= grain) return 1;
   // One thread splits only a range long enough to need interrupt checks inside it.
   int64_t per_threads = threads == 1 ? 1 : kChunksPerThread * threads;
-  return std::max<int64_t>(1, std::min<int64_t>(n / grain, std::max<int64_t>(per_threads, n / kMaxChunkElements)));
+  return std::min<int64_t>(n / grain, std::max<int64_t>(per_threads, n / kMaxChunkElements));  // n > grain: >= 1
 }
 
 void parallel_chunks(int64_t n, int64_t grain, ChunkFn fn, void* ctx) {

@@ -14,7 +14,10 @@
 //   call of each kernel (its compile) apart; the peers are benchmarks/peers/matmul_peers_gpu.py
 //   (cuBLAS through PyTorch), run right after it on the same machine. --case W4 (W3, W5, W9):
 //   those rows only. --tf32: float32 products at MatmulPrecision::High (the TF32 tensor cores;
-//   the peers' --tf32 sets torch.backends.cuda.matmul.allow_tf32).
+//   the peers' --tf32 sets torch.backends.cuda.matmul.allow_tf32). --case H: the float16/bfloat16
+//   rows only (also part of every --gpu run): 4096^3 x @ w and W5's x @ x.T at 3000^2, on the
+//   16-bit tensor cores; --sweep adds the 4096^3 float16 product with each tile of a list forced
+//   (ARRAYC_GEMM_TILE), to choose the built-in ones.
 // --skinny: the generated skinny kernel against OpenBLAS on the same buffers, shape by shape
 //   (docs/blas.md, "Skinny products").
 // --gpu --tiles T1,T2,...: a tile sweep of the --case rows (W4, W5 as one triangle and as a
@@ -188,8 +191,33 @@ void layer_row(const Layer& l, int reps) {
   std::fflush(stdout);
 }
 
+// float16/bfloat16 products on the GPU (issue 29): medians in ms and TFLOP/s (2 m n k per call;
+// W5's x @ x.T counted as a general product, as cuBLAS computes it).
+void half_rows(int reps, bool sweep) {
+  const Shape3 cases[] = {
+      {"H f16 4096^3 x@w", 4096, 4096, 4096, DType::Float16, false},
+      {"H bf16 4096^3 x@w", 4096, 4096, 4096, DType::BFloat16, false},
+      {"H f16 W5 3000x3000.T", 3000, 3000, 3000, DType::Float16, true},
+      {"H bf16 W5 3000x3000.T", 3000, 3000, 3000, DType::BFloat16, true},
+  };
+  auto row = [&](const char* name, const Shape3& s) {
+    double ms = median_ms(product_call(s), reps);
+    std::printf("%-32s %10.3f ms  %7.1f TFLOP/s\n", name, ms, 2.0 * s.m * s.n * s.k / ms * 1e-9);
+    std::fflush(stdout);
+  };
+  for (const Shape3& s : cases) row(s.name, s);
+  if (!sweep) return;
+  for (const char* tile : {"256x128x32/16x8/s3", "256x128x32/16x8/s4", "128x256x32/16x8/s4", "128x128x32/8x8/s4",
+                           "128x128x64/16x8/s3", "256x128x64/16x8/s3", "128x256x64/16x8/s3", "256x128x32/16x8/s5"}) {
+    setenv("ARRAYC_GEMM_TILE", tile, 1);
+    std::string name = std::string("  f16 4096^3 ") + tile;
+    row(name.c_str(), cases[0]);
+  }
+  unsetenv("ARRAYC_GEMM_TILE");
+}
+
 // The GPU rows (--gpu).
-void gpu_rows(bool big, int reps) {
+void gpu_rows(bool big, int reps, bool sweep) {
   std::printf("== arrayc rows on gpu(0)%s\n",
               arrayc::matmul_precision() == arrayc::MatmulPrecision::High ? ", float32 products on TF32" : "");
   for (const Shape3& s : kCalib) {
@@ -204,6 +232,7 @@ void gpu_rows(bool big, int reps) {
     }
     std::fflush(stdout);
   }
+  if (only.empty() || only == "H") half_rows(reps, sweep);
   std::vector<Layer> layers{{256, 784, 256}, {2048, 2048, 2048}};
   if (big) layers.push_back({4096, 4096, 4096});
   if (!only.empty() && only != "W9") return;
@@ -344,7 +373,7 @@ void skinny_rows(int reps) {
 }
 
 int main(int argc, char** argv) {
-  bool calib = false, show_rows = false, big = false, gpu = false;
+  bool calib = false, show_rows = false, big = false, gpu = false, sweep = false;
   int reps = 11;
   std::string tiles;  // --tiles
   for (int i = 1; i < argc; ++i) {
@@ -359,6 +388,7 @@ int main(int argc, char** argv) {
     else if (a == "--reps" && i + 1 < argc) reps = std::max(1, std::atoi(argv[++i]));
     else if (a == "--case" && i + 1 < argc) only = argv[++i];
     else if (a == "--tf32") arrayc::set_matmul_precision(arrayc::MatmulPrecision::High);
+    else if (a == "--sweep") sweep = true;
     else if (a == "--tiles" && i + 1 < argc) tiles = argv[++i];
     else if (a == "--skinny") {  // skinny products' crossover only
       skinny_rows(reps);
@@ -371,7 +401,7 @@ int main(int argc, char** argv) {
       return 0;
     }
     else {
-      std::fprintf(stderr, "usage: arrayc-matmul-bench [--calibrate] [--rows] [--big] [--reps N] [--gpu] [--skinny]\n");
+      std::fprintf(stderr, "usage: arrayc-matmul-bench [--calibrate] [--rows] [--big] [--reps N] [--gpu [--case NAME] [--tf32] [--sweep] [--tiles T1,T2,...]] [--skinny]\n");
       return 2;
     }
   }
@@ -382,7 +412,7 @@ int main(int argc, char** argv) {
       return 0;
     }
     if (gpu) {
-      gpu_rows(big, reps);
+      gpu_rows(big, reps, sweep);
       return 0;
     }
     std::printf("threads: %d (ARRAYC_NUM_THREADS, else the CPUs available)\n\n", arrayc::detail::num_threads());

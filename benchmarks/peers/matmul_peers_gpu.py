@@ -5,7 +5,10 @@ the whole product; cuBLAS's syrk, one triangle, through CuPy where installed) an
 --big): PyTorch eager (three kernels), addmm + relu_ (cuBLAS's bias in the product, then relu),
 and torch.compile where it works. TF32 is off (exact float32, as arrayc's default); --tf32 turns
 it on (as arrayc-matmul-bench --tf32).
---case NAME: the rows whose name starts with NAME (W3, W4, W5, W9).
+float16/bfloat16 (the H rows, issue 29): x @ w at 4096^3 and torch.mm(x, x.T) at 3000^2, on
+cuBLAS's tensor cores with float32 accumulation (allow_fp16/bf16_reduced_precision_reduction
+off, as arrayc), and for float16 4096^3 also with PyTorch's default (reduced precision allowed).
+--case NAME: the rows whose name starts with NAME (W3, W4, W5, W9, H).
 Usage: python3 matmul_peers_gpu.py [--big] [--reps N] [--tf32] [--case NAME]"""
 import sys, time
 
@@ -50,6 +53,25 @@ with torch.no_grad():
     rec("W4 1000^3 f64", "torch (cuBLAS)", med(lambda: a4 @ b4))
     x5 = torch.randn(3000, 3000, device=dev)
     rec("W5 3000x3000.T f32", "torch.mm(x, x.T) (cuBLAS)", med(lambda: torch.mm(x5, x5.T)))
+    # float16/bfloat16 (issue 29): TFLOP/s as 2 m n k per call.
+    cm = torch.backends.cuda.matmul
+    for dt, tag in ((torch.float16, "f16"), (torch.bfloat16, "bf16")):
+        if only and not "H".startswith(only[:1]):
+            break
+        cm.allow_fp16_reduced_precision_reduction = False
+        cm.allow_bf16_reduced_precision_reduction = False
+        xh = torch.rand(4096, 4096, device=dev).to(dt)
+        wh = torch.randn(4096, 4096, device=dev).to(dt)
+        ms = med(lambda: xh @ wh)
+        rec(f"H {tag} 4096^3 x@w", f"torch (cuBLAS) {2 * 4096**3 / ms * 1e-9:.0f} TFLOP/s", ms)
+        if dt == torch.float16:
+            cm.allow_fp16_reduced_precision_reduction = True
+            ms = med(lambda: xh @ wh)
+            rec(f"H {tag} 4096^3 x@w", f"torch, reduced-precision sum {2 * 4096**3 / ms * 1e-9:.0f}", ms)
+            cm.allow_fp16_reduced_precision_reduction = False
+        xw = torch.rand(3000, 3000, device=dev).to(dt)
+        ms = med(lambda: torch.mm(xw, xw.T))
+        rec(f"H {tag} W5 3000x3000.T", f"torch.mm(x, x.T) {2 * 3000**3 / ms * 1e-9:.0f} TFLOP/s", ms)
     # One triangle, as arrayc computes x @ x.T: cuBLAS's syrk through CuPy, where installed.
     try:
         import cupy, cupy.cublas

@@ -51,7 +51,7 @@ std::vector<NodeRef> run(const Program& p, const std::vector<ParamBinding>& para
     } else {
       const DotStep& d = std::get<DotStep>(step.op);
       if (d.output >= 0) alloc(d.output);
-      ptrs = {matrix_pointer(d.a, d.dtype, slots, params), matrix_pointer(d.b, d.dtype, slots, params),
+      ptrs = {matrix_pointer(d.a, d.in_dtype, slots, params), matrix_pointer(d.b, d.in_dtype, slots, params),
               d.output >= 0 ? slots[d.output]->data : nullptr};
       for (int o : d.epilogue.outputs) alloc(o);
       for (const Source& src : d.epilogue.inputs) ptrs.push_back(base_pointer(src, slots, params));

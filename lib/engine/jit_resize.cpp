@@ -88,7 +88,7 @@ std::string structure(const Schedule& s) {
     if (const auto* ks = std::get_if<KernelStep>(&step.op)) {
       t += kernel_step_text(*ks);
     } else if (const auto* d = std::get_if<DotStep>(&step.op)) {
-      t += "dot " + std::string(dtype_name(d->dtype)) + " form " + std::to_string(static_cast<int>(d->form)) +
+      t += "dot " + std::string(dtype_name(d->dtype)) + " in " + dtype_name(d->in_dtype) + " form " + std::to_string(static_cast<int>(d->form)) +
            " out " + std::to_string(d->output) + " epilogue " + std::to_string(d->has_epilogue) +
            std::to_string(d->epilogue_by_rows) + " " + source_text(d->a.src) + source_text(d->b.src) + "\n";
       if (d->has_epilogue) t += kernel_step_text(d->epilogue);

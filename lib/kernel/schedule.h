@@ -77,6 +77,9 @@ struct DotStep {
   DType dtype;
   int64_t batch = 1;  // 1 for a plain 2-D product
   MatrixOperand a, b;
+  // The operands' dtype: dtype, or float16/bfloat16 read as they are by a GPU product of float32
+  // (issue 29; passes/products.h, widened_half_operands).
+  DType in_dtype = DType::Float32;
   int output;  // slot, contiguous [batch, m, n]; -1 when an epilogue consumes the product
   ProductForm form = ProductForm::General;
   // Elementwise consumers of the product fused into this step (CPU): a kernel whose input

@@ -105,11 +105,15 @@ void mark_required_roots(const Graph& g, const FusionOptions& opts, const Users&
         break;
       case OpKind::Contraction: {
         if (outputs.count(n.get()) || !may_take_epilogue(*n, users, opts)) mark(n.get(), product_reason(*n));
+        // issue 29: a GPU product reads 16-bit operands as they are; their widening Casts join
+        // its step, and what they widen is read from memory instead.
+        const bool half = widened_half_operands(*n) != DType::Float32;
         for (const NodeRef& in : n->inputs) {
-          const NodeRef& base = view_base(in);
+          const NodeRef& base = view_base(half ? widened_operand_cast(in)->inputs[0] : in);
           if (!in_memory(*base) && op_kind(base->op) != OpKind::Reduce &&
               op_kind(base->op) != OpKind::Contraction)
-            mark(base.get(), std::string("operand of ") + op_name(n->op) + ": BLAS reads memory");
+            mark(base.get(), std::string("operand of ") + op_name(n->op) +
+                                 (half ? ": the product kernel reads memory" : ": BLAS reads memory"));
         }
         break;
       }

@@ -34,6 +34,12 @@ std::string product_reason(const Node& dot) {
   std::string r = dot.device.kind == Device::Kind::GPU ? "matrix product (tiled product kernel)" : "matrix product (BLAS call)";
   if (!is_float(dot.dtype)) return r;
   bool cpu = dot.device.kind == Device::Kind::CPU;
+  // issue 29: a GPU product of 16-bit operands reads them as they are, x @ x.T included.
+  if (!cpu && widened_half_operands(dot) != DType::Float32) {
+    r += "; float16/bfloat16 operands read as they are, on the tensor cores (sm_80+)";
+    if (product_form(dot) == ProductForm::Gram)
+      return r + "; product-structure: x @ x.T, both triangles there (before sm_80 the tiles of one triangle, mirrored)";
+  }
   switch (product_form(dot)) {
     case ProductForm::General: return r;
     case ProductForm::Skinny:
@@ -54,6 +60,25 @@ bool epilogue_candidate(const Node& dot) {
   if (dot.device.kind == Device::Kind::CPU) return is_float(dot.dtype);
   // The GPU's product kernel (float32, float64) applies it to each tile in registers.
   return dot.dtype == DType::Float32 || dot.dtype == DType::Float64;
+}
+
+// issue 29: 16-bit operands read as they are by a GPU product.
+const NodeRef& widened_operand_cast(const NodeRef& operand) {
+  const NodeRef* p = &operand;
+  while (op_kind((*p)->op) == OpKind::View) p = &(*p)->inputs[0];
+  return *p;
+}
+
+DType widened_half_operands(const Node& dot) {
+  if (dot.device.kind != Device::Kind::GPU || dot.dtype != DType::Float32) return DType::Float32;
+  DType from = DType::Float32;
+  for (const NodeRef& in : dot.inputs) {
+    const NodeRef& c = widened_operand_cast(in);
+    if (c->op != Op::Cast || !is_half(c->inputs[0]->dtype)) return DType::Float32;
+    if (from != DType::Float32 && from != c->inputs[0]->dtype) return DType::Float32;
+    from = c->inputs[0]->dtype;
+  }
+  return from;
 }
 
 }  // namespace arrayc::detail

@@ -30,4 +30,14 @@ std::string product_reason(const Node& dot);
 // register tiles). The fusion pass then decides whether they join its kernel.
 bool epilogue_candidate(const Node& dot);
 
+// GPU products of 16-bit floats (issue 29). make_dot widens float16/bfloat16 operands to float32
+// (a Cast under each operand's views) and rounds the float32 product back. On a GPU the product
+// kernel reads the 16-bit values themselves (sm_80+: the f16/bf16 tensor cores, whose products of
+// 16-bit inputs are exact and accumulate in float32; before that, widened in the kernel's loads),
+// so those Casts are not materialized. Returns the 16-bit dtype when both operands of this
+// float32 GPU product are (views of) Casts from it, else float32.
+DType widened_half_operands(const Node& dot);
+// The Cast under an operand's views that widened_half_operands found.
+const NodeRef& widened_operand_cast(const NodeRef& operand);
+
 }  // namespace arrayc::detail

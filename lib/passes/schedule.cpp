@@ -437,8 +437,8 @@ bool reads_product_in_place(const KernelStep& ks) {
   return false;
 }
 
-MatrixOperand matrix_operand(const SlotTable& table, const NodeRef& n) {
-  auto [src, v] = table.view_of_memory(n);
+MatrixOperand matrix_operand(const std::pair<Source, StridedView>& memory) {
+  const auto& [src, v] = memory;
   MatrixOperand m;
   m.src = src;
   m.offset = v.offset;
@@ -449,6 +449,40 @@ MatrixOperand matrix_operand(const SlotTable& table, const NodeRef& n) {
   m.col_stride = v.strides[r - 1];
   m.batch_stride = r == 3 ? v.strides[0] : 0;
   return m;
+}
+
+MatrixOperand matrix_operand(const SlotTable& table, const NodeRef& n) { return matrix_operand(table.view_of_memory(n)); }
+
+// issue 29: a GPU product of 16-bit floats (products.h, widened_half_operands) reads the values
+// under its operands' widening Casts when fusion left those Casts unmaterialized; then its
+// in_dtype is the 16-bit dtype (returns true). A Cast materialized for other readers keeps both
+// operands float32.
+bool half_operands(const SlotTable& table, const NodeRef& d, DotStep& dot) {
+  DType h = widened_half_operands(*d);
+  if (h == DType::Float32) return false;
+  const FusionPlan& plan = table.plan();
+  std::vector<const Node*> chains[2];
+  const Node* casts[2];
+  bool folded[2];
+  for (int i = 0; i < 2; ++i) {
+    const NodeRef* p = &d->inputs[i];
+    while (op_kind((*p)->op) == OpKind::View && !plan.is_root(p->get())) {
+      chains[i].push_back(p->get());
+      p = &(*p)->inputs[0];
+    }
+    casts[i] = p->get();
+    folded[i] = (*p)->op == Op::Cast && !plan.is_root(p->get());
+  }
+  if (folded[0] != folded[1])
+    throw NeedsCopy{casts[folded[0] ? 0 : 1], "operand of dot: float32, as its other operand is materialized"};
+  if (!folded[0]) return false;
+  MatrixOperand* ops[2] = {&dot.a, &dot.b};
+  for (int i = 0; i < 2; ++i) {
+    auto [src, v] = table.view_of_memory(casts[i]->inputs[0]);
+    *ops[i] = matrix_operand({src, apply_views(v, chains[i])});
+  }
+  dot.in_dtype = h;
+  return true;
 }
 
 // A scan or sort: its input's view with the axis moved last (issue 28).
@@ -508,8 +542,11 @@ Schedule lower(const Graph& g, FusionPlan plan) {
       DotStep dot;
       dot.dtype = d->dtype;
       dot.batch = d->rank() == 3 ? d->shape[0] : 1;
-      dot.a = matrix_operand(table, d->inputs[0]);
-      dot.b = matrix_operand(table, d->inputs[1]);
+      dot.in_dtype = d->dtype;
+      if (!half_operands(table, d, dot)) {  // issue 29
+        dot.a = matrix_operand(table, d->inputs[0]);
+        dot.b = matrix_operand(table, d->inputs[1]);
+      }
       dot.form = is_float(d->dtype) ? product_form(*d) : ProductForm::General;
       step.label = "dot";
       if (grp.product) {

@@ -402,6 +402,7 @@ GemmProblem gemm_problem(const DotStep& d, uintptr_t a_addr, uintptr_t b_addr) {
   p.b_cs = d.b.col_stride;
   p.b_bs = d.b.batch_stride;
   p.gram = d.form == ProductForm::Gram;
+  p.in_dtype = d.in_dtype;  // 16-bit operands (issue 29)
   return p;
 }
 
@@ -548,10 +549,12 @@ class CudaBackend final : public Backend {
   void synchronize(Device d) override { cuda::synchronize(d.index); }
 
  private:
-  // TF32 needs the tensor cores of sm_80 and later.
+  // TF32 and the 16-bit products need the tensor cores of sm_80 and later.
   static GemmProblem problem(const DotStep& d, Device dev, const PlanContext& ctx) {
-    GemmProblem p = gemm_problem(d, alignment_address(d.a, d.dtype, ctx), alignment_address(d.b, d.dtype, ctx));
-    p.tf32 = ctx.tf32_products && cuda::device_info(dev.index).sm() >= 80;
+    GemmProblem p = gemm_problem(d, alignment_address(d.a, d.in_dtype, ctx), alignment_address(d.b, d.in_dtype, ctx));
+    const bool sm80 = cuda::device_info(dev.index).sm() >= 80;
+    p.tf32 = ctx.tf32_products && sm80;
+    p.half_mma = sm80;
     return p;
   }
 
@@ -598,7 +601,9 @@ std::string ptx_for(const Step& step, const Schedule& s, int sm) {
     if (!is_float(dot->dtype)) return "";
     Device d = step_device(step, s);
     int sms = d.kind == Device::Kind::GPU ? cuda::device_info(d.index).multiprocessors : kAssumedSMs;
-    GemmKernel gk = gemm_of(*dot, gemm_problem(*dot, 0, 0), sms);
+    GemmProblem p = gemm_problem(*dot, 0, 0);
+    p.half_mma = sm >= 80;  // issue 29
+    GemmKernel gk = gemm_of(*dot, p, sms);
     std::string ptx = "// ---- " + gk.name() + "\n" + emit_gemm_ptx(gk, sm).ptx;
     if (dot->has_epilogue && !gk.epilogue)  // a CPU product's epilogue, or one the GPU runs on its own
       ptx += "// ---- " + dot->epilogue.kernel.name + "\n" + emit_ptx(dot->epilogue.kernel, sm, ptx_options(EmitOptions{})).ptx;

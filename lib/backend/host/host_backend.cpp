@@ -410,6 +410,7 @@ class HostBackend final : public Backend {
   std::unique_ptr<Launch> plan(const Step& step, const Schedule& s, Device, const PlanContext& ctx,
                                Compiler& c) override {
     if (const auto* d = std::get_if<DotStep>(&step.op)) {
+      ARRAYC_INTERNAL_CHECK(d->in_dtype == d->dtype, "a host product with 16-bit operands");  // GPU only (issue 29)
       if (!d->has_epilogue) return std::make_unique<HostDotLaunch>(*d, nullptr, false);
       EmitOptions o = host_options(d->epilogue, s, ctx.user);
       return std::make_unique<HostDotLaunch>(*d, c.get(host_unit(d->epilogue.kernel, o, "")), o.stream_stores);

@@ -56,7 +56,7 @@ struct OperandTile {
 // `pipelined`: the tensor-core kernel's cp.async pipeline (g.mma on sm_80+).
 OperandTile operand_tile(const GemmKernel& g, bool is_a, bool pipelined = false) {
   const GemmTile& t = g.tile;
-  int v = vector_elems(g.dtype);
+  int v = vector_elems(pipelined ? g.operands() : g.dtype);  // the FMA kernel widens 16-bit loads as it loads
   OperandTile o;
   GemmUnit unit = is_a ? g.a_unit : g.b_unit;
   o.rows = is_a ? t.bm : t.bn;
@@ -74,6 +74,9 @@ OperandTile operand_tile(const GemmKernel& g, bool is_a, bool pipelined = false)
   if (pipelined) {
     o.x_major = o.along_k;
     o.pad = o.x_major || g.dtype == DType::Float64 ? 4 : 8;
+    // 16-bit elements (issue 29): rows of whole 16-byte runs, as ldmatrix reads them, padded by
+    // one run: the 8 rows of an 8 x 8 matrix then start in 8 different 16-byte bank groups.
+    if (is_half(g.in_dtype)) o.pad = 8;
   }
   o.loads = o.rows * t.bk / (t.threads() * o.width);
   int per_thread = is_a ? t.tm : t.tn;
@@ -85,7 +88,7 @@ OperandTile operand_tile(const GemmKernel& g, bool is_a, bool pipelined = false)
 // Bytes of shared memory of the tensor-core pipeline of g (dynamic).
 size_t pipeline_shared(const GemmKernel& g) {
   return static_cast<size_t>(g.stages) * (operand_tile(g, true, true).stage_len() + operand_tile(g, false, true).stage_len()) *
-         dtype_size(g.dtype);
+         dtype_size(g.operands());
 }
 
 // Why a tile cannot be used for dtype, or "".
@@ -138,8 +141,12 @@ MmaShape hopper_f64_shape(int k) {
   return s;
 }
 
-MmaShape mma_shape(DType t, int f64_k = 0, int sm = 80) {
-  if (t == DType::Float64 && f64_k && sm >= 90) return hopper_f64_shape(f64_k);
+MmaShape mma_shape(const GemmKernel& g, int sm) {
+  const DType t = g.dtype;
+  // 16-bit operands (issue 29): their fragments come from ldmatrix (half_multiply), not `a`/`b`.
+  if (g.in_dtype == DType::Float16) return {16, 8, 16, {}, {}, 2, llvm::Intrinsic::nvvm_mma_m16n8k16_row_col_f32_f32, false, ""};
+  if (g.in_dtype == DType::BFloat16) return {16, 8, 16, {}, {}, 2, llvm::Intrinsic::nvvm_mma_m16n8k16_row_col_bf16, false, ""};
+  if (t == DType::Float64 && g.f64_k && sm >= 90) return hopper_f64_shape(g.f64_k);
   if (t == DType::Float64) return {8, 8, 4, {{0, 0}}, {{0, 0}}, 1, llvm::Intrinsic::nvvm_mma_m8n8k4_row_col_f64, false};
   return {16, 8, 8, {{0, 0}, {8, 0}, {0, 4}, {8, 4}}, {{0, 0}, {0, 4}}, 2, llvm::Intrinsic::nvvm_mma_m16n8k8_row_col_tf32, true};
 }
@@ -148,9 +155,12 @@ class GemmEmitter {
  public:
   GemmEmitter(const GemmKernel& g, llvm::Module& m, int sm)
       : g_(g), t_(g.tile), m_(m), ctx_(m.getContext()), b_(ctx_), a_(operand_tile(g, true, g.mma && sm >= 80)),
-        bt_(operand_tile(g, false, g.mma && sm >= 80)), mma_(g.mma && sm >= 80), shape_(mma_shape(g.dtype, g.f64_k, sm)) {
+        bt_(operand_tile(g, false, g.mma && sm >= 80)), mma_(g.mma && sm >= 80), shape_(mma_shape(g, sm)) {
     ty_ = g.dtype == DType::Float64 ? b_.getDoubleTy() : b_.getFloatTy();
     esize_ = static_cast<int>(dtype_size(g.dtype));
+    in_ty_ = g.in_dtype == DType::Float16 ? b_.getHalfTy() : g.in_dtype == DType::BFloat16 ? b_.getBFloatTy() : ty_;
+    in_esize_ = static_cast<int>(dtype_size(g.operands()));
+    half_ = mma_ && is_half(g.in_dtype);
   }
 
   void emit(const std::string& name) {
@@ -181,7 +191,7 @@ class GemmEmitter {
     }
     // Strides along each operand's (outer, k) dims; a unit one is the constant 1.
     if (mma_) {  // the pipeline's stages: extern dynamic shared memory
-      auto* ty = llvm::ArrayType::get(ty_, 0);
+      auto* ty = llvm::ArrayType::get(in_ty_, 0);
       dyn_ = new llvm::GlobalVariable(m_, ty, false, llvm::GlobalValue::ExternalLinkage, nullptr, "gemm_stages", nullptr,
                                       llvm::GlobalValue::NotThreadLocal, kShared);
       dyn_->setAlignment(llvm::Align(16));
@@ -212,6 +222,7 @@ class GemmEmitter {
         o->lane_at = o->tile.x_major ? b_.CreateAdd(b_.CreateMul(x, i64(len)), in_group_)
                                      : b_.CreateAdd(b_.CreateMul(in_group_, i64(len)), x);
       }
+      if (half_) ldmatrix_lanes(A, B, lane);
     }
 
     acc_ = b_.CreateAlloca(llvm::ArrayType::get(ty_, t_.tm * t_.tn), nullptr, "acc");
@@ -358,12 +369,14 @@ class GemmEmitter {
   void fetch(Operand& o, Value* k0, Value* k) {
     const OperandTile& t = o.tile;
     llvm::Type* regs_ty = llvm::ArrayType::get(load_type(t), t.loads);
-    Value* first = b_.CreateInBoundsGEP(ty_, o.ptr, o.base);
+    Value* first = b_.CreateInBoundsGEP(in_ty_, o.ptr, o.base);
     auto address = [&](Value* x, Value* kk) { return element_at(o, x, kk); };
+    // 16-bit operands widen as they load (issue 29).
+    auto widen = [&](Value* v, llvm::Type* to) { return in_ty_ == ty_ ? v : b_.CreateFPExt(v, to); };
     auto scalar = [&](Value* x, Value* kk) {
       Value* ok = b_.CreateAnd(b_.CreateICmpSLT(x, o.extent), b_.CreateICmpSLT(kk, k));
-      Value* v = b_.CreateAlignedLoad(ty_, b_.CreateSelect(ok, address(x, kk), first), llvm::Align(esize_));
-      return b_.CreateSelect(ok, v, llvm::ConstantFP::get(ty_, 0.0));
+      Value* v = b_.CreateAlignedLoad(in_ty_, b_.CreateSelect(ok, address(x, kk), first), llvm::Align(in_esize_));
+      return b_.CreateSelect(ok, widen(v, ty_), llvm::ConstantFP::get(ty_, 0.0));
     };
     for (int j = 0; j < t.loads; ++j) {
       Value* x = b_.CreateAdd(o.x0, o.xs[j]);
@@ -379,7 +392,9 @@ class GemmEmitter {
       if_else(
           whole,
           [&] {
-            b_.CreateStore(b_.CreateAlignedLoad(load_type(t), address(x, kk), llvm::Align(16)), slot);
+            llvm::Type* in = t.width == 1 ? in_ty_ : llvm::FixedVectorType::get(in_ty_, t.width);
+            Value* v = b_.CreateAlignedLoad(in, address(x, kk), llvm::Align(in_esize_ * t.width));
+            b_.CreateStore(widen(v, load_type(t)), slot);
           },
           [&] {
             Value* v = llvm::UndefValue::get(load_type(t));
@@ -396,7 +411,7 @@ class GemmEmitter {
   // Element (x, kk) of the operand's current product.
   Value* element_at(const Operand& o, Value* x, Value* kk) {
     Value* off = b_.CreateAdd(o.base, b_.CreateAdd(b_.CreateMul(x, o.outer_stride), b_.CreateMul(kk, o.k_stride)));
-    return b_.CreateInBoundsGEP(ty_, o.ptr, off);
+    return b_.CreateInBoundsGEP(in_ty_, o.ptr, off);
   }
 
   // The k-step starting at k0 of operand o by cp.async into the shared-memory stage whose first
@@ -404,12 +419,18 @@ class GemmEmitter {
   // size short of the copy's), their addresses replaced by the product's first element.
   void copy_async(const Operand& o, Value* k0, Value* k, Value* stage) {
     const OperandTile& t = o.tile;
-    Value* first = b_.CreateInBoundsGEP(ty_, o.ptr, o.base);
+    Value* first = b_.CreateInBoundsGEP(in_ty_, o.ptr, o.base);
     for (int j = 0; j < t.loads; ++j) {
       Value* x = b_.CreateAdd(o.x0, o.xs[j]);
       Value* kk = b_.CreateAdd(k0, o.ks[j]);
-      Value* dst = b_.CreateInBoundsGEP(ty_, dyn_, b_.CreateAdd(stage, o.stash_at[j]));
+      Value* dst = b_.CreateInBoundsGEP(in_ty_, dyn_, b_.CreateAdd(stage, o.stash_at[j]));
       Value* bytes;
+      if (t.width == 1 && in_esize_ < 4) {  // a 16-bit element (issue 29): below cp.async's 4 bytes
+        Value* ok = b_.CreateAnd(b_.CreateICmpSLT(x, o.extent), b_.CreateICmpSLT(kk, k));
+        Value* v = b_.CreateAlignedLoad(in_ty_, b_.CreateSelect(ok, element_at(o, x, kk), first), llvm::Align(in_esize_));
+        b_.CreateAlignedStore(b_.CreateSelect(ok, v, llvm::ConstantFP::get(in_ty_, 0.0)), dst, llvm::Align(in_esize_));
+        continue;
+      }
       if (t.width == 1) {
         bytes = b_.CreateSelect(b_.CreateAnd(b_.CreateICmpSLT(x, o.extent), b_.CreateICmpSLT(kk, k)), i64(esize_), i64(0));
       } else {  // the run's elements in range along the unit dim, if the other is in range
@@ -417,10 +438,10 @@ class GemmEmitter {
         Value* other_ok = t.along_k ? b_.CreateICmpSLT(x, o.extent) : b_.CreateICmpSLT(kk, k);
         Value* n = b_.CreateSelect(b_.CreateICmpSLT(left, i64(t.width)), left, i64(t.width));
         n = b_.CreateSelect(b_.CreateAnd(other_ok, b_.CreateICmpSGT(n, i64(0))), n, i64(0));
-        bytes = b_.CreateMul(n, i64(esize_));
+        bytes = b_.CreateMul(n, i64(in_esize_));
       }
       Value* src = b_.CreateSelect(b_.CreateICmpSGT(bytes, i64(0)), element_at(o, x, kk), first);
-      const int size = t.width * esize_;
+      const int size = t.width * in_esize_;
       llvm::Intrinsic::ID id = size == 16  ? llvm::Intrinsic::nvvm_cp_async_cg_shared_global_16_s
                                : size == 8 ? llvm::Intrinsic::nvvm_cp_async_ca_shared_global_8_s
                                            : llvm::Intrinsic::nvvm_cp_async_ca_shared_global_4_s;
@@ -452,7 +473,8 @@ class GemmEmitter {
       if_then(b_.CreateICmpSLT(next, ktiles), [&] { issue(next, b_.CreateURem(next, i64(S))); });
       commit();
       Value* at = b_.CreateMul(b_.CreateURem(kt, i64(S)), i64(stage_len));
-      mma_multiply(A, B, at, b_.CreateAdd(at, i64(A.tile.stage_len())));
+      if (half_) half_multiply(A, B, at, b_.CreateAdd(at, i64(A.tile.stage_len())));
+      else mma_multiply(A, B, at, b_.CreateAdd(at, i64(A.tile.stage_len())));
     });
     barrier();  // the next tile's copies overwrite the stages
   }
@@ -492,7 +514,7 @@ class GemmEmitter {
   // and issues the ti x tj mmas. Accumulator c of tile (i, j) is acc[(i tj + j) c_per + c].
   void mma_multiply(const Operand& a, const Operand& b, Value* a_at, Value* b_at) {
     const MmaShape& sh = shape_;
-    const int ti = 4 * t_.tm / sh.m, tj = 8 * t_.tn / sh.n, c_per = 2 * sh.c_rows;
+    const int ti = 4 * t_.tm / sh.m, tj = 8 * t_.tn / sh.n;
     std::vector<Value*> acc;
     for (int i = 0; i < t_.tm * t_.tn; ++i) acc.push_back(b_.CreateLoad(ty_, acc_at(i)));
     Value* a_base = b_.CreateInBoundsGEP(ty_, dyn_, b_.CreateAdd(a_at, a.lane_at));
@@ -510,17 +532,25 @@ class GemmEmitter {
         for (auto [x, dk] : sh.a) af[i].push_back(read(a, a_base, i * sh.m + x, kk + dk));
       for (int j = 0; j < tj; ++j)
         for (auto [x, dk] : sh.b) bf[j].push_back(read(b, b_base, j * sh.n + x, kk + dk));
-      for (int i = 0; i < ti; ++i)
-        for (int j = 0; j < tj; ++j) {
-          const int c = (i * tj + j) * c_per;
-          std::vector<Value*> args = af[i];
-          args.insert(args.end(), bf[j].begin(), bf[j].end());
-          args.insert(args.end(), acc.begin() + c, acc.begin() + c + c_per);
-          Value* d = sh.ptx.empty() ? b_.CreateIntrinsic(sh.op, {}, args) : inline_mma(sh, args);
-          for (int e = 0; e < c_per; ++e) acc[c + e] = b_.CreateExtractValue(d, e);
-        }
+      mma_tiles(af, bf, acc);
     }
     for (int i = 0; i < t_.tm * t_.tn; ++i) b_.CreateStore(acc[i], acc_at(i));
+  }
+
+  // The mmas of one k-slice: row tile i's A fragment af[i] by column tile j's B fragment bf[j]
+  // into the accumulators of tile (i, j), acc[(i tj + j) c_per ..].
+  void mma_tiles(const std::vector<std::vector<Value*>>& af, const std::vector<std::vector<Value*>>& bf,
+                 std::vector<Value*>& acc) {
+    const int ti = static_cast<int>(af.size()), tj = static_cast<int>(bf.size()), c_per = 2 * shape_.c_rows;
+    for (int i = 0; i < ti; ++i)
+      for (int j = 0; j < tj; ++j) {
+        const int c = (i * tj + j) * c_per;
+        std::vector<Value*> args = af[i];
+        args.insert(args.end(), bf[j].begin(), bf[j].end());
+        args.insert(args.end(), acc.begin() + c, acc.begin() + c + c_per);
+        Value* d = shape_.ptx.empty() ? b_.CreateIntrinsic(shape_.op, {}, args) : inline_mma(shape_, args);
+        for (int e = 0; e < c_per; ++e) acc[c + e] = b_.CreateExtractValue(d, e);
+      }
   }
 
   // One mma as inline PTX: outputs the c_per accumulators, inputs the fragments then them.
@@ -552,6 +582,66 @@ class GemmEmitter {
           }
         });
       }
+  }
+
+  // ---- 16-bit operands on the tensor cores (issue 29) ----
+  // ldmatrix.x4 reads four 8 x 8 matrices of 16-bit elements, lanes 8 j .. 8 j + 7 giving the
+  // addresses of matrix j's rows (16 contiguous bytes each); lane l receives, per matrix, the two
+  // elements of row l / 4 at columns 2 (l % 4) and 2 (l % 4) + 1, which is an mma fragment
+  // register: with the row along m (A) or n (B) and the column along k. An operand staged
+  // x-major ([x][k]) has those rows in memory; one staged k-major ([k][x]) has their columns,
+  // and ldmatrix.trans transposes them. A's four matrices are the m16n8k16 fragment's a0..a3
+  // (rows +0/+8, k +0/+8); B's are b0, b1 of two neighbouring n-tiles (n +0/+8, k +0/+8).
+  void ldmatrix_lanes(const Operand& A, const Operand& B, Value* lane) {
+    Value* j = b_.CreateLShr(lane, 3);
+    Value* r = b_.CreateAnd(lane, i64(7));
+    Value* lo = b_.CreateMul(b_.CreateAnd(j, i64(1)), i64(8));  // matrices 1, 3
+    Value* hi = b_.CreateMul(b_.CreateLShr(j, 1), i64(8));       // matrices 2, 3
+    // Element (x, kk) of the operand's stage, as an element index.
+    auto at = [&](const Operand& o, Value* x, Value* kk) {
+      const int64_t len = o.tile.row_len();
+      return o.tile.x_major ? b_.CreateAdd(b_.CreateMul(x, i64(len)), kk) : b_.CreateAdd(b_.CreateMul(kk, i64(len)), x);
+    };
+    // A: matrix j covers rows wm + lo .. + 7, k hi .. + 7; B: columns wn + hi .. + 7, k lo .. + 7.
+    a_ld_ = A.tile.x_major ? at(A, b_.CreateAdd(wm_, b_.CreateAdd(lo, r)), hi) : at(A, b_.CreateAdd(wm_, lo), b_.CreateAdd(hi, r));
+    b_ld_ = B.tile.x_major ? at(B, b_.CreateAdd(wn_, b_.CreateAdd(hi, r)), lo) : at(B, b_.CreateAdd(wn_, hi), b_.CreateAdd(lo, r));
+  }
+
+  // One k-step of 16-bit operands from the stages at a_at, b_at: per k-slice of 16, the warp's
+  // (tm / 4) row tiles of A and tn column tiles of B by ldmatrix, then their (tm / 4) x tn
+  // m16n8k16 mmas into the float32 accumulators (laid out as mma_multiply's).
+  void half_multiply(const Operand& a, const Operand& b, Value* a_at, Value* b_at) {
+    const int ti = t_.tm / 4, tj = t_.tn;
+    std::vector<Value*> acc;
+    for (int i = 0; i < t_.tm * t_.tn; ++i) acc.push_back(b_.CreateLoad(ty_, acc_at(i)));
+    Value* a_base = b_.CreateInBoundsGEP(in_ty_, dyn_, b_.CreateAdd(a_at, a_ld_));
+    Value* b_base = b_.CreateInBoundsGEP(in_ty_, dyn_, b_.CreateAdd(b_at, b_ld_));
+    // The four registers of one ldmatrix.x4 at x0, k0 (tile coordinates) from the lane's base.
+    auto load4 = [&](const Operand& o, Value* base, int x0, int k0) {
+      const int64_t len = o.tile.row_len();
+      Value* p = b_.CreateConstInBoundsGEP1_64(in_ty_, base, o.tile.x_major ? x0 * len + k0 : k0 * len + x0);
+      llvm::Intrinsic::ID id = o.tile.x_major ? llvm::Intrinsic::nvvm_ldmatrix_sync_aligned_m8n8_x4_b16
+                                              : llvm::Intrinsic::nvvm_ldmatrix_sync_aligned_m8n8_x4_trans_b16;
+      Value* r = b_.CreateIntrinsic(id, {p->getType()}, {p});
+      std::vector<Value*> regs;
+      for (unsigned e = 0; e < 4; ++e) {
+        Value* v = b_.CreateExtractValue(r, e);
+        // float16's mma takes <2 x half> registers, bfloat16's i32.
+        regs.push_back(g_.in_dtype == DType::Float16 ? b_.CreateBitCast(v, llvm::FixedVectorType::get(in_ty_, 2)) : v);
+      }
+      return regs;
+    };
+    for (int kk = 0; kk < t_.bk; kk += 16) {
+      std::vector<std::vector<Value*>> af(ti), bf(tj);
+      for (int i = 0; i < ti; ++i) af[i] = load4(a, a_base, i * 16, kk);
+      for (int j = 0; j < tj; j += 2) {
+        std::vector<Value*> r = load4(b, b_base, j * 8, kk);
+        bf[j] = {r[0], r[1]};
+        bf[j + 1] = {r[2], r[3]};
+      }
+      mma_tiles(af, bf, acc);
+    }
+    for (int i = 0; i < t_.tm * t_.tn; ++i) b_.CreateStore(acc[i], acc_at(i));
   }
 
   void multiply(const Operand& a, const Operand& b, int buf) {
@@ -664,9 +754,11 @@ class GemmEmitter {
       off[prod.index] = i64(j);
       return off;
     };
-    // Outputs stored as vectors: float32/float64, unit stride along the run.
+    // Outputs stored as vectors: float32/float64 (and 16-bit floats, a product rounded back to
+    // its operands' dtype: issue 29), unit stride along the run.
     auto vector_out = [&](const KernelOutput& o) {
-      return w > 1 && (o.dtype == DType::Float32 || o.dtype == DType::Float64) && o.strides.back() == StrideKind::Unit;
+      return w > 1 && (o.dtype == DType::Float32 || o.dtype == DType::Float64 || is_half(o.dtype)) &&
+             o.strides.back() == StrideKind::Unit;
     };
     for (const KernelOutput& o : k.outputs)
       if (vector_out(o)) whole = b_.CreateAnd(whole, b_.CreateICmpEQ(b_.CreateURem(first[o.index], i64(w)), i64(0)));
@@ -710,6 +802,10 @@ class GemmEmitter {
   OperandTile a_, bt_;
   llvm::Type* ty_ = nullptr;
   int esize_ = 4;
+  llvm::Type* in_ty_ = nullptr;  // the operands' element type: ty_, or half/bfloat (issue 29)
+  int in_esize_ = 4;
+  bool half_ = false;                     // 16-bit operands on the tensor cores (half_multiply)
+  Value *a_ld_ = nullptr, *b_ld_ = nullptr;  // their ldmatrix lane offsets (ldmatrix_lanes)
   llvm::Function* f_ = nullptr;
   Value *tx_ = nullptr, *ty_idx_ = nullptr;
   bool mma_;                                                   // the tensor-core path
@@ -771,12 +867,14 @@ std::string GemmKernel::name() const {
   auto operand = [&](char which, GemmUnit u, bool v) {
     std::string s(1, which);
     s += u == GemmUnit::K ? 'k' : u == GemmUnit::Outer ? (which == 'a' ? 'm' : 'n') : 's';
-    return s + std::to_string(v && u != GemmUnit::None ? vector_elems(dtype) : 1);
+    return s + std::to_string(v && u != GemmUnit::None ? vector_elems(mma ? operands() : dtype) : 1);
   };
-  return "gemm_" + std::string(dtype_name(dtype)) + "_" + std::to_string(tile.bm) + "x" + std::to_string(tile.bn) + "x" +
+  // 16-bit operands (issue 29): gemm_float16_float32_...
+  const std::string types = is_half(in_dtype) ? std::string(dtype_name(in_dtype)) + "_" + dtype_name(dtype) : dtype_name(dtype);
+  return "gemm_" + types + "_" + std::to_string(tile.bm) + "x" + std::to_string(tile.bn) + "x" +
          std::to_string(tile.bk) + "_" + std::to_string(tile.tm) + "x" + std::to_string(tile.tn) + "_" +
          operand('a', a_unit, a_vec) + "_" + operand('b', b_unit, b_vec) + (gram ? "_gram" : "") +
-         (mma ? (dtype == DType::Float32 ? "_tf32_s" : "_mma_s") + std::to_string(stages) : "") +
+         (mma ? (dtype == DType::Float32 && !is_half(in_dtype) ? "_tf32_s" : "_mma_s") + std::to_string(stages) : "") +
          (mma && f64_k ? "_k" + std::to_string(f64_k) : "") +
          (epilogue ? "_ep_" + identifier(epilogue->name) : "");
 }
@@ -790,7 +888,10 @@ std::string GemmKernel::str() const {
 GemmKernel choose_gemm(const GemmProblem& p, int multiprocessors) {
   GemmKernel g;
   g.dtype = p.dtype;
-  const int64_t v = vector_elems(p.dtype);
+  // 16-bit operands (issue 29): vectors of 8 (the FMA kernel's loads of 4 are then aligned too).
+  const bool half = is_half(p.in_dtype);
+  if (half) g.in_dtype = p.in_dtype;
+  const int64_t v = vector_elems(half ? p.in_dtype : p.dtype);
   // 16-byte loads along the unit dim need every vector's first element 16-byte aligned: the
   // first address, and the operand's other strides multiples of the vector (unless unused).
   auto vec_ok = [&](uintptr_t addr, int64_t other_stride, int64_t other_extent, int64_t batch_stride) {
@@ -803,15 +904,20 @@ GemmKernel choose_gemm(const GemmProblem& p, int multiprocessors) {
   g.b_vec = g.b_unit == GemmUnit::Outer ? vec_ok(p.b_addr, p.b_rs, p.k, p.b_bs)
             : g.b_unit == GemmUnit::K && vec_ok(p.b_addr, p.b_cs, p.n, p.b_bs);
 
-  const bool gram = p.gram && p.batch == 1 && p.m == p.n;
+  // 16-bit operands on the tensor cores take the general kernel, both triangles, far faster than
+  // the FMA triangle.
+  const bool half_mma = half && p.half_mma;
+  const bool gram = p.gram && p.batch == 1 && p.m == p.n && !half_mma;
   // The tensor cores: float64, and float32 where TF32 is allowed. Not for Gram products (kept on
   // FMAs, whose exact symmetry the triangle's mirror relies on). A warp's (4 tm) x (8 tn) tile
   // must be whole mma tiles (8 x 8 x 4 for float64, 16 x 8 x 8 for TF32) and fit the block's.
-  const bool mma_dtype = (p.dtype == DType::Float64 || (p.dtype == DType::Float32 && p.tf32)) && !gram;
+  const bool mma_dtype = (p.dtype == DType::Float64 || (p.dtype == DType::Float32 && p.tf32) || half_mma) && !gram;
   auto mma_ok = [&](const GemmTile& t, int stages, int f64_k) {
     const bool f64 = p.dtype == DType::Float64;
-    const int im = f64 && !f64_k ? 8 : 16, ik = f64 ? (f64_k ? f64_k : 4) : 8;
+    const int im = f64 && !f64_k ? 8 : 16, ik = f64 ? (f64_k ? f64_k : 4) : half ? 16 : 8;
     if (!mma_dtype || stages < 2 || (4 * t.tm) % im || t.bm % (4 * t.tm) || t.bn % (8 * t.tn) || t.bk % ik) return false;
+    // 16-bit: B's fragments come two n-tiles per ldmatrix, and each thread copies whole 16-byte runs.
+    if (half && (t.tn % 2 || !tile_problem(t, p.in_dtype).empty())) return false;
     GemmKernel k = g;
     k.tile = t;
     k.mma = true;
@@ -838,7 +944,7 @@ GemmKernel choose_gemm(const GemmProblem& p, int multiprocessors) {
                   "BK a multiple of K)");
     if (stages && !g.mma)
       throw Error("ARRAYC_GEMM_TILE=" + forced + ": stages are for the tensor cores, which this tile cannot use for " +
-                  dtype_name(p.dtype) + (p.dtype == DType::Float32 && !p.tf32 ? " (TF32 is off)" : ""));
+                  dtype_name(p.dtype) + (p.dtype == DType::Float32 && !p.tf32 && !half ? " (TF32 is off)" : ""));
     if (std::string why = static_shared_problem(t, p.dtype); !g.mma && !why.empty())
       throw Error("ARRAYC_GEMM_TILE=" + forced + " cannot be used for " + dtype_name(p.dtype) + ": " + why);
     return g;
@@ -861,13 +967,19 @@ GemmKernel choose_gemm(const GemmProblem& p, int multiprocessors) {
     int stages = 0;
     int f64_k = -1;  // -1: kF64K
   };
-  const Choice big = mma_dtype ? (f64 ? Choice{{64, 64, 16, 8, 4}, 4, 4} : Choice{{256, 128, 32, 16, 8}, 3})
+  // 16-bit operands (issue 29), from a sweep on an H100 (docs/cuda.md), 4096^3 float16:
+  // 256x128x64/16x8 3 stages 0.471 ms, 128x256x64 0.475, 128x128x64 0.493, 128x256x32 s4 0.523,
+  // 256x128x32 s4 0.538 (s3 0.546, s5 0.537), 128x128x32/8x8 s4 0.641.
+  const Choice big = half_mma ? Choice{{256, 128, 64, 16, 8}, 3}
+                     : mma_dtype ? (f64 ? Choice{{64, 64, 16, 8, 4}, 4, 4} : Choice{{256, 128, 32, 16, 8}, 3})
                      : f64     ? Choice{{128, 64, 8, 8, 4}}
                                : Choice{{128, 128, 16, 8, 8}};
-  const Choice mid = mma_dtype ? (f64 ? Choice{{32, 64, 16, 8, 4}, 4} : Choice{{64, 64, 16, 8, 4}, 3})
+  const Choice mid = half_mma ? Choice{{128, 64, 32, 8, 4}, 4}
+                     : mma_dtype ? (f64 ? Choice{{32, 64, 16, 8, 4}, 4} : Choice{{64, 64, 16, 8, 4}, 3})
                      : f64     ? Choice{{64, 64, 8, 4, 4}}
                                : Choice{{64, 64, 16, 4, 4}};
-  const Choice small = mma_dtype ? (f64 ? Choice{{32, 32, 16, 8, 4}, 4} : Choice{{32, 32, 16, 8, 4}, 3})
+  const Choice small = half_mma ? Choice{{64, 64, 32, 8, 4}, 4}
+                       : mma_dtype ? (f64 ? Choice{{32, 32, 16, 8, 4}, 4} : Choice{{32, 32, 16, 8, 4}, 3})
                        : f64     ? Choice{{32, 32, 16, 2, 2}}
                                  : Choice{{32, 32, 32, 2, 2}};
   const Choice narrow{{32, 16, 32, 2, 2}};
@@ -879,12 +991,13 @@ GemmKernel choose_gemm(const GemmProblem& p, int multiprocessors) {
         c = t;
         break;
       }
-  } else if (p.n <= 16 && p.m > p.n) {
+  } else if (p.n <= 16 && p.m > p.n && !half_mma) {
     c = narrow;
   } else {
     // Too few small tiles to give every SM one: the narrow tile, twice as many. W9's layer at
     // 256x784x256 (64 small tiles on 132 SMs) took 0.021 ms with it against 0.026 on an H100.
-    if (tiles(small.t, p) < multiprocessors) c = narrow;
+    // (16-bit operands keep the tensor cores' small tile.)
+    if (tiles(small.t, p) < multiprocessors && !half_mma) c = narrow;
     for (const Choice& t : {big, mid})
       if (2 * tiles(t.t, p) >= multiprocessors) {
         c = t;
@@ -892,7 +1005,7 @@ GemmKernel choose_gemm(const GemmProblem& p, int multiprocessors) {
       }
   }
   take(c.t, c.stages, c.f64_k);
-  std::string why = tile_problem(c.t, p.dtype);
+  std::string why = tile_problem(c.t, half_mma ? p.in_dtype : p.dtype);
   if (why.empty() && !g.mma) why = static_shared_problem(c.t, p.dtype);
   ARRAYC_INTERNAL_CHECK(why.empty(), "built-in gemm tile invalid: " + why);
   return g;
@@ -932,6 +1045,8 @@ std::string gemm_epilogue_problem(const Kernel& k, const LaunchParams& launch, i
 
 PtxKernel emit_gemm_ptx(const GemmKernel& g, int sm) {
   ARRAYC_INTERNAL_CHECK(g.dtype == DType::Float32 || g.dtype == DType::Float64, std::string("gemm kernel for ") + dtype_name(g.dtype));
+  ARRAYC_INTERNAL_CHECK(!is_half(g.in_dtype) || (g.dtype == DType::Float32 && (!g.mma || sm >= 80)),
+                        "a 16-bit gemm kernel for " + std::string(dtype_name(g.dtype)) + " or sm_" + std::to_string(sm));
   ARRAYC_INTERNAL_CHECK(!g.mma || g.stages >= 2, "a tensor-core gemm kernel without pipeline stages");
   std::string entry = "arrayc_" + g.name();
   return compile_ptx(entry, sm, [&](llvm::Module& m) { GemmEmitter(g, m, sm).emit(entry); });

@@ -32,6 +32,14 @@
 //    float64 on sm_90 and later may use Hopper's m16n8k4, m16n8k8 or m16n8k16 f64 shapes instead
 //    (GemmKernel::f64_k; inline PTX, LLVM has no intrinsics for them; the same fused
 //    multiply-adds per output in another order); older GPUs run the same kernel on m8n8k4.
+//  - 16-bit operands (issue 29): a float32 product of float16 or bfloat16 operands (in_dtype),
+//    read as they are. On sm_80+ (GemmProblem::half_mma) with mma.sync.m16n8k16 (f16 or bf16
+//    inputs, float32 accumulators: each product of two 16-bit values is exact in float32); the
+//    operands are staged in shared memory as 16-bit values by cp.async (16 bytes, 8 elements; an
+//    operand without aligned 16-byte runs along its unit-stride dim element by element, by plain
+//    loads and stores) and their fragments read by ldmatrix (.trans for an operand staged
+//    k-major). Before sm_80 the FMA kernel widens each element as it loads it. Gram products
+//    take the general tensor-core kernel (both triangles).
 //  - gram: the product of a matrix with its own transpose (m == n, square tile, batch 1). Only
 //    the tiles on and below the diagonal are computed; a tile below it is stored twice, at its
 //    place and mirrored. The result is exactly symmetric: a diagonal tile's (i, j) and (j, i)
@@ -63,6 +71,7 @@ enum class GemmUnit : uint8_t { None, Outer, K };
 
 struct GemmKernel {
   DType dtype = DType::Float32;
+  DType in_dtype = DType::Float32;     // float16/bfloat16: the operands' dtype (see above); else unused
   GemmTile tile;
   GemmUnit a_unit = GemmUnit::None, b_unit = GemmUnit::None;
   bool a_vec = false, b_vec = false;  // 16-byte loads along the unit dimension
@@ -73,6 +82,7 @@ struct GemmKernel {
   const Kernel* epilogue = nullptr;    // fused epilogue (the caller's; it must outlive the kernel)
   int product_leaf = -1;               // the epilogue's leaf that reads the product
 
+  DType operands() const { return is_half(in_dtype) ? in_dtype : dtype; }
   std::string name() const;  // e.g. gemm_f32_128x128x8_8x8_ak4_bk4 (k: unit dim, 4: elements per load)
   std::string str() const;   // text form: the cache key
 };
@@ -84,6 +94,8 @@ struct GemmProblem {
   uintptr_t a_addr = 0, b_addr = 0;  // address of element (0, 0) of the first product
   bool gram = false;                  // b is a's transpose (ProductForm::Gram): one triangle
   bool tf32 = false;                  // float32 may run on the TF32 tensor cores (set_matmul_precision)
+  DType in_dtype = DType::Float32;    // float16/bfloat16: the operands' dtype (DotStep::in_dtype); else unused
+  bool half_mma = false;              // 16-bit operands may run on the tensor cores (sm_80+)
   int64_t a_rs = 0, a_cs = 0, a_bs = 0, b_rs = 0, b_cs = 0, b_bs = 0;
 };
 

@@ -1,0 +1,170 @@
+// float16 and bfloat16 matrix products on a GPU (issue 29): the product kernel reads the 16-bit
+// operands as they are and, on sm_80+, multiplies them on the tensor cores (mma.sync m16n8k16,
+// float32 accumulators), rounding each result once to the operands' dtype. Each result is checked
+// against the exact product (float64 on the host) with the bound of docs/cuda.md,
+//   |c - exact| <= u |exact| + 1.01 k 2^-23 (|a| @ |b|) + s
+// (u = 2^-11 for float16, 2^-8 for bfloat16: the final rounding; k 2^-23: float32 accumulation of
+// exact products in any order, even truncating; s: half the smallest subnormal), and against
+// the reference interpreter (numpy's rule: float32 products and sum in k order, one rounding),
+// which is within the same bound, so within twice it of the GPU. NaN and infinities must match
+// the reference exactly. GPU only: on the CPU these products run through OpenBLAS's sgemm
+// (products_test.cpp).
+#include <cmath>
+#include <cstdlib>
+
+#include "support/data.h"
+#include "support/devices.h"
+#include "support/reference.h"
+
+namespace {
+
+using namespace arrayc;
+using namespace arrayc_test;
+
+class HalfProducts : public DeviceTest {
+ protected:
+  void TearDown() override {
+    unsetenv("ARRAYC_GEMM_TILE");
+    DeviceTest::TearDown();
+  }
+
+  // The names of the product kernels that computing `a` runs.
+  static std::string kernels_of(const Array& a) {
+    std::string names;
+    for (const KernelStages& k : inspect({a}, true).kernels) names += k.kernel.substr(0, k.kernel.find('\n')) + "\n";
+    return names;
+  }
+
+  static double unit(DType t) { return t == DType::Float16 ? std::ldexp(1.0, -11) : std::ldexp(1.0, -8); }
+  static double tiny(DType t) { return t == DType::Float16 ? std::ldexp(1.0, -25) : std::ldexp(1.0, -134); }
+
+  // got = a @ b (batched over got's first dim when it has three; a or b may have two dims then,
+  // broadcast); `slack` multiplies the bound for the comparison with the reference.
+  static void expect_within_bound(const Array& a, const Array& b, const Array& got) {
+    const DType t = got.dtype();
+    HostArray want = reference_of(got.node());
+    HostArray av = values_of(a), bv = values_of(b), gv = values_of(got);
+    const Shape& s = got.shape();
+    const size_t r = s.size();
+    const int64_t batch = r == 3 ? s[0] : 1, m = s[r - 2], n = s[r - 1], k = a.shape().back();
+    const bool a3 = a.shape().size() == 3, b3 = b.shape().size() == 3;
+    int bad = 0;
+    for (int64_t p = 0; p < batch; ++p)
+      for (int64_t i = 0; i < m; ++i)
+        for (int64_t j = 0; j < n; ++j) {
+          double exact = 0, mag = 0;
+          for (int64_t l = 0; l < k; ++l) {
+            double x = av.f[static_cast<size_t>(((a3 ? p : 0) * m + i) * k + l)];
+            double y = bv.f[static_cast<size_t>(((b3 ? p : 0) * k + l) * n + j)];
+            exact += x * y;
+            mag += std::fabs(x * y);
+          }
+          const size_t o = static_cast<size_t>((p * m + i) * n + j);
+          const double c = gv.f[o], ref = want.f[o];
+          const double bound = unit(t) * std::fabs(exact) + 1.01 * k * std::ldexp(1.0, -23) * mag + tiny(t);
+          bool ok = std::fabs(c - exact) <= bound && std::fabs(c - ref) <= 2 * bound;
+          if (std::isnan(ref) || std::isinf(ref)) ok = std::isnan(ref) ? std::isnan(c) : c == ref;
+          if (!ok && bad++ < 5)
+            ADD_FAILURE() << dtype_name(t) << " [" << p << ", " << i << ", " << j << "] of " << batch << "x" << m << "x"
+                          << n << " (k = " << k << "): got " << c << ", reference " << ref << ", exact " << exact
+                          << ", bound " << bound;
+        }
+    EXPECT_EQ(bad, 0);
+  }
+
+  // Every layout of the product kernel: A along k or m, B along n or k, shapes with partial
+  // tiles in every dim and odd k, batches (one broadcast), x @ x.T, a single column.
+  static void check_layouts(DType t, uint64_t seed) {
+    const int64_t shapes[][3] = {{1, 1, 1}, {7, 7, 7}, {16, 16, 16}, {33, 17, 65}, {257, 129, 33}, {130, 67, 200}};
+    for (const auto& s : shapes) {
+      const int64_t m = s[0], k = s[1], n = s[2];
+      SCOPED_TRACE(std::string(dtype_name(t)) + " m, k, n = " + std::to_string(m) + ", " + std::to_string(k) + ", " +
+                   std::to_string(n));
+      Array a = random_array(t, {m, k}, seed), b = random_array(t, {k, n}, seed + 1);
+      Array at = transpose(random_array(t, {k, m}, seed + 2)), bt = transpose(random_array(t, {n, k}, seed + 3));
+      expect_within_bound(a, b, dot(a, b));
+      expect_within_bound(at, bt, dot(at, bt));
+      expect_within_bound(a, bt, dot(a, bt));
+    }
+    Array x = random_array(t, {3, 40, 24}, seed + 4), y = random_array(t, {3, 24, 36}, seed + 5);
+    expect_within_bound(x, y, matmul(x, y));
+    Array w = random_array(t, {40, 24}, seed + 6), z = random_array(t, {5, 24, 36}, seed + 7);
+    expect_within_bound(w, z, matmul(w, z));
+    Array g = random_array(t, {64, 33}, seed + 8);
+    expect_within_bound(g, transpose(g), dot(g, transpose(g)));
+    Array c = random_array(t, {300, 96}, seed + 9), v = random_array(t, {96, 1}, seed + 10);
+    expect_within_bound(c, v, dot(c, v));
+  }
+};
+INSTANTIATE_TEST_SUITE_P(Gpu, HalfProducts, ::testing::Values(Device{Device::Kind::GPU, 0}), device_name);
+
+TEST_P(HalfProducts, OnTheTensorCoresWithinTheBound) {
+  for (DType t : {DType::Float16, DType::BFloat16}) {
+    check_layouts(t, 100);
+    // The default path: the 16-bit operands read as they are (no widening kernels), on the
+    // tensor cores; x @ x.T too (the general kernel, both triangles).
+    Array a = random_array(t, {300, 200}, 1), b = random_array(t, {200, 100}, 2);
+    std::string k = kernels_of(dot(a, b));
+    EXPECT_NE(k.find("kernel gemm_" + std::string(dtype_name(t)) + "_float32_"), std::string::npos) << k;
+    EXPECT_NE(k.find("_mma_s"), std::string::npos) << k;
+    EXPECT_EQ(inspect({dot(a, b)}, true).kernels.size(), 1u) << k;
+    EXPECT_EQ(kernels_of(dot(a, transpose(a))).find("_gram"), std::string::npos);
+  }
+}
+
+TEST_P(HalfProducts, EveryTile) {
+  // The tensor-core tiles (a (4 tm) x (8 tn) warp tile, tn even) with 2 to 5 stages, and the
+  // FMA kernel that widens each element as it loads it (GPUs before sm_80; /simt).
+  for (const char* tile : {"256x128x32/16x8", "128x64x32/8x4", "64x64x32/8x4", "128x128x64/16x8/s3", "64x64x16/8x4/s2",
+                           "128x128x32/8x8/s5", "128x128x16/8x8/simt", "64x64x16/4x4", "32x16x32/2x2"}) {
+    SCOPED_TRACE(tile);
+    setenv("ARRAYC_GEMM_TILE", tile, 1);
+    for (DType t : {DType::Float16, DType::BFloat16}) check_layouts(t, 200);
+  }
+}
+
+TEST_P(HalfProducts, NanAndInfinityPropagate) {
+  for (DType t : {DType::Float16, DType::BFloat16}) {
+    SCOPED_TRACE(dtype_name(t));
+    const int64_t m = 20, k = 33, n = 24;
+    std::vector<double> av = random_values(m * k, 1), bv = random_values(k * n, 2);
+    av[0 * k + 5] = NAN;                 // row 0: NaN everywhere
+    av[1 * k + 0] = INFINITY;            // row 1: inf, NaN where b[0][j] is 0 or meets -inf
+    bv[0 * n + 10] = 0.0;                // inf * 0
+    bv[7 * n + 3] = -INFINITY;           // column 3: -inf, NaN in row 1 only if it meets +inf: b[0][3] finite
+    av[2 * k + 7] = 0.0;                 // row 2, column 3: 0 * -inf
+    Array a = make_array(t, {m, k}, av), b = make_array(t, {k, n}, bv);
+    expect_within_bound(a, b, dot(a, b));
+    // Overflow: 2 * 300^2 > float16's 65504 rounds to inf (bfloat16 keeps it finite).
+    Array big = full({16, 2}, 300.0, t);
+    expect_within_bound(big, transpose(big), dot(big, transpose(big)));
+  }
+}
+
+TEST_P(HalfProducts, EpilogueRunsOnTheTensorCoreTiles) {
+  for (DType t : {DType::Float16, DType::BFloat16}) {
+    SCOPED_TRACE(dtype_name(t));
+    Array x = random_array(t, {600, 520}, 700, -1, 1), w = random_array(t, {520, 264}, 701, -1, 1);
+    Array b = random_array(t, {264}, 702, -1, 1);
+    Array layer = maximum(dot(x, w) + b, 0.0);
+    std::string k = kernels_of(layer);
+    EXPECT_NE(k.find("_mma_s"), std::string::npos) << k;
+    EXPECT_NE(k.find("_ep_"), std::string::npos) << k;  // the bias and relu inside the product kernel
+    // The product rounded once, then the bias added and rounded: within twice the product's
+    // bound and one more rounding of the reference.
+    HostArray want = reference_of(layer.node());
+    HostArray got = values_of(layer);
+    HostArray prod = values_of(dot(cast(x, DType::Float64).to(cpu()), cast(w, DType::Float64).to(cpu())));
+    HostArray mag = values_of(dot(abs(cast(x, DType::Float64)).to(cpu()), abs(cast(w, DType::Float64)).to(cpu())));
+    int bad = 0;
+    for (size_t i = 0; i < got.f.size(); ++i) {
+      double bound = 2 * (unit(t) * std::fabs(prod.f[i]) + 1.01 * 520 * std::ldexp(1.0, -23) * mag.f[i]) +
+                     2 * unit(t) * std::fabs(want.f[i]) + tiny(t);
+      if (!(std::fabs(got.f[i] - want.f[i]) <= bound) && bad++ < 5)
+        ADD_FAILURE() << "element " << i << ": got " << got.f[i] << ", reference " << want.f[i] << ", bound " << bound;
+    }
+    EXPECT_EQ(bad, 0);
+  }
+}
+
+}  // namespace

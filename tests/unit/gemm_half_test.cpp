@@ -1,0 +1,149 @@
+// GPU products of float16 and bfloat16 without a GPU (issue 29): the schedule reads the 16-bit
+// operands as they are (no widening kernels), the kernel it gets, and that kernel's PTX, pinned
+// as text: mma.sync m16n8k16 with float32 accumulators, fragments by ldmatrix (.trans for an
+// operand staged k-major), tiles by 16-byte cp.async, nothing spilled; before sm_80 the FMA
+// kernel, widening each element as it loads it.
+#include <gtest/gtest.h>
+
+#include "arrayc/arrayc.h"
+#include "codegen/nvptx/gemm.h"
+#include "engine/compile.h"
+#include "ir/build.h"
+#include "passes/products.h"
+#include "passes/schedule.h"
+#include "support/pipeline.h"
+
+namespace {
+
+using namespace arrayc;
+using detail::choose_gemm;
+using detail::GemmProblem;
+using arrayc_test::ptx_count;
+
+constexpr int kSMs = 132;
+
+// m x k by k x n, A contiguous along k, B along n, 16-bit operands.
+GemmProblem half_problem(DType t, int64_t m, int64_t k, int64_t n) {
+  GemmProblem p;
+  p.dtype = DType::Float32;
+  p.in_dtype = t;
+  p.half_mma = true;
+  p.m = m, p.k = k, p.n = n;
+  p.a_rs = k, p.a_cs = 1;
+  p.b_rs = n, p.b_cs = 1;
+  return p;
+}
+
+// Occurrences of `what` anywhere (ptx_count wants an instruction followed by its operands).
+int count(const std::string& ptx, const std::string& what) {
+  int n = 0;
+  for (size_t at = ptx.find(what); at != std::string::npos; at = ptx.find(what, at + 1)) ++n;
+  return n;
+}
+
+TEST(GemmHalfTest, TensorCoreKernelPtx) {
+  for (DType t : {DType::Float16, DType::BFloat16}) {
+    SCOPED_TRACE(dtype_name(t));
+    const std::string name = dtype_name(t), ab = t == DType::Float16 ? "f16.f16" : "bf16.bf16";
+    detail::GemmKernel g = choose_gemm(half_problem(t, 4096, 4096, 4096), kSMs);
+    ASSERT_TRUE(g.mma);
+    EXPECT_EQ(g.name(), "gemm_" + name + "_float32_256x128x64_16x8_ak8_bn8_mma_s3");
+    std::string ptx = detail::emit_gemm_ptx(g, 90).ptx;
+    // A 64 x 64 warp tile: per k-slice of 16, 4 x 8 mmas from 4 ldmatrix.x4 of A (row-major in
+    // shared memory: no transpose) and 4 of B (k-major: transposed), two n-tiles each.
+    const int slices = g.tile.bk / 16;
+    EXPECT_EQ(count(ptx, "mma.sync.aligned.m16n8k16.row.col.f32." + ab + ".f32"), slices * 4 * 8);
+    EXPECT_EQ(count(ptx, "ldmatrix.sync.aligned.m8n8.x4.shared.b16"), slices * 4);
+    EXPECT_EQ(count(ptx, "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16"), slices * 4);
+    EXPECT_EQ(ptx_count(ptx, "fma.rn.f32"), 0);
+    // Per k-step each thread copies 256 x 64 / (256 x 8) runs of A and 128 x 64 / 2048 of B, 16
+    // bytes each, issued in 3 places (2 stages ahead, unrolled, and once in the loop).
+    EXPECT_EQ(count(ptx, "cp.async.cg.shared.global"), 3 * (8 + 4));
+    EXPECT_EQ(ptx.find(".local"), std::string::npos) << "the register tile spilled";
+    // Three stages of 256 x (64 + 8) and 64 x (128 + 8) 16-bit elements.
+    EXPECT_EQ(detail::gemm_dynamic_shared(g, 90), 3u * (256 * 72 + 64 * 136) * 2);
+
+    // A transposed A (contiguous along m) is staged k-major and read with ldmatrix.trans; a B
+    // contiguous along k row-major, read without; W5's layout, x @ x.T, is a general product.
+    GemmProblem p = half_problem(t, 4096, 4096, 4096);
+    p.a_rs = 1, p.a_cs = 4096, p.b_rs = 1, p.b_cs = 4096;
+    p.gram = true;
+    g = choose_gemm(p, kSMs);
+    EXPECT_EQ(g.name(), "gemm_" + name + "_float32_256x128x64_16x8_am8_bk8_mma_s3");
+    ptx = detail::emit_gemm_ptx(g, 90).ptx;
+    EXPECT_EQ(count(ptx, "ldmatrix.sync.aligned.m8n8.x4.trans.shared.b16"), slices * 4);
+    EXPECT_EQ(count(ptx, "ldmatrix.sync.aligned.m8n8.x4.shared.b16"), slices * 4);
+
+    // Rows of 33 elements: no aligned 16-byte runs; those elements are copied one by one (a
+    // 16-bit load and store), still on the tensor cores.
+    g = choose_gemm(half_problem(t, 500, 33, 520), kSMs);
+    EXPECT_EQ(g.name(), "gemm_" + name + "_float32_64x64x32_8x4_ak1_bn8_mma_s4");
+    ptx = detail::emit_gemm_ptx(g, 90).ptx;
+    EXPECT_GT(count(ptx, "mma.sync.aligned.m16n8k16"), 0);
+    EXPECT_GT(ptx_count(ptx, "st.shared.b16"), 0);
+
+    // Before sm_80: the FMA kernel with float32 tiles, each 16-bit element widened as it loads
+    // (8-byte loads of 4).
+    p = half_problem(t, 4096, 4096, 4096);
+    p.half_mma = false;
+    g = choose_gemm(p, kSMs);
+    EXPECT_FALSE(g.mma);
+    EXPECT_EQ(g.name(), "gemm_" + name + "_float32_128x128x16_8x8_ak4_bn4");
+    ptx = detail::emit_gemm_ptx(g, 75).ptx;
+    EXPECT_EQ(ptx.find("mma.sync"), std::string::npos);
+    EXPECT_EQ(ptx_count(ptx, "fma.rn.f32"), 2 * 8 * 8 * 16);
+    EXPECT_EQ(ptx_count(ptx, "ld.global.nc.v4.f32") + ptx_count(ptx, "ld.global.nc.f32"), 0);
+    if (t == DType::Float16) EXPECT_GT(ptx_count(ptx, "cvt.f32.f16"), 0);
+    EXPECT_EQ(ptx.find(".local"), std::string::npos);
+  }
+}
+
+// The schedule of a GPU product of 16-bit floats (graphs of parameters need no GPU): one step,
+// the product with its rounding back to 16 bits as its epilogue, reading the parameters
+// themselves; on the CPU the operands are widened to float32 for sgemm first.
+TEST(GemmHalfTest, ScheduleReadsTheSixteenBitOperands) {
+  for (Device d : {cpu(), Device{Device::Kind::GPU, 0}}) {
+    const bool gpu = d.kind == Device::Kind::GPU;
+    detail::NodeRef x = detail::make_param(0, DType::BFloat16, {64, 32}, d);
+    detail::NodeRef w = detail::make_param(1, DType::BFloat16, {48, 32}, d);
+    detail::Graph g;
+    g.outputs = {detail::make_dot(x, detail::make_transpose(w, {1, 0}))};
+    detail::Schedule s = detail::schedule_graph(g, detail::CompileOptions{});
+    ASSERT_EQ(s.steps.size(), gpu ? 1u : 3u) << detail::print_schedule(s);
+    const auto& dot = std::get<detail::DotStep>(s.steps.back().op);
+    EXPECT_EQ(dot.in_dtype, gpu ? DType::BFloat16 : DType::Float32);
+    EXPECT_EQ(dot.dtype, DType::Float32);
+    EXPECT_TRUE(dot.has_epilogue);  // the rounding to bfloat16
+    if (!gpu) continue;
+    EXPECT_EQ(dot.a.src.kind, detail::Source::Kind::Param);
+    EXPECT_EQ(dot.b.src.kind, detail::Source::Kind::Param);
+    EXPECT_EQ(dot.b.row_stride, 1);  // w's transpose, read in place
+    EXPECT_EQ(dot.b.col_stride, 32);
+
+    // An operand that is not in memory is materialized in 16 bits, not widened.
+    g.outputs = {detail::make_dot(detail::make_elementwise(detail::Op::Neg, {x}), detail::make_transpose(w, {1, 0}))};
+    s = detail::schedule_graph(g, detail::CompileOptions{});
+    ASSERT_EQ(s.steps.size(), 2u) << detail::print_schedule(s);
+    EXPECT_EQ(s.slots[0].dtype, DType::BFloat16);
+    EXPECT_NE(detail::print_schedule(s).find("operand of dot: the product kernel reads memory"), std::string::npos)
+        << detail::print_schedule(s);
+    EXPECT_EQ(std::get<detail::DotStep>(s.steps.back().op).in_dtype, DType::BFloat16);
+  }
+}
+
+// `:fused` says what a GPU product of 16-bit floats does (graphs of parameters need no GPU).
+TEST(GemmHalfTest, ProductReason) {
+  Device g{Device::Kind::GPU, 0};
+  detail::NodeRef x = detail::make_param(0, DType::Float16, {64, 32}, g), w = detail::make_param(1, DType::Float16, {32, 48}, g);
+  EXPECT_EQ(detail::product_reason(*detail::make_dot(x, w)->inputs[0]),
+            "matrix product (tiled product kernel); float16/bfloat16 operands read as they are, on the tensor cores "
+            "(sm_80+)");
+  EXPECT_EQ(detail::product_reason(*detail::make_dot(x, detail::make_transpose(x, {1, 0}))->inputs[0]),
+            "matrix product (tiled product kernel); float16/bfloat16 operands read as they are, on the tensor cores "
+            "(sm_80+); product-structure: x @ x.T, both triangles there (before sm_80 the tiles of one triangle, mirrored)");
+  detail::NodeRef c = detail::make_param(2, DType::Float16, {64, 32}, cpu());
+  EXPECT_EQ(detail::product_reason(*detail::make_dot(c, detail::make_transpose(c, {1, 0}))->inputs[0]),
+            "matrix product (BLAS call); product-structure: x @ x.T, one triangle (syrk), mirrored");
+}
+
+}  // namespace

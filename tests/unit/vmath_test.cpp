@@ -345,7 +345,8 @@ std::vector<T> tanh_inputs(size_t n) {
 }
 
 // pow: pairs (x, y) covering random bit patterns, moderate values, bases near 1 with large
-// exponents, negative bases with integer exponents, and results near overflow/underflow.
+// exponents, negative bases with integer exponents, and results near and far past
+// overflow/underflow.
 template <class T>
 void pow_inputs(size_t n, std::vector<T>& x, std::vector<T>& y) {
   bool f64 = sizeof(T) == 8;
@@ -355,7 +356,7 @@ void pow_inputs(size_t n, std::vector<T>& x, std::vector<T>& y) {
   double max_log = f64 ? 709.0 : 88.0;
   for (size_t i = 0; i < n; ++i) {
     T a, b;
-    switch (i % 6) {
+    switch (i % 7) {
       case 0: a = bits(); b = bits(); break;
       case 1: a = static_cast<T>(u(rng) * 10); b = static_cast<T>(u(rng) * 40 - 20); break;
       case 2:  // x near 1, |y log x| up to the overflow threshold
@@ -369,6 +370,14 @@ void pow_inputs(size_t n, std::vector<T>& x, std::vector<T>& y) {
         double la = std::log(double(a));
         if (!std::isfinite(la) || la == 0) la = 1;
         b = static_cast<T>((u(rng) * 2.2 - 1.1) * max_log * (f64 ? 1.05 : 1.18) / la);
+        break;
+      }
+      case 5: {  // far past overflow and underflow (|y log x| up to 6x the threshold), x near
+                 // sqrt(2) and 1/sqrt(2), where f64 log's series tail is largest: that tail in
+                 // y * log's low part once pulled an overflowing result back to a finite one
+        a = static_cast<T>((i / 7 % 2 ? 1.41421356 : 0.70710678) * (1 + (u(rng) - 0.5) * 0.02));
+        b = static_cast<T>((u(rng) * 12 - 6) * max_log / std::fabs(std::log(double(a))));
+        if (i / 7 % 3 == 0) a = -a, b = std::round(b);  // negative bases: integer exponents
         break;
       }
       default: a = std::fabs(bits()); b = static_cast<T>(u(rng) * 4 - 2); break;

@@ -311,8 +311,14 @@ void log_dd(const Ctx& e, Value* x, Value*& hi, Value*& lo) {
   Value* l = e.add(e.sub(two_s, h), m_hi);
   l = e.add(l, e.add(e.fma(e.c(2), s_lo, m_lo), tail));
   Value* a = e.mul(kd, e.c(ln2_hi(e)));  // exact
-  hi = e.add(a, h);
-  lo = e.add(e.add(e.sub(a, hi), h), e.fma(kd, e.c(ln2_lo(e)), l));
+  Value* sum_hi = e.add(a, h);
+  Value* sum_lo = e.add(e.add(e.sub(a, sum_hi), h), e.fma(kd, e.c(ln2_lo(e)), l));
+  // Normalized (|lo| <= ulp(hi) / 2): l carries the series' tail, up to 2^-14 of the result for
+  // x near sqrt(2), and pow's y * lo must stay a small correction. Before, exp's clamp of y * hi
+  // at overflow left y * lo to pull the result back below the largest double: pow(1.4146, 4198)
+  // gave 1.733e308 instead of inf.
+  hi = e.add(sum_hi, sum_lo);
+  lo = e.sub(sum_lo, e.sub(hi, sum_hi));
 }
 
 }  // namespace arrayc::detail::vmath

@@ -97,6 +97,17 @@ double numpy_math_float_spread(Op op, DType t, double a, double ea, double b, do
     constexpr double kPi = 3.14159265358979323846;
     if (!(ea < 1.5) || std::floor((a - ea) / kPi - 0.5) != std::floor((a + ea) / kPi - 0.5)) return kInf;
   }
+  // Remainders and floor division are periodic in a: three samples can land on one branch by
+  // chance (fmod(a +- 3072, 3) of a std near 5e18 with an error of 3072), so any change of the
+  // quotient within the errors, or an error as large as a period, is undecidable.
+  if ((op == Op::Fmod || op == Op::FloorDiv || op == Op::Mod) && (ea != 0 || eb != 0)) {
+    auto quotient = [op](double x, double y) { return op == Op::Fmod ? std::trunc(x / y) : std::floor(x / y); };
+    double q = quotient(a, b);
+    if (!(ea < std::fabs(b) - eb) || !(std::fabs(q) < 0x1p52)) return kInf;
+    for (double da : {-ea, ea})
+      for (double db : {-eb, eb})
+        if (quotient(a + da, b + db) != q) return kInf;
+  }
   double spread = 0;
   for (double da : {-ea, 0.0, ea})
     for (double db : {-eb, 0.0, eb}) {

@@ -795,6 +795,13 @@ Instr leaf_from(const HostArray& h) {
 
 Program generate(uint64_t seed) { return Generator(seed, arrayc::cpu()).run(); }
 
+uint64_t program_seed(uint64_t seed, uint64_t k) {
+  uint64_t x = seed * 0x9E3779B97F4A7C15ull + k + 1;  // splitmix64
+  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+  return x ^ (x >> 31);
+}
+
 std::vector<Array> build(const Program& p, Device device, bool materialize) {
   std::vector<Array> v;
   v.reserve(p.instrs.size());

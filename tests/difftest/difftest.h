@@ -75,6 +75,8 @@ struct Program {
 // the CPU while it is generated (lazily: nothing is evaluated, no thread or device is started),
 // and runs on any device.
 Program generate(uint64_t seed);
+// The seed of program k of a run with --seed seed (arrayc-difftest --seed S --start K).
+uint64_t program_seed(uint64_t seed, uint64_t k);
 
 // The program's arrays, one per instruction, built on `device`. With materialize, the
 // instructions marked eval are evaluated as they are built. Raises what the API raises.

@@ -45,13 +45,6 @@ struct Options {
   std::string device = "cpu";
 };
 
-uint64_t program_seed(uint64_t seed, uint64_t k) {
-  uint64_t x = seed * 0x9E3779B97F4A7C15ull + k + 1;  // splitmix64
-  x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
-  x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
-  return x ^ (x >> 31);
-}
-
 // Built directly: arrayc::gpu() would start the driver in the parent, which forks.
 arrayc::Device device_of(const Options& o) {
   return o.device == "gpu" ? arrayc::Device{arrayc::Device::Kind::GPU, 0} : arrayc::cpu();
@@ -96,7 +89,7 @@ bool past_deadline(const Options& o) {
     if (past_deadline(o)) break;
     sh->current = k;
     alarm(kHangSeconds);
-    Program p = arrayc_difftest::generate(program_seed(o.seed, k));
+    Program p = arrayc_difftest::generate(arrayc_difftest::program_seed(o.seed, k));
     if (o.print) std::printf("%s%s", header(o, k).c_str(), arrayc_difftest::to_cpp(p, dev).c_str());
     arrayc_difftest::Outcome r = arrayc_difftest::check(p, dev);
     if (r.status == arrayc_difftest::Status::Pass) {
@@ -135,7 +128,7 @@ void report_crash(const Options& o, uint64_t k, int sig) {
   std::string what = sig == SIGALRM ? "a hang: still running after " + std::to_string(kHangSeconds) + " s" : strsignal(sig);
   bool died = crashes_in_child([&] {
     arrayc::Device dev = device_of(o);
-    Program p = arrayc_difftest::generate(program_seed(o.seed, k));
+    Program p = arrayc_difftest::generate(arrayc_difftest::program_seed(o.seed, k));
     std::printf("FAIL %s%s\nthe process died of signal %d (%s)\n", header(o, k).c_str(), arrayc_difftest::to_cpp(p, dev).c_str(),
                 sig, what.c_str());
     if (!o.shrink) return;

@@ -423,16 +423,25 @@ class Interpreter {
     }
     ARRAYC_INTERNAL_CHECK(n.dtype == t, std::string("interpreter: dtype of ") + op_name(n.op));
     out.f[k] = round_float(t, r);  // float32 and float64: a no-op, computed in the dtype already
-    // A NaN made by the op from operands that are not NaN but uncertain, with an unbounded
-    // error: the result may be NaN or not (log2 of a cos of a huge argument, whose error reaches
-    // below 0; cos of an infinity that is the rounding of a finite float32 sinh). 0 with an
-    // infinite bound: any result passes. (A certain NaN, such as sqrt(-5 +- 0.1), loses its
-    // check too: the bounds above do not tell the two apart.)
-    bool operands_not_nan = !std::isnan(a) && !(in.size() > 1 && std::isnan(b));
-    if (track_ && std::isnan(r) && !(std::fabs(e) < kInf) && operands_not_nan && (ea > 0 || eb > 0)) {
-      out.f[k] = 0;
-      out.err[k] = kInf;
-      return;
+    if (track_) {
+      // Unknown: an operand with an unbounded error (its value may be anything, NaN and the
+      // infinities included), or a NaN that the op makes from operands that are not NaN but
+      // uncertain, with an unbounded error (log2 of a cos of a huge argument, whose error reaches
+      // below 0; cos of an infinity that is the rounding of a finite float32 sinh). 0 with an
+      // infinite bound: any result passes, and any result of what it feeds. (A certain NaN such
+      // as sqrt(-5 +- 0.1) is unknown too: the bounds above do not tell the two apart.)
+      bool operands_not_nan = !std::isnan(a) && !(in.size() > 1 && std::isnan(b));
+      if (std::isinf(ea) || std::isinf(eb) ||
+          (std::isnan(r) && !(std::fabs(e) < kInf) && operands_not_nan && (ea > 0 || eb > 0))) {
+        out.f[k] = 0;
+        out.err[k] = kInf;
+        return;
+      }
+      // A NaN of exact operands, or one passed on from a NaN operand, is certain.
+      if (std::isnan(r) && ((ea == 0 && eb == 0) || !operands_not_nan)) {
+        out.err[k] = 0;
+        return;
+      }
     }
     if (track_) {
       if (std::isnan(e)) e = kInf;

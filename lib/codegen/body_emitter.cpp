@@ -424,10 +424,26 @@ Value* BodyEmitter::scalar_op(Op op, DType t, DType at, const std::vector<Value*
       // GPU wrong values (issue 26): abs(int16 -32768) compared as 32768 on an H100 (numpy:
       // -32768): PTX's abs.s16 result is not narrowed before setp.s16 reads it. LLVM turns any
       // 32-bit form back into abs.s16, so the 32-bit abs and the narrowing cvt are written in PTX.
+      // int32 likewise through a cast: cvt.rn.f64.s32 of abs.s32(-2^31) gave +2^31 on an H100
+      // (ptxas takes abs's result as non-negative), so abs is taken in 64 bits and narrowed.
+      // int8 goes through the 16-bit form.
+      if (opts_.target == EmitOptions::Target::Nvptx && a[0]->getType()->isIntegerTy(8)) {
+        Value* wide = b_.CreateSExt(a[0], b_.getInt16Ty());
+        auto* fn = llvm::FunctionType::get(b_.getInt16Ty(), {b_.getInt16Ty()}, false);
+        auto* asm_abs = llvm::InlineAsm::get(
+            fn, "{ .reg .s32 t; cvt.s32.s16 t, $1; abs.s32 t, t; cvt.s16.s32 $0, t; }", "=h,h", false);
+        return b_.CreateTrunc(b_.CreateCall(fn, asm_abs, {wide}), b_.getInt8Ty());
+      }
       if (opts_.target == EmitOptions::Target::Nvptx && a[0]->getType()->isIntegerTy(16)) {
         auto* fn = llvm::FunctionType::get(b_.getInt16Ty(), {b_.getInt16Ty()}, false);
         auto* asm_abs = llvm::InlineAsm::get(
             fn, "{ .reg .s32 t; cvt.s32.s16 t, $1; abs.s32 t, t; cvt.s16.s32 $0, t; }", "=h,h", false);
+        return b_.CreateCall(fn, asm_abs, {a[0]});
+      }
+      if (opts_.target == EmitOptions::Target::Nvptx && a[0]->getType()->isIntegerTy(32)) {
+        auto* fn = llvm::FunctionType::get(b_.getInt32Ty(), {b_.getInt32Ty()}, false);
+        auto* asm_abs = llvm::InlineAsm::get(
+            fn, "{ .reg .s64 t; cvt.s64.s32 t, $1; abs.s64 t, t; cvt.u32.u64 $0, t; }", "=r,r", false);
         return b_.CreateCall(fn, asm_abs, {a[0]});
       }
       return b_.CreateBinaryIntrinsic(llvm::Intrinsic::abs, a[0], b_.getFalse());

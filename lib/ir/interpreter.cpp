@@ -424,14 +424,14 @@ class Interpreter {
     ARRAYC_INTERNAL_CHECK(n.dtype == t, std::string("interpreter: dtype of ") + op_name(n.op));
     out.f[k] = round_float(t, r);  // float32 and float64: a no-op, computed in the dtype already
     if (track_) {
-      // Unknown: an operand with an unbounded error (its value may be anything, NaN and the
-      // infinities included), or a NaN that the op makes from operands that are not NaN but
-      // uncertain, with an unbounded error (log2 of a cos of a huge argument, whose error reaches
-      // below 0; cos of an infinity that is the rounding of a finite float32 sinh). 0 with an
-      // infinite bound: any result passes, and any result of what it feeds. (A certain NaN such
-      // as sqrt(-5 +- 0.1) is unknown too: the bounds above do not tell the two apart.)
+      // Unknown: a NaN that the op makes from operands that are not NaN but uncertain, with an
+      // unbounded error (log2 of a cos of a huge argument, whose error reaches below 0; cos of
+      // an infinity that is the rounding of a finite float32 sinh), and whatever reads such an
+      // unknown. It is 0 with an infinite bound: any result passes. (A certain NaN such as
+      // sqrt(-5 +- 0.1) is unknown too: the bounds above do not tell the two apart.)
+      auto unknown = [](double v, double err) { return v == 0 && std::isinf(err); };
       bool operands_not_nan = !std::isnan(a) && !(in.size() > 1 && std::isnan(b));
-      if (std::isinf(ea) || std::isinf(eb) ||
+      if (unknown(a, ea) || (in.size() > 1 && unknown(b, eb)) ||
           (std::isnan(r) && !(std::fabs(e) < kInf) && operands_not_nan && (ea > 0 || eb > 0))) {
         out.f[k] = 0;
         out.err[k] = kInf;

@@ -344,9 +344,12 @@ class Interpreter {
     double r = 0;
     double e = 0;  // propagated input error; the op's own ULPs are added below
     // numpy math ops (issue 28): ir/interpreter_math.cpp.
+    // An unknown operand (0 with an infinite bound, set at the end below): any value, NaN too.
+    auto unknown = [](double v, double err) { return v == 0 && std::isinf(err); };
+    bool unknown_operand = unknown(a, ea) || (in.size() > 1 && unknown(b, eb));
     if (numpy_math_float(n.op, t, a, b, r)) {
       e = track_ ? numpy_math_float_spread(n.op, t, a, ea, b, eb, r) : 0;
-      if (numpy_math_gives_bool(n.op)) return set_bool(out, k, r != 0, e != 0);
+      if (numpy_math_gives_bool(n.op)) return set_bool(out, k, r != 0, e != 0 || unknown_operand);
     } else switch (n.op) {
       case Op::Eq: case Op::Ne: case Op::Lt: case Op::Le: case Op::Gt: case Op::Ge:
         set_bool(out, k, compare(n.op, a, b), uncertain_order(a, ea, b, eb));
@@ -429,9 +432,8 @@ class Interpreter {
       // an infinity that is the rounding of a finite float32 sinh), and whatever reads such an
       // unknown. It is 0 with an infinite bound: any result passes. (A certain NaN such as
       // sqrt(-5 +- 0.1) is unknown too: the bounds above do not tell the two apart.)
-      auto unknown = [](double v, double err) { return v == 0 && std::isinf(err); };
       bool operands_not_nan = !std::isnan(a) && !(in.size() > 1 && std::isnan(b));
-      if (unknown(a, ea) || (in.size() > 1 && unknown(b, eb)) ||
+      if (unknown_operand ||
           (std::isnan(r) && !(std::fabs(e) < kInf) && operands_not_nan && (ea > 0 || eb > 0))) {
         out.f[k] = 0;
         out.err[k] = kInf;
@@ -768,7 +770,9 @@ class Interpreter {
           if (n.op == Op::Argsort) {
             out.i[o] = order[i];
             if (!track_) continue;
-            bool uncertain = false;
+            // An element with an unbounded error (an unknown, held as 0) may sort anywhere, the
+            // end included (NaN): every index of its row is undecidable.
+            bool uncertain = std::isinf(row_err);
             for (int64_t j : {i - 1, i + 1})
               if (j >= 0 && j < len) {
                 int64_t other = at(order[j]);

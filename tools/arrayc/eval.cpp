@@ -418,6 +418,8 @@ Value Session::eval_call(const Program& p, const Node& n, Scope& scope) {
     std::vector<std::string> cands = builtin_names();
     for (const auto& [k, d] : defs_) cands.push_back(k);
     if (vars_.count(name)) fail(n, "'" + name + "' is a variable, not a function");
+    if (dtype_from_name(name))
+      fail(n, "'" + name + "' is a dtype, not a function: use astype(x, " + name + ")");
     fail(n, "unknown function '" + shown(name) + "'" + suggestion(name, cands));
   }
   for (uint32_t k = 0; k < n.count; ++k) {

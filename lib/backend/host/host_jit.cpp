@@ -209,7 +209,15 @@ std::shared_ptr<void> new_tracker(HostJit& h, const std::string& symbol) {
   llvm::orc::ResourceTrackerSP rt = h.jit->getMainJITDylib().createResourceTracker();
   return std::shared_ptr<void>(new llvm::orc::ResourceTrackerSP(rt), [symbol](void* p) {
     auto* t = static_cast<llvm::orc::ResourceTrackerSP*>(p);
-    if (exiting) return;  // the tracker is left to the process's end, like the JIT itself
+    if (exiting) {  // the tracker is left to the process's end, like the JIT itself, and kept
+      // reachable there, so that LeakSanitizer does not count it as lost (a kernel held by a
+      // static cache, such as the skinny products', is released after exit begins)
+      static auto* mu = new std::mutex;
+      static auto* kept = new std::vector<void*>;
+      std::lock_guard<std::mutex> lock(*mu);
+      kept->push_back(t);
+      return;
+    }
     {
       HostJit& h = host();
       std::lock_guard<std::mutex> lock(h.mu);

@@ -84,10 +84,11 @@ class Terminal:
         return True
 
     def wait_exit(self, timeout=30, again=None):
-        """Waits for the exit. `again`: keys to send once more if 10 s pass without it (a
-        Ctrl-D that reached the terminal while its line discipline was still in canonical mode
-        is taken as an end-of-file marker there and can be lost when libedit switches to raw
-        mode; seen once on a loaded 2-core machine). Said on stderr when it was needed."""
+        """Waits for the exit. `again`: keys to send once more if 10 s pass without it. Once,
+        on a loaded 2-core machine, the REPL kept waiting after a Ctrl-D at its prompt; the
+        cause is not known (perhaps the key reached the terminal while it was still in
+        canonical mode, where an end-of-file marker can be lost when libedit switches to raw
+        mode). Said on stderr when it was needed."""
         end = time.time() + timeout
         nudge = time.time() + 10 if again else None
         while time.time() < end:

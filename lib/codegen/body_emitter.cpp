@@ -418,7 +418,7 @@ Value* BodyEmitter::scalar_op(Op op, DType t, DType at, const std::vector<Value*
   switch (op) {
     case Op::Neg: return fl ? b_.CreateFNeg(a[0]) : b_.CreateNeg(a[0]);
     case Op::Not: return b_.CreateNot(a[0]);
-    case Op::Abs:
+    case Op::Abs: {
       if (unsigned_order) return a[0];
       if (fl) return b_.CreateUnaryIntrinsic(llvm::Intrinsic::fabs, a[0]);
       // GPU wrong values (issue 26): abs(int16 -32768) compared as 32768 on an H100 (numpy:
@@ -427,26 +427,21 @@ Value* BodyEmitter::scalar_op(Op op, DType t, DType at, const std::vector<Value*
       // int32 likewise through a cast: cvt.rn.f64.s32 of abs.s32(-2^31) gave +2^31 on an H100
       // (ptxas takes abs's result as non-negative), so abs is taken in 64 bits and narrowed.
       // int8 goes through the 16-bit form.
-      if (opts_.target == EmitOptions::Target::Nvptx && a[0]->getType()->isIntegerTy(8)) {
-        Value* wide = b_.CreateSExt(a[0], b_.getInt16Ty());
-        auto* fn = llvm::FunctionType::get(b_.getInt16Ty(), {b_.getInt16Ty()}, false);
+      const unsigned bits = a[0]->getType()->getIntegerBitWidth();
+      if (opts_.target == EmitOptions::Target::Nvptx && bits >= 8 && bits <= 32) {
+        const bool narrow = bits <= 16;  // int8 as int16
+        llvm::Type* ty = narrow ? b_.getInt16Ty() : b_.getInt32Ty();
+        auto* fn = llvm::FunctionType::get(ty, {ty}, false);
         auto* asm_abs = llvm::InlineAsm::get(
-            fn, "{ .reg .s32 t; cvt.s32.s16 t, $1; abs.s32 t, t; cvt.s16.s32 $0, t; }", "=h,h", false);
-        return b_.CreateTrunc(b_.CreateCall(fn, asm_abs, {wide}), b_.getInt8Ty());
-      }
-      if (opts_.target == EmitOptions::Target::Nvptx && a[0]->getType()->isIntegerTy(16)) {
-        auto* fn = llvm::FunctionType::get(b_.getInt16Ty(), {b_.getInt16Ty()}, false);
-        auto* asm_abs = llvm::InlineAsm::get(
-            fn, "{ .reg .s32 t; cvt.s32.s16 t, $1; abs.s32 t, t; cvt.s16.s32 $0, t; }", "=h,h", false);
-        return b_.CreateCall(fn, asm_abs, {a[0]});
-      }
-      if (opts_.target == EmitOptions::Target::Nvptx && a[0]->getType()->isIntegerTy(32)) {
-        auto* fn = llvm::FunctionType::get(b_.getInt32Ty(), {b_.getInt32Ty()}, false);
-        auto* asm_abs = llvm::InlineAsm::get(
-            fn, "{ .reg .s64 t; cvt.s64.s32 t, $1; abs.s64 t, t; cvt.u32.u64 $0, t; }", "=r,r", false);
-        return b_.CreateCall(fn, asm_abs, {a[0]});
+            fn,
+            narrow ? "{ .reg .s32 t; cvt.s32.s16 t, $1; abs.s32 t, t; cvt.s16.s32 $0, t; }"
+                   : "{ .reg .s64 t; cvt.s64.s32 t, $1; abs.s64 t, t; cvt.u32.u64 $0, t; }",
+            narrow ? "=h,h" : "=r,r", false);
+        Value* r = b_.CreateCall(fn, asm_abs, {b_.CreateSExt(a[0], ty)});  // a no-op but for int8
+        return b_.CreateTrunc(r, a[0]->getType());
       }
       return b_.CreateBinaryIntrinsic(llvm::Intrinsic::abs, a[0], b_.getFalse());
+    }
     case Op::Exp: return math(static_cast<int>(MathFn::Exp), a);
     case Op::Log: return math(static_cast<int>(MathFn::Log), a);
     case Op::Sin: return math(static_cast<int>(MathFn::Sin), a);

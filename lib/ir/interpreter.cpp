@@ -343,10 +343,10 @@ class Interpreter {
     float af = static_cast<float>(a), bf = static_cast<float>(b);
     double r = 0;
     double e = 0;  // propagated input error; the op's own ULPs are added below
-    // numpy math ops (issue 28): ir/interpreter_math.cpp.
     // An unknown operand (0 with an infinite bound, set at the end below): any value, NaN too.
     auto unknown = [](double v, double err) { return v == 0 && std::isinf(err); };
     bool unknown_operand = unknown(a, ea) || (in.size() > 1 && unknown(b, eb));
+    // numpy math ops (issue 28): ir/interpreter_math.cpp.
     if (numpy_math_float(n.op, t, a, b, r)) {
       e = track_ ? numpy_math_float_spread(n.op, t, a, ea, b, eb, r) : 0;
       if (numpy_math_gives_bool(n.op)) return set_bool(out, k, r != 0, e != 0 || unknown_operand);
@@ -444,8 +444,6 @@ class Interpreter {
         out.err[k] = 0;
         return;
       }
-    }
-    if (track_) {
       if (std::isnan(e)) e = kInf;
       // IEEE arithmetic and sqrt of exact operands give an exact zero on every implementation
       // (the ULP of slack, for FMA contraction, must not turn 0 into "0 or a denormal").

@@ -449,11 +449,7 @@ class CudaBackend final : public Backend {
     std::shared_ptr<const Binary> b = c.get(kernel_unit(d, ks.kernel, ctx.user));
     const GpuBinary& g = gpu_binary(*b);
     PtxLaunchConfig cfg = ptx_launch_config(ks.kernel, g.ptx, ks.launch, sms);
-    cfg.chunks = split_chunks(ks.kernel, ks.launch, cfg);
-    if (cfg.chunks == 0) {
-      cfg.chunks = 1;
-      return std::make_unique<KernelLaunch>(d, ks, function(g, d), launch_facts(g.ptx), cfg);
-    }
+    if (!cfg.split) return std::make_unique<KernelLaunch>(d, ks, function(g, d), launch_facts(g.ptx), cfg);
     ReductionSplit split = split_reduction(ks.kernel, ks.launch, cfg.chunks);
     std::shared_ptr<const Binary> cb = c.get(kernel_unit(d, split.combine, EmitOptions{}));
     const GpuBinary& comb = gpu_binary(*cb);
@@ -479,11 +475,7 @@ class CudaBackend final : public Backend {
         const cuda::Function& fn = kl ? kl->function() : sl->function();
         const PtxKernel& facts = kl ? kl->facts() : sl->facts();
         PtxLaunchConfig cfg = ptx_launch_config(ks->kernel, facts, ks->launch, sms);
-        cfg.chunks = split_chunks(ks->kernel, ks->launch, cfg);
-        if (cfg.chunks == 0) {
-          cfg.chunks = 1;
-          return std::make_unique<KernelLaunch>(d, *ks, fn, facts, cfg);
-        }
+        if (!cfg.split) return std::make_unique<KernelLaunch>(d, *ks, fn, facts, cfg);
         if (sl) {  // the combine kernel depends on the kernel alone, not on the sizes
           ReductionSplit split = split_reduction(ks->kernel, ks->launch, cfg.chunks);
           PtxLaunchConfig cc = ptx_launch_config(split.combine, sl->combine_facts(), split.second, sms);

@@ -18,6 +18,17 @@ PtxArgs::PtxArgs(const Kernel& k, const std::vector<void*>& ptrs, const std::vec
   for (int64_t& v : values_) args_.push_back(&v);
 }
 
+namespace {
+std::atomic<int64_t> g_round_work{int64_t{1} << 34};
+}  // namespace
+
+int64_t gpu_round_work() { return g_round_work.load(std::memory_order_relaxed); }
+void set_gpu_round_work(int64_t work) {
+  ARRAYC_INTERNAL_CHECK(work > 0, "set_gpu_round_work: not positive");
+  g_round_work.store(work, std::memory_order_relaxed);
+}
+int64_t round_length(int64_t outputs) { return std::max<int64_t>(1, gpu_round_work() / std::max<int64_t>(outputs, 1)); }
+
 PtxLaunchConfig ptx_launch_config(const Kernel& k, const PtxKernel& p, const LaunchParams& lp, int multiprocessors) {
   PtxLaunchConfig c;
   // At most 64 blocks of 256 threads per SM (8 waves at full occupancy), then grid-stride: with
@@ -52,24 +63,8 @@ PtxLaunchConfig ptx_launch_config(const Kernel& k, const PtxKernel& p, const Lau
     int64_t by_work = lp.reduce_extent * per_block / (static_cast<int64_t>(c.block) * 32);
     c.chunks = std::max<int64_t>(1, std::min((want + blocks - 1) / blocks, by_work));
   }
+  c.split = c.chunks > 1 || (k.outputs.size() == 1 && lp.reduce_extent > round_length(lp.parallel_extent));
   return c;
-}
-
-namespace {
-std::atomic<int64_t> g_round_work{int64_t{1} << 34};
-}  // namespace
-
-int64_t gpu_round_work() { return g_round_work.load(std::memory_order_relaxed); }
-void set_gpu_round_work(int64_t work) {
-  ARRAYC_INTERNAL_CHECK(work > 0, "set_gpu_round_work: not positive");
-  g_round_work.store(work, std::memory_order_relaxed);
-}
-int64_t round_length(int64_t outputs) { return std::max<int64_t>(1, gpu_round_work() / std::max<int64_t>(outputs, 1)); }
-
-int64_t split_chunks(const Kernel& k, const LaunchParams& lp, const PtxLaunchConfig& cfg) {
-  if (cfg.chunks > 1) return cfg.chunks;
-  bool splittable = k.is_reduction && !k.row_chain && k.outputs.size() == 1;
-  return splittable && lp.reduce_extent > round_length(lp.parallel_extent) ? 1 : 0;
 }
 
 ReductionSplit split_reduction(const Kernel& k, const LaunchParams& lp, int64_t chunks) {

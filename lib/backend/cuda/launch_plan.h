@@ -28,11 +28,13 @@ class PtxArgs {
 
 // Launch shape: block 256; elementwise grid = min(ceil(n / (256 * elements_per_thread)),
 // 32 * multiprocessors); reductions one block per output up to 32 * multiprocessors, and
-// chunks > 1 when there are too few outputs to fill the GPU and enough elements per output
-// (then use split_reduction).
+// chunks > 1 when there are too few outputs to fill the GPU and enough elements per output.
+// split: the step runs as a split reduction (split_reduction): chunks > 1, or a single-output
+// reduction whose work needs rounds (gpu_round_work below), with chunks = 1 then.
 struct PtxLaunchConfig {
   unsigned grid = 1, block = 256;
   int64_t chunks = 1;
+  bool split = false;
 };
 PtxLaunchConfig ptx_launch_config(const Kernel& k, const PtxKernel& p, const LaunchParams& lp, int multiprocessors);
 
@@ -62,8 +64,5 @@ int64_t gpu_round_work();
 void set_gpu_round_work(int64_t work);
 // The reduced indices of one round for a reduction of `outputs` outputs: at least 1.
 int64_t round_length(int64_t outputs);
-// The chunks to split lp's reduction into (split_reduction), or 0 for one launch: cfg.chunks
-// when the launch plan asks for a split, 1 when the work needs rounds, else 0.
-int64_t split_chunks(const Kernel& k, const LaunchParams& lp, const PtxLaunchConfig& cfg);
 
 }  // namespace arrayc::detail

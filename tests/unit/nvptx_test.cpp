@@ -162,6 +162,26 @@ TEST(NvptxTest, LaunchConfiguration) {
   EXPECT_EQ(static_cast<int64_t>(s.second.params.size()), s.combine.num_params());
   detail::PtxKernel comb = detail::emit_ptx(s.combine, 90, detail::EmitOptions{});
   EXPECT_GE(ptx_count(comb.ptx, "shfl.sync.bfly.b32"), 5);
+  EXPECT_TRUE(c.split);
+  EXPECT_FALSE(detail::ptx_launch_config(ew.kernel, p, ew.launch, 132).split);
+}
+
+// A reduction whose work passes gpu_round_work() splits (to run in rounds) even with one chunk;
+// below it, a reduction with outputs enough for the GPU is one launch.
+TEST(NvptxTest, LaunchConfigurationSplitsWorkPastARound) {
+  KernelStep rows = kernel_steps({sum(reshape(vec(1 << 20), {1 << 12, 1 << 8}), std::vector<int64_t>{1})}).at(0);
+  detail::PtxKernel p;
+  p.elements_per_thread = 1;
+  const int64_t saved = detail::gpu_round_work();
+  detail::PtxLaunchConfig c = detail::ptx_launch_config(rows.kernel, p, rows.launch, 132);
+  EXPECT_EQ(c.chunks, 1);
+  EXPECT_FALSE(c.split);
+  detail::set_gpu_round_work(1 << 18);  // a quarter of the work: 64 of the 256 reduced indices a round
+  c = detail::ptx_launch_config(rows.kernel, p, rows.launch, 132);
+  EXPECT_EQ(c.chunks, 1);
+  EXPECT_TRUE(c.split);
+  EXPECT_EQ(detail::round_length(rows.launch.parallel_extent), 64);
+  detail::set_gpu_round_work(saved);
 }
 
 TEST(NvptxTest, LaunchArgumentsFollowTheConvention) {

@@ -229,19 +229,33 @@ TEST_P(ScanSort, ManyTilesWithDuplicates) {
   EXPECT_MATCHES_REFERENCE(argsort(reshape(d[{Slice(0, 3'000'000)}], {3, 1'000'000}), 1));
 }
 
-// Results do not depend on the thread count: integers exactly, sorts exactly.
+// Results do not depend on the thread count: integers exactly, sorts exactly, and float scans to
+// the bit (a long row is scanned in blocks of a fixed length whatever the threads: one thread, a
+// row per thread, or one row across the threads, 7 of them on fewer cores).
 TEST_P(ScanSort, SameResultAtEveryThreadCount) {
   if (on_gpu()) GTEST_SKIP() << "host thread counts";
   int saved = detail::num_threads();
   Array x = random_array(DType::Int64, {300001}, 9, -1e6, 1e6);
   Array f = random_array(DType::Float32, {300001}, 10, -1e6, 1e6);
-  detail::set_num_threads(1);
-  std::vector<int64_t> s1 = cumsum(x).to_vector<int64_t>(), a1 = argsort(f).to_vector<int64_t>();
-  detail::set_num_threads(3);
-  std::vector<int64_t> s3 = cumsum(x).to_vector<int64_t>(), a3 = argsort(f).to_vector<int64_t>();
+  Array d = random_array(DType::Float64, {300001}, 11, -1, 1);
+  Array rows = stack({f, f, f, f}, 0);
+  auto bits = [](const Array& a) { return cast(a, DType::Float64).to_vector<double>(); };
+  std::vector<std::vector<int64_t>> ints;
+  std::vector<std::vector<double>> floats;
+  for (int threads : {1, 3, 7}) {
+    SCOPED_TRACE(std::to_string(threads) + " threads");
+    detail::set_num_threads(threads);
+    ints.push_back(cumsum(x).to_vector<int64_t>());
+    ints.push_back(argsort(f).to_vector<int64_t>());
+    floats.push_back(bits(cumsum(f)));
+    floats.push_back(bits(cumsum(d)));
+    floats.push_back(bits(cumprod(d * 1e-6 + 1.0)));
+    Array r = cumsum(rows, 1);
+    for (int64_t k = 0; k < 4; ++k) EXPECT_EQ(bits(r[k]), floats[floats.size() - 3]) << "row " << k;
+  }
   detail::set_num_threads(saved);
-  EXPECT_EQ(s1, s3);
-  EXPECT_EQ(a1, a3);
+  for (size_t k = 2; k < ints.size(); ++k) EXPECT_EQ(ints[k], ints[k % 2]) << k;
+  for (size_t k = 3; k < floats.size(); ++k) EXPECT_EQ(floats[k], floats[k % 3]) << k;
 }
 
 TEST_P(ScanSort, IsAFusionBoundary) {

@@ -42,14 +42,6 @@ constexpr int64_t kMaxChunkElements = int64_t{1} << 24;
 // between back-to-back kernels, short enough not to steal much CPU from other work.
 constexpr auto kSpinTime = std::chrono::microseconds(100);
 
-void cpu_relax() {
-#if defined(__x86_64__) || defined(__i386__)
-  __builtin_ia32_pause();
-#elif defined(__aarch64__)
-  asm volatile("yield");
-#endif
-}
-
 void futex_wait(std::atomic<uint32_t>* word, uint32_t expected) {
   syscall(SYS_futex, reinterpret_cast<uint32_t*>(word), FUTEX_WAIT_PRIVATE, expected, nullptr,
           nullptr, 0);

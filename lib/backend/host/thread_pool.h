@@ -38,4 +38,13 @@ int64_t num_chunks(int64_t n, int64_t grain);
 using ChunkFn = void (*)(void* ctx, int64_t chunk, int64_t begin, int64_t end);
 void parallel_chunks(int64_t n, int64_t grain, ChunkFn fn, void* ctx);
 
+// One step of a spin wait: tells the core that this thread only polls.
+inline void cpu_relax() {
+#if defined(__x86_64__) || defined(__i386__)
+  __builtin_ia32_pause();
+#elif defined(__aarch64__)
+  asm volatile("yield");
+#endif
+}
+
 }  // namespace arrayc::detail

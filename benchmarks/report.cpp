@@ -319,6 +319,7 @@ std::vector<Row> run_peers(const std::string& script) {
     while (ts >> tok) {
       if (tok == "float64" || tok == "f64") dtype = "float64";
       if (tok == "float32" || tok == "f32") dtype = "float32";
+    if (tok == "float16" || tok == "f16") dtype = "float16";
       if (tok == "float16" || tok == "f16") dtype = "float16";  // the float16 W8 (host float16 speed)
       if (std::regex_match(tok, std::regex(R"(1e[0-9]+)"))) size = tok;
     }
@@ -379,7 +380,7 @@ std::string trim(std::string s) {
 }
 
 // The case a peer's tag names: its first word is the workload ("W1"), a dtype word (float32, f32,
-// float64, f64; none: float32, the dtype of every single-dtype workload) and, for memory-bound
+// float64, f64, float16, f16; none: float32, the dtype of every single-dtype workload) and, for memory-bound
 // workloads, a size (1e6, 1e+07, 100000000) pick the case. nullptr when none matches.
 const Case* case_of_tag(const std::string& tag) {
   std::stringstream ts(tag);
@@ -389,6 +390,7 @@ const Case* case_of_tag(const std::string& tag) {
   while (ts >> tok) {
     if (tok == "float64" || tok == "f64") dtype = "float64";
     if (tok == "float32" || tok == "f32") dtype = "float32";
+    if (tok == "float16" || tok == "f16") dtype = "float16";
     std::smatch m;
     if (std::regex_match(tok, m, exp_re)) {
       size = m[1].str() + "e" + m[2].str();

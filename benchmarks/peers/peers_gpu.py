@@ -117,6 +117,16 @@ def jax_all():
     rec("W6 batched matvec", "jax jit+vmap (wall)", wall_ms(lambda: fv(bv).block_until_ready(), reps=500))
 if not ONLY[0] or "jax" in ONLY: guard("jax", jax_all)
 
+# W8's chain on 1e8 elements of `dt`, eager and through torch.compile.
+def w8(dt):
+    n = 100_000_000; x = torch.randn(n, device="cuda", dtype=dt)
+    chain = lambda x: torch.where(x > 0, x * 1.5 + 0.25, torch.exp(x) - 1.0) * torch.cos(x) + torch.sin(x) * 0.5
+    tag = f"W8 8-op chain 1e8 {str(dt)[6:]}"
+    rec(tag, "torch eager (unfused)", ev_ms(lambda: chain(x), reps=20))
+    fc = torch.compile(chain); fc(x)
+    ms = ev_ms(lambda: fc(x), reps=20)
+    rec(tag, "torch.compile (fused)", ms, f"{2*n*x.element_size()/ms/1e6:.0f} GB/s effective")
+
 def torch_rest():
     x = torch.randn(1_000_000, device="cuda")
     selu = lambda x: 1.05 * torch.where(x > 0, x, 1.67 * torch.exp(x) - 1.67)
@@ -141,13 +151,7 @@ def torch_rest():
         return float(acc)
     rec("W7 1000x(100^3)+trMMt", "torch, .item() each (wall)", wall_ms(w7_sync, reps=5, warm=1))
     rec("W7 1000x(100^3)+trMMt", "torch, on-device log (wall)", wall_ms(w7_dev, reps=5, warm=1))
-    # a longer fused chain, bandwidth efficiency at 1e8
-    n = 100_000_000; x = torch.randn(n, device="cuda")
-    chain = lambda x: torch.where(x > 0, x * 1.5 + 0.25, torch.exp(x) - 1.0) * torch.cos(x) + torch.sin(x) * 0.5
-    rec("W8 8-op chain 1e8 f32", "torch eager (unfused)", ev_ms(lambda: chain(x), reps=20))
-    fc = torch.compile(chain); fc(x)
-    ms = ev_ms(lambda: fc(x), reps=20)
-    rec("W8 8-op chain 1e8 f32", "torch.compile (fused)", ms, f"{8*n/ms/1e6:.0f} GB/s effective")
+    w8(torch.float32)  # a longer fused chain, bandwidth efficiency at 1e8
 if not ONLY[0] or "torch_rest" in ONLY: guard("torch_rest", torch_rest)
 
 # W10 (issue 29): row softmax of 4096 x 4096 f32: torch.softmax, the chain eager and compiled, JAX
@@ -191,6 +195,21 @@ def scan_sort():
     u = torch.randn(10_000_000, device="cuda")
     rec("sort f32 1e7", "torch.sort", ev_ms(lambda: torch.sort(u)))
 if not ONLY[0] or "scan_sort" in ONLY: guard("scan_sort", scan_sort)
+
+# Gather and float16 W8 (issue 28): the harness's G1-f32-1e7 (take of 1e7 random int64 indices
+# into 1e7 float32) and W8-f16-1e8 (W8's chain on 1e8 float16).
+def gather_half():
+    import cupy as cp
+    n = 10_000_000
+    x = cp.random.standard_normal(n, dtype=cp.float32)
+    i = cp.random.randint(0, n, n, dtype=cp.int64)
+    gb = lambda ms: f"{16*n/ms/1e6:.0f} GB/s counted (16 bytes per element)"
+    ms = ev_ms(lambda: cp.take(x, i)); rec("G1 take 1e7 f32", "cupy.take", ms, gb(ms))
+    xt = torch.randn(n, device="cuda"); it = torch.randint(0, n, (n,), device="cuda")
+    ms = ev_ms(lambda: torch.take(xt, it)); rec("G1 take 1e7 f32", "torch.take", ms, gb(ms))
+    ms = ev_ms(lambda: xt[it]); rec("G1 take 1e7 f32", "torch x[i]", ms, gb(ms))
+    w8(torch.float16)
+if not ONLY[0] or "gather_half" in ONLY: guard("gather_half", gather_half)
 
 # GPU scatter (issue 28): the harness's S2-f32-1e7, x.at(i).add(v) with 1e7 updates into 1e7.
 def scatter():

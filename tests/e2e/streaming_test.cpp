@@ -1,5 +1,5 @@
-// Streaming (non-temporal) stores: host kernels whose outputs take at least the streaming
-// threshold (ARRAYC_STREAM_BYTES, default the last-level cache) write their outputs (those of
+// Streaming (non-temporal) stores: host kernels whose outputs and full-size inputs take at least
+// the streaming threshold (ARRAYC_STREAM_BYTES, default the last-level cache) write their outputs (those of
 // the first output's element size) around the caches, from the first 64-byte boundary on.
 // These tests lower the threshold so that small arrays take that path, and check every result
 // against the reference interpreter and bit for bit against the plain-store kernel: every
@@ -156,7 +156,7 @@ TEST_F(Streaming, EveryOutputOfTheFirstOnesSizeStreams) {
   Stages st = inspect(four);
   ASSERT_EQ(st.kernels.size(), 1u) << "the four outputs are not one kernel";
   const KernelStages& k = st.kernels[0];
-  EXPECT_NE(k.kernel.find("; non-temporal stores to ptr1, ptr2, ptr3: outputs of 20000 bytes"), std::string::npos)
+  EXPECT_NE(k.kernel.find("; non-temporal stores to ptr1, ptr2, ptr3: outputs and inputs of 24000 bytes"), std::string::npos)
       << k.kernel;
   // The vector loop's stores: non-temporal ones of floats and of int32s (not the first output),
   // plain ones of doubles.
@@ -218,19 +218,28 @@ TEST_F(Streaming, OutputsAlignedUnlikeTheFirstTakeTheScalarLoop) {
 
 TEST_F(Streaming, KernelsShowTheirStoresInEveryStage) {
   Array x = random_array(DType::Float32, {1000}, 12, -4, 4).eval();
-  set_stream_threshold_bytes(4000);  // exactly the output's size: streamed
+  set_stream_threshold_bytes(8000);  // exactly the output's and the input's size: streamed
   Stages st = inspect({x * 2.0f + 1.0f});
   ASSERT_EQ(st.kernels.size(), 1u);
   const KernelStages& k = st.kernels[0];
-  EXPECT_NE(k.kernel.find("; non-temporal stores to ptr1: outputs of 4000 bytes, streaming threshold 4000 bytes"),
+  EXPECT_NE(k.kernel.find("; non-temporal stores to ptr1: outputs and inputs of 8000 bytes, streaming threshold 8000 bytes"),
             std::string::npos)
       << k.kernel;
+  // A broadcast operand is read again from cache and does not count: m's 4000 bytes and the
+  // output's reach 8000, v's 400 do not add.
+  Array m = reshape(x, {10, 100}), v = random_array(DType::Float32, {100}, 13, -4, 4).eval();
+  set_stream_threshold_bytes(8000);
+  EXPECT_NE(inspect({m + v}).kernels.at(0).kernel.find("outputs and inputs of 8000 bytes"), std::string::npos)
+      << inspect({m + v}).kernels.at(0).kernel;
+  set_stream_threshold_bytes(8001);
+  EXPECT_EQ(inspect({m + v}).kernels.at(0).kernel.find("non-temporal"), std::string::npos);
+  set_stream_threshold_bytes(8000);
   EXPECT_NE(k.opt.find("!nontemporal"), std::string::npos) << k.opt;
   EXPECT_NE(k.opt.find("llvm.x86.sse.sfence"), std::string::npos) << k.opt;
   EXPECT_NE(k.assembly.find("movnt"), std::string::npos) << k.assembly;
   EXPECT_NE(k.assembly.find("sfence"), std::string::npos) << k.assembly;
 
-  set_stream_threshold_bytes(4001);  // one byte more than the output: plain stores
+  set_stream_threshold_bytes(8001);  // one byte more than the output and the input: plain stores
   st = inspect({x * 2.0f + 1.0f});
   ASSERT_EQ(st.kernels.size(), 1u);
   EXPECT_EQ(st.kernels[0].kernel.find("non-temporal"), std::string::npos) << st.kernels[0].kernel;

@@ -207,7 +207,9 @@ template <typename T, bool Sum> void scan(const AxisStep& a, const T* in, T* out
   int64_t is = a.in_strides.back(), os = a.out_strides.back();
   RowMap map{a};
   const bool blocked = n >= 2 * kScanBlock;
-  const bool stream = blocked && n * rows * static_cast<int64_t>(sizeof(T)) >= stream_threshold_bytes();
+  // Streaming stores where the row's input and output, passing through the cache, reach the
+  // streaming threshold (as for kernels: host_options).
+  const bool stream = blocked && 2 * n * rows * static_cast<int64_t>(sizeof(T)) >= stream_threshold_bytes();
   if (rows >= num_threads() || !blocked) {
     auto body = [&](int64_t b, int64_t e) {
       for (int64_t r = b; r < e; ++r) {

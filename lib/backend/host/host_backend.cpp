@@ -1,5 +1,6 @@
 #include "backend/host/host_backend.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
@@ -356,8 +357,8 @@ std::string host_notes(const KernelStep& ks, const Schedule& s, const EmitOption
   for (int l : tiled_leaves(k)) tiled_ptrs.push_back(k.leaves[l].ptr);
   std::string text;
   if (!streamed_ptrs.empty())
-    text += "  ; non-temporal stores to " + ptr_list(streamed_ptrs) + ": outputs of " +
-            std::to_string(output_bytes(ks, s)) + " bytes, streaming threshold " +
+    text += "  ; non-temporal stores to " + ptr_list(streamed_ptrs) + ": outputs and inputs of " +
+            std::to_string(passing_bytes(ks, s)) + " bytes, streaming threshold " +
             std::to_string(stream_threshold_bytes()) + " bytes (ARRAYC_STREAM_BYTES)\n";
   if (!tiled_ptrs.empty())
     text += "  ; tiles of " + std::to_string(kHostTileRows) + " rows x " + std::to_string(kHostTileCols) +
@@ -525,10 +526,21 @@ int64_t output_bytes(const KernelStep& ks, const Schedule& s) {
   return bytes;
 }
 
+int64_t passing_bytes(const KernelStep& ks, const Schedule& s) {
+  int64_t out = output_bytes(ks, s);
+  if (out == 0) return 0;
+  const int64_t elements = shape_numel(s.slots[ks.outputs[0]].shape);
+  int64_t in = 0;
+  for (const KernelLeaf& lf : ks.kernel.leaves)
+    if (lf.op == Op::Buffer && std::find(lf.strides.begin(), lf.strides.end(), StrideKind::Zero) == lf.strides.end())
+      in += elements * static_cast<int64_t>(dtype_size(lf.dtype));
+  return out + in;
+}
+
 EmitOptions host_options(const KernelStep& ks, const Schedule& s, const EmitOptions& user) {
   EmitOptions o = user;
   if (ks.kernel.is_reduction) return o;
-  int64_t bytes = output_bytes(ks, s);
+  int64_t bytes = passing_bytes(ks, s);
   o.stream_stores = bytes > 0 && bytes >= stream_threshold_bytes();
   if (prefetched_gather(ks.kernel)) o.gather_prefetch = gather_prefetch_distance();  // host gather bandwidth (issue 28)
   return o;

@@ -10,11 +10,15 @@ namespace arrayc::detail {
 Backend& host_backend();
 
 // The options a kernel step is compiled with on the host: the user's, plus streaming
-// (non-temporal) stores for an elementwise kernel whose outputs take at least
-// stream_threshold_bytes(): lines that large are evicted before anyone reads them back, and a
-// plain store reads each line before writing it, a third of a copy's memory traffic.
+// (non-temporal) stores for an elementwise kernel whose passing_bytes() reach
+// stream_threshold_bytes(): the outputs of such a kernel are evicted by its own traffic before
+// anyone reads them back, and a plain store reads each line before writing it, a third of a
+// copy's memory traffic.
 EmitOptions host_options(const KernelStep& ks, const Schedule& s, const EmitOptions& user);
 int64_t output_bytes(const KernelStep& ks, const Schedule& s);  // of all its outputs
+// What a kernel step moves through the cache: its outputs, and its memory inputs read along every
+// loop dim (not a broadcast operand, read again from cache, nor a gather's source).
+int64_t passing_bytes(const KernelStep& ks, const Schedule& s);
 // ARRAYC_STREAM_BYTES (arrayc::Error if it is not an integer >= 0), else the last-level cache's
 // size, else 32 MiB. Read at the first call.
 int64_t stream_threshold_bytes();

@@ -35,7 +35,7 @@ using detail::NodeRef;
 
 Array::Array() : Array(detail::make_constant(detail::Scalar::of(DType::Float32, 0), {}, cpu())) {}
 Array::Array(NodeRef node) : impl_(std::make_shared<detail::ArrayImpl>(std::move(node))) {
-  detail::auto_eval_if_large(*this);  // bounded memory (issue 26): api/auto_eval.h
+  detail::auto_eval_if_large(*this, *impl_->node);  // bounded memory (issue 26): api/auto_eval.h
 }
 
 // A copy taken under the lock: eval() may replace the node (and free the old one) at any time.
@@ -337,8 +337,9 @@ Array scalar_like(double value, bool integral, const Array& like, const char* op
 namespace {
 Array ew(detail::Op op, std::initializer_list<const Array*> in) {
   std::vector<NodeRef> nodes;
+  nodes.reserve(in.size());
   for (const Array* a : in) nodes.push_back(a->node());
-  return Array(detail::make_elementwise(op, nodes));
+  return Array(detail::make_elementwise(op, std::move(nodes)));
 }
 }  // namespace
 

@@ -6,11 +6,10 @@
 
 namespace arrayc::detail {
 
-void auto_eval_if_large(const Array& a) {
+void auto_eval_if_large(const Array& a, const Node& n) {
   static const int64_t limit = auto_eval_nodes_setting();
   if (limit == 0) return;
-  NodeRef n = a.node();
-  if (n->tree_nodes < limit || n->reads_param || n->op == Op::Buffer) return;
+  if (n.tree_nodes < limit || n.reads_param || n.op == Op::Buffer) return;
   a.eval();
   counters().auto_evals++;
 }

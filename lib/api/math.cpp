@@ -13,8 +13,9 @@ using detail::Op;
 namespace {
 Array ew(Op op, std::initializer_list<const Array*> in) {
   std::vector<detail::NodeRef> nodes;
+  nodes.reserve(in.size());
   for (const Array* a : in) nodes.push_back(a->node());
-  return Array(detail::make_elementwise(op, nodes));
+  return Array(detail::make_elementwise(op, std::move(nodes)));
 }
 }  // namespace
 

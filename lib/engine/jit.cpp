@@ -211,7 +211,7 @@ std::vector<Array> JitFunction::call(const std::vector<Array>& inputs) {
       s.traces++;
     }
     Graph traced = graph_of(outs);
-    if (resizable && class_fingerprint(traced.outputs, c.symbols) == resizable->fingerprint()) {
+    if (resizable && resizable->traced_as_class(traced.outputs, c.symbols)) {
       program = resizable->resize(c.symbols);
       if (program) counters().resizes++;
     }

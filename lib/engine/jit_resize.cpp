@@ -1,8 +1,8 @@
 #include "engine/jit_resize.h"
 
+#include <algorithm>
 #include <array>
 #include <string>
-#include <unordered_map>
 
 #include "backend/backend.h"
 #include "engine/kernel_cache.h"
@@ -132,7 +132,6 @@ std::vector<int64_t> scaled(const std::vector<int64_t>& symbols, int probe) {
 
 ShapeClass shape_class(const std::vector<Shape>& shapes) {
   ShapeClass c;
-  std::unordered_map<int64_t, int64_t> symbol_of;  // extent -> symbol
   for (const Shape& s : shapes) {
     c.key.push_back(static_cast<int64_t>(s.size()));
     for (int64_t e : s) {
@@ -140,9 +139,10 @@ ShapeClass shape_class(const std::vector<Shape>& shapes) {
         c.key.push_back(e);
         continue;
       }
-      auto [it, added] = symbol_of.emplace(e, static_cast<int64_t>(c.symbols.size()));
-      if (added) c.symbols.push_back(e);
-      c.key.push_back(2 + it->second);
+      // Symbols are few (one per distinct extent): a search beats a map.
+      size_t symbol = std::find(c.symbols.begin(), c.symbols.end(), e) - c.symbols.begin();
+      if (symbol == c.symbols.size()) c.symbols.push_back(e);
+      c.key.push_back(2 + static_cast<int64_t>(symbol));
     }
   }
   return c;
@@ -217,11 +217,12 @@ class NodeIndex {
   size_t count_ = 0;
 };
 
-}  // namespace
-
-ClassFingerprint class_fingerprint(const std::vector<NodeRef>& outputs, const std::vector<int64_t>& symbols) {
-  ClassFingerprint f;
-  f.reserve(512);
+// class_fingerprint into f (cleared first); stack is the walk's, passed in so that a caller can keep
+// both between calls.
+void fingerprint_into(const std::vector<NodeRef>& outputs, const std::vector<int64_t>& symbols, ClassFingerprint& f,
+                      std::vector<std::pair<const Node*, size_t>>& stack) {
+  f.clear();
+  stack.clear();
   // A number as two words: 0 and the number, or 1 + the symbol it equals and 0.
   auto num = [&](int64_t x) {
     size_t i = 0;
@@ -244,7 +245,6 @@ ClassFingerprint class_fingerprint(const std::vector<NodeRef>& outputs, const st
   };
   // Post order, as topo_order (ir/graph.h), without copying references.
   int64_t next = 0;
-  std::vector<std::pair<const Node*, size_t>> stack;
   for (const NodeRef& o : outputs) {
     if (!index.insert(o.get())) continue;
     stack.push_back({o.get(), 0});
@@ -262,8 +262,30 @@ ClassFingerprint class_fingerprint(const std::vector<NodeRef>& outputs, const st
   }
   f.push_back(-1);
   for (const NodeRef& o : outputs) f.push_back(index.at(o.get()));
+}
+
+}  // namespace
+
+ClassFingerprint class_fingerprint(const std::vector<NodeRef>& outputs, const std::vector<int64_t>& symbols) {
+  ClassFingerprint f;
+  std::vector<std::pair<const Node*, size_t>> stack;
+  fingerprint_into(outputs, symbols, f, stack);
   return f;
 }
+
+bool ResizableProgram::traced_as_class(const std::vector<NodeRef>& outputs, const std::vector<int64_t>& symbols) const {
+  // Made on every call at a new length: the buffers are kept per thread (a huge graph's are not).
+  struct Scratch {
+    ClassFingerprint f;
+    std::vector<std::pair<const Node*, size_t>> stack;
+  };
+  thread_local Scratch s;
+  fingerprint_into(outputs, symbols, s.f, s.stack);
+  bool same = s.f == fingerprint_;
+  if (s.f.capacity() > 65536) s = {};
+  return same;
+}
+
 
 std::vector<int64_t> probe_symbols(const ShapeClass& c, int probe) {
   size_t k = c.symbols.size();

@@ -57,8 +57,8 @@ class ResizableProgram {
   static std::shared_ptr<const ResizableProgram> fit(std::shared_ptr<const Program> base, const ShapeClass& c,
                                                      const Schedule& probe0, const Schedule& probe1,
                                                      const CompileOptions& opts, ClassFingerprint fingerprint);
-  // The class_fingerprint of base's trace.
-  const ClassFingerprint& fingerprint() const { return fingerprint_; }
+  // Whether a trace at other extents of the class has base's class_fingerprint: the class's graph.
+  bool traced_as_class(const std::vector<NodeRef>& outputs, const std::vector<int64_t>& symbols) const;
   // The Program at these symbol values: base's schedule with every size recomputed, and each step's
   // launch made again from base's (backend.h: Backend::replan). Null if a size overflows.
   std::unique_ptr<Program> resize(const std::vector<int64_t>& symbols) const;

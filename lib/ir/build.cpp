@@ -170,17 +170,20 @@ NodeRef make_cast(const NodeRef& x, DType dtype) {
   return intern(derived(Op::Cast, dtype, x->shape, {x}));
 }
 
-NodeRef make_elementwise(Op op, const std::vector<NodeRef>& inputs_in) {
+NodeRef make_elementwise(Op op, std::vector<NodeRef> in) {
   const char* name = api_name(op);
-  ARRAYC_INTERNAL_CHECK(static_cast<int>(inputs_in.size()) == op_info(op).arity &&
+  ARRAYC_INTERNAL_CHECK(static_cast<int>(in.size()) == op_info(op).arity &&
                             op_kind(op) == OpKind::Elementwise && op != Op::Cast,
                         std::string("make_elementwise: bad op ") + name);
-  check_same_device(name, inputs_in);
-  std::vector<NodeRef> in = inputs_in;
+  check_same_device(name, in);
+  // numpy raises for a negative integer exponent it can see (a constant), checked below on the
+  // exponent as given.
+  const NodeRef exponent = op == Op::Pow ? in[1] : nullptr;
 
   // Shapes: numpy broadcasting over all operands.
   Shape shape = in[0]->shape;
   for (size_t i = 1; i < in.size(); ++i) {
+    if (in[i]->shape == shape) continue;
     try {
       shape = broadcast_shapes(name, shape, in[i]->shape);
     } catch (const Error&) {
@@ -246,9 +249,9 @@ NodeRef make_elementwise(Op op, const std::vector<NodeRef>& inputs_in) {
         if (op == Op::Add || op == Op::Maximum) op = Op::Or;
         if (op == Op::Mul || op == Op::Minimum) op = Op::And;
       }
-      // numpy raises for a negative integer exponent it can see (a constant); an exponent
-      // array's negative elements give 1/x^|e| truncated: 1 for x = 1, +-1 for x = -1, else 0.
-      const NodeRef& e = inputs_in[1];
+      // An exponent array's negative elements give 1/x^|e| truncated: 1 for x = 1, +-1 for x = -1,
+      // else 0.
+      const NodeRef& e = exponent;
       if (op == Op::Pow && is_int(result) && e->op == Op::Constant && is_signed_int(e->dtype) && e->value.i < 0)
         fail(std::string(name) + ": Integers to negative integer powers are not allowed (exponent " +
              std::to_string(e->value.i) + ")");
@@ -282,7 +285,7 @@ NodeRef make_reshape(const NodeRef& x, Shape shape) {
     fail("reshape: cannot reshape an array of shape " + shape_str(x->shape) + " (" +
          std::to_string(x->numel()) + " elements) into " + shape_str(shape));
   if (shape == x->shape) return x;
-  return intern(derived(Op::Reshape, x->dtype, shape, {x}));
+  return intern(derived(Op::Reshape, x->dtype, std::move(shape), {x}));
 }
 
 NodeRef make_transpose(const NodeRef& x, std::vector<int64_t> perm) {
@@ -317,12 +320,17 @@ NodeRef make_broadcast_to(const NodeRef& x, const Shape& shape) {
   };
   if (x->shape.size() > shape.size()) bad();
   size_t lead = shape.size() - x->shape.size();
-  Shape padded(lead, 1);
-  padded.insert(padded.end(), x->shape.begin(), x->shape.end());
-  for (size_t i = 0; i < shape.size(); ++i)
-    if (padded[i] != shape[i] && padded[i] != 1) bad();
-  NodeRef y = make_reshape(x, padded);
-  if (y->shape == shape) return y;
+  for (size_t i = 0; i < shape.size(); ++i) {
+    int64_t d = i < lead ? 1 : x->shape[i - lead];  // x's extents padded with leading 1s
+    if (d != shape[i] && d != 1) bad();
+  }
+  NodeRef y = x;
+  if (lead > 0) {
+    Shape padded(lead, 1);
+    padded.insert(padded.end(), x->shape.begin(), x->shape.end());
+    y = make_reshape(x, std::move(padded));
+    if (y->shape == shape) return y;
+  }
   return intern(derived(Op::Broadcast, x->dtype, shape, {y}));
 }
 

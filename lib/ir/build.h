@@ -22,7 +22,7 @@ NodeRef make_iota(const Shape& shape, DType dtype, Device device);
 NodeRef make_random(Op op, const Shape& shape, DType dtype, uint64_t seed, Device device);
 
 // Unary, binary and ternary elementwise ops, with numpy's promotion and broadcasting.
-NodeRef make_elementwise(Op op, const std::vector<NodeRef>& inputs);
+NodeRef make_elementwise(Op op, std::vector<NodeRef> inputs);
 NodeRef make_cast(const NodeRef& x, DType dtype);
 
 NodeRef make_reshape(const NodeRef& x, Shape shape);  // one extent may be -1

@@ -7,7 +7,6 @@
 #include <limits>
 #include <mutex>
 #include <sstream>
-#include <unordered_map>
 
 #include "support/hash.h"
 
@@ -142,16 +141,79 @@ bool structurally_equal(const Node& a, const Node& b) {
   return a.op != Op::Constant || same_value(a.value, b.value);
 }
 
-struct InternTable {
+// Open addressing (linear probing) over {hash, weak reference}: an entry takes no allocation of its
+// own. An entry whose node died is dropped when a lookup meets it (a node that is made and dropped
+// over and over, a folded constant, would otherwise pile up under one hash), and all such entries
+// when the table would pass half full.
+class InternTable {
+ public:
   std::mutex mu;
-  std::unordered_multimap<size_t, std::weak_ptr<const Node>> nodes;
-  size_t sweep_at = 1024;
 
-  void sweep() {
-    for (auto it = nodes.begin(); it != nodes.end();)
-      it = it->second.expired() ? nodes.erase(it) : std::next(it);
-    sweep_at = std::max<size_t>(1024, nodes.size() * 2);
+  // The live node structurally equal to proto (whose hash is set), or null.
+  NodeRef find(const Node& proto) {
+    for (size_t i = proto.hash & mask(); slots_[i].used;) {
+      Slot& s = slots_[i];
+      if (s.hash == proto.hash) {
+        if (NodeRef n = s.node.lock()) {
+          if (structurally_equal(*n, proto)) return n;
+        } else {
+          erase(i);  // slot i now holds the entry after it, if any: look at it again
+          continue;
+        }
+      }
+      i = (i + 1) & mask();
+    }
+    return nullptr;
   }
+  void insert(const NodeRef& n) {
+    if (2 * (count_ + 1) > slots_.size()) rebuild();
+    size_t i = n->hash & mask();
+    while (slots_[i].used) i = (i + 1) & mask();
+    slots_[i] = {true, n->hash, n};
+    ++count_;
+  }
+  size_t size() const { return count_; }
+
+ private:
+  struct Slot {
+    bool used = false;
+    size_t hash = 0;
+    std::weak_ptr<const Node> node;
+  };
+  size_t mask() const { return slots_.size() - 1; }
+  // Empties slot i, moving back the entries after it that probed past it.
+  void erase(size_t i) {
+    for (size_t j = (i + 1) & mask(); slots_[j].used; j = (j + 1) & mask()) {
+      size_t home = slots_[j].hash & mask();
+      bool stays = i <= j ? (i < home && home <= j) : (i < home || home <= j);
+      if (!stays) {
+        slots_[i] = std::move(slots_[j]);
+        i = j;
+      }
+    }
+    slots_[i] = Slot{};
+    --count_;
+  }
+  // Drops the dead entries; at least 4 slots per live one, so that the table is a quarter full.
+  void rebuild() {
+    std::vector<Slot> old;
+    old.swap(slots_);
+    size_t live = 0;
+    for (const Slot& s : old) live += s.used && !s.node.expired();
+    size_t size = 1024;
+    while (size < 4 * (live + 1)) size *= 2;
+    slots_.resize(size);
+    count_ = 0;
+    for (Slot& s : old)
+      if (s.used && !s.node.expired()) {
+        size_t i = s.hash & mask();
+        while (slots_[i].used) i = (i + 1) & mask();
+        slots_[i] = std::move(s);
+        ++count_;
+      }
+  }
+  std::vector<Slot> slots_ = std::vector<Slot>(1024);
+  size_t count_ = 0;
 };
 
 InternTable& table() {
@@ -192,28 +254,16 @@ NodeRef intern(Node proto) {
   if (own_identity) return std::make_shared<const Node>(std::move(proto));
   InternTable& t = table();
   std::lock_guard<std::mutex> lock(t.mu);
-  // Entries whose node died are dropped here, not left for the sweep: a node that is made and
-  // dropped over and over (a folded constant) would otherwise pile up under one hash.
-  auto [it, end] = t.nodes.equal_range(proto.hash);
-  while (it != end) {
-    NodeRef n = it->second.lock();
-    if (!n) {
-      it = t.nodes.erase(it);
-      continue;
-    }
-    if (structurally_equal(*n, proto)) return n;
-    ++it;
-  }
+  if (NodeRef n = t.find(proto)) return n;
   auto node = std::make_shared<const Node>(std::move(proto));
-  if (t.nodes.size() >= t.sweep_at) t.sweep();
-  t.nodes.emplace(node->hash, node);
+  t.insert(node);
   return node;
 }
 
 size_t intern_table_size() {
   InternTable& t = table();
   std::lock_guard<std::mutex> lock(t.mu);
-  return t.nodes.size();
+  return t.size();
 }
 
 bool is_contiguous_view(const Node& buffer) {

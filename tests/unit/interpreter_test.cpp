@@ -6,6 +6,8 @@
 #include <cstring>
 #include <limits>
 #include <numeric>
+#include <set>
+#include <vector>
 
 #include "backend/backend.h"
 #include "ir/build.h"
@@ -407,6 +409,29 @@ TEST(Nodes, ANodeMadeAndDroppedOverAndOverTakesOneTableEntry) {
     most = std::max(most, intern_table_size());
   }
   EXPECT_LE(most, before + 1);
+}
+
+TEST(Nodes, TheTableMergesEqualNodesAcrossItsRebuilds) {
+  // Open addressing that grows at half full and drops dead entries when it rebuilds or a lookup
+  // meets them: many live nodes, half of them dropped, as many made again, and every live one must
+  // still be found (the same node for the same structure), no two structures merged.
+  constexpr int64_t kNodes = 20000;
+  std::vector<NodeRef> live;
+  for (int64_t n = 1; n <= kNodes; ++n) live.push_back(make_iota({n}, DType::Int64, kCpu));
+  for (int64_t n = 1; n <= kNodes; n += 2) live[n - 1].reset();
+  for (int64_t n = kNodes + 1; n <= 2 * kNodes; ++n) live.push_back(make_iota({n}, DType::Int64, kCpu));
+  std::set<const Node*> distinct;
+  for (int64_t n = 1; n <= 2 * kNodes; ++n) {
+    const NodeRef& held = live[n - 1];
+    NodeRef again = make_iota({n}, DType::Int64, kCpu);
+    if (held) {
+      ASSERT_EQ(again.get(), held.get()) << "iota of " << n;
+      distinct.insert(held.get());
+    } else {
+      ASSERT_EQ(make_iota({n}, DType::Int64, kCpu).get(), again.get()) << "iota of " << n << ", made again";
+    }
+  }
+  EXPECT_EQ(distinct.size(), static_cast<size_t>(kNodes + kNodes / 2));
 }
 
 // ---- Error bounds -----------------------------------------------------------------------------------

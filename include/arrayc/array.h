@@ -35,7 +35,7 @@ class Array {
   const Shape& shape() const;
   DType dtype() const;
   Device device() const;
-  int64_t ndim() const { return static_cast<int64_t>(shape().size()); }
+  int64_t ndim() const;
   int64_t size() const;  // number of elements
 
   // Computes the value now (a no-op when already computed) and returns *this.

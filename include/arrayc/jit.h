@@ -4,11 +4,15 @@
 // dimensions have extent 1 (the broadcast pattern) and the device; never on extents. A call with
 // shapes seen before only binds buffers and launches. A call with new extents of a known shape
 // class (the signature, plus per dim whether the extent is 0, 1 or other and which dims have
-// equal extents) runs f again, which only builds a graph; when that graph is the class's graph
-// at the new extents, the class's program is resized to them (sizes, strides and launch sizes
+// equal extents) resizes the class's program to them (sizes, strides and launch sizes
 // recomputed; on the host and on a GPU alike nothing is planned, compiled or looked up, unless
 // the new sizes need other code: a GPU reduction that now splits in two launches, another GPU
-// product tile). The first call of a class also runs f at two probe
+// product tile). If f is extent-blind, it is not run again for that: its traces read no extent
+// (x.shape(), x.size(); x.ndim() may be read) and its graph holds only inputs, captured arrays,
+// constants, elementwise ops, broadcasts, reshapes, transposes and reductions, so it builds the
+// same graph at every length of the class. Otherwise f runs again first (it only builds a
+// graph), and the program is resized only if that graph is the class's graph at the new extents
+// (a branch on x.size() plans anew). The first call of a class also runs f at two probe
 // extents, on placeholders, to learn how the program's sizes follow the extents; where they do
 // not follow them as products of extents (f divides an extent, puts x.size() into a constant,
 // branches on an extent, or fails at a probe extent) each new length is planned again and finds
@@ -53,7 +57,8 @@ struct Stats {
   double disk_load_ms = 0;
   // Programs (a schedule with a launch per step) prepared: by eval of a new expression and by jit
   // on a new signature; jit calls at a new length of a known signature that resized a Program
-  // instead (a trace, but no schedule and no kernel lookup); and runs of a jitted function at probe
+  // instead (no schedule and no kernel lookup; a trace too, unless the function is extent-blind);
+  // and runs of a jitted function at probe
   // lengths, which a signature's first call makes to learn how its sizes follow the inputs'.
   int64_t plans = 0;
   int64_t resizes = 0;

@@ -10,6 +10,7 @@
 #include "arrayc/ops.h"
 #include "backend/backend.h"
 #include "engine/executor.h"
+#include "engine/extent_reads.h"
 #include "ir/build.h"
 #include "support/interrupt.h"
 
@@ -43,10 +44,19 @@ NodeRef Array::node() const {
   std::lock_guard<std::mutex> lock(impl_->mu);
   return impl_->node;
 }
-const Shape& Array::shape() const { return impl_->shape; }
+// Extents read through the API are counted (engine/extent_reads.h): jit resizes a function to a
+// new length without tracing it again only if its traces read none. The rank is not an extent.
+const Shape& Array::shape() const {
+  detail::note_extent_read();
+  return impl_->shape;
+}
 DType Array::dtype() const { return impl_->dtype; }
 Device Array::device() const { return impl_->device; }
-int64_t Array::size() const { return shape_numel(impl_->shape); }
+int64_t Array::ndim() const { return static_cast<int64_t>(impl_->shape.size()); }
+int64_t Array::size() const {
+  detail::note_extent_read();
+  return shape_numel(impl_->shape);
+}
 bool Array::is_evaluated() const { return node()->op == detail::Op::Buffer; }
 
 const Array& Array::eval() const {

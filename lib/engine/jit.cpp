@@ -5,9 +5,11 @@
 // and launches. The class key (the same, but per dim only 0, 1 or which symbol: dims of equal
 // extent share one; engine/jit_resize.h) selects a ResizableProgram: a call with new extents of
 // a known class resizes the class's Program (every size recomputed from the symbols, every launch
-// made again from the first one's code) without scheduling or looking a kernel up, once a trace
-// at the new extents has given the class's graph (class_fingerprint: a function that branches on
-// an extent is planned anew, never resized into the other branch's Program). The first call of
+// made again from the first one's code) without scheduling or looking a kernel up: at once for an
+// extent-blind function (engine/extent_reads.h: its traces read no extent, its graph holds ops
+// that cannot depend on one), else once a trace at the new extents has given the class's graph
+// (class_fingerprint: a function that branches on an extent is planned anew, never resized into
+// the other branch's Program). The first call of
 // a class learns how its sizes follow the symbols by tracing the function twice more at probe
 // extents (scheduled, never compiled or run); a class whose sizes do not follow them as monomials
 // (the function divides an extent, reads x.size() into a constant, or fails at a probe extent)
@@ -22,6 +24,7 @@
 #include "arrayc/matmul_precision.h"
 #include "arrayc/products.h"
 #include "engine/executor.h"
+#include "engine/extent_reads.h"
 #include "engine/jit_resize.h"
 #include "ir/build.h"
 #include "support/heap.h"
@@ -52,8 +55,12 @@ struct JitFunction::State {
     uint64_t last_use = 0;
   };
   std::map<std::vector<int64_t>, Entry> programs;  // by exact key
-  struct ClassEntry {
+  struct LearnedClass {
     std::shared_ptr<const ResizableProgram> resizable;  // null: each new length traces again
+    bool blind = false;  // resized to a new length without a trace (engine/extent_reads.h)
+  };
+  struct ClassEntry {
+    LearnedClass learned;
     uint64_t last_use = 0;
   };
   std::map<std::vector<int64_t>, ClassEntry> classes;  // by class key
@@ -193,36 +200,51 @@ std::vector<Array> JitFunction::call(const std::vector<Array>& inputs) {
     std::vector<int64_t> class_key = sig;
     class_key.insert(class_key.end(), c.key.begin(), c.key.end());
     bool known_class = false;
-    std::shared_ptr<const ResizableProgram> resizable;
+    State::LearnedClass learned;
     {
       std::lock_guard<std::mutex> lock(s.mu);
       if (auto it = s.classes.find(class_key); it != s.classes.end()) {
         known_class = true;
-        resizable = it->second.resizable;
+        learned = it->second.learned;
         it->second.last_use = ++s.uses;
       }
     }
-    // A new length traces the function (cheap: it builds a graph), and resizes the class's
-    // Program only if the trace is the class's graph at the new extents; else it plans anew.
-    std::vector<Array> outs = s.fn(placeholders_at(inputs, shapes));
-    counters().traces++;
-    {
-      std::lock_guard<std::mutex> lock(s.mu);
-      s.traces++;
-    }
-    Graph traced = graph_of(outs);
-    if (resizable && resizable->traced_as_class(traced.outputs, c.symbols)) {
-      program = resizable->resize(c.symbols);
+    // A new length of a class whose traces read no extent and built an extent-blind graph
+    // resizes the class's Program at once: the function would build the same graph again.
+    if (known_class && learned.blind) {
+      program = learned.resizable->resize(c.symbols);
       if (program) counters().resizes++;
     }
     if (!program) {
-      CompileOptions opts = user_compile_options();
-      for (const ParamBinding& b : params) opts.plan.param_aligned.push_back(aligned(b));
-      program = compile(traced, opts);
-      if (!known_class) resizable = learn_class(s.fn, c, inputs, traced, program, opts);
-      settle_heap();  // the compile's freed blocks merged now, not in a later call (support/heap.h)
-      std::lock_guard<std::mutex> lock(s.mu);
-      if (!known_class) keep(s.classes, std::move(class_key), std::move(resizable), ++s.uses);
+      // Else it traces the function (cheap: it builds a graph), and resizes the class's Program
+      // only if the trace is the class's graph at the new extents; else it plans anew.
+      const int64_t reads = extent_reads();
+      std::vector<Array> outs = s.fn(placeholders_at(inputs, shapes));
+      const bool read_extents = extent_reads() != reads;
+      counters().traces++;
+      {
+        std::lock_guard<std::mutex> lock(s.mu);
+        s.traces++;
+      }
+      Graph traced = graph_of(outs);
+      if (learned.resizable && learned.resizable->traced_as_class(traced.outputs, c.symbols)) {
+        program = learned.resizable->resize(c.symbols);
+        if (program) counters().resizes++;
+      }
+      if (!program) {
+        CompileOptions opts = user_compile_options();
+        for (const ParamBinding& b : params) opts.plan.param_aligned.push_back(aligned(b));
+        program = compile(traced, opts);
+        if (!known_class) {
+          const int64_t probe_reads = extent_reads();
+          learned.resizable = learn_class(s.fn, c, inputs, traced, program, opts);
+          learned.blind = learned.resizable && !read_extents && extent_reads() == probe_reads &&
+                          extent_blind_graph(traced.outputs);
+        }
+        settle_heap();  // the compile's freed blocks merged now, not in a later call (support/heap.h)
+        std::lock_guard<std::mutex> lock(s.mu);
+        if (!known_class) keep(s.classes, std::move(class_key), std::move(learned), ++s.uses);
+      }
     }
     std::lock_guard<std::mutex> lock(s.mu);
     keep(s.programs, std::move(key), program, ++s.uses);

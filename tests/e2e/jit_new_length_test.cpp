@@ -1,8 +1,10 @@
 // jit at new lengths (engine/jit_resize.h): a call with new extents of a known shape class
-// resizes the class's Program: no trace, no compile, no new Program planned. Every result is
-// checked against the reference interpreter. A new broadcast pattern (an extent becoming 1), a
-// zero, extents that become equal or unequal, and functions that use an extent in a way the sizes
-// cannot follow (x / x.size(), reshape to n / 2) trace again.
+// resizes the class's Program: no compile, no new Program planned; no trace either when the
+// function read no extent and built an extent-blind graph (engine/extent_reads.h), else one trace
+// that checks the graph. Every result is checked against the reference interpreter. A new
+// broadcast pattern (an extent becoming 1), a zero, extents that become equal or unequal, and
+// functions that use an extent in a way the sizes cannot follow (x / x.size(), reshape to n / 2)
+// trace and plan again.
 #include <functional>
 #include <stdexcept>
 
@@ -28,13 +30,14 @@ Counts counts(const std::function<void()>& f) {
           b.probe_traces - a.probe_traces, b.cache_hits - a.cache_hits};
 }
 
-// A call at a new length of a known class: traced (to check its graph is the class's), then
-// resized: nothing compiled or planned, and no kernel looked up (each step's launch keeps the
-// class's kernel, on the host and on a GPU alike: Backend::replan).
+// A call at a new length of a known class, resized: nothing compiled or planned, and no kernel
+// looked up (each step's launch keeps the class's kernel, on the host and on a GPU alike:
+// Backend::replan). `traces`: 0 for an extent-blind function, 1 for one whose trace is checked
+// against the class's graph first.
 // `may_compile`: a GPU step whose new sizes need other code (a reduction that now splits in two
 // launches, a longer scan row's tile kernels) looks that code up, and compiles it once.
-void expect_resized(const Counts& c, bool may_compile = false) {
-  EXPECT_EQ(c.traces, 1);
+void expect_resized(const Counts& c, bool may_compile = false, int64_t traces = 0) {
+  EXPECT_EQ(c.traces, traces);
   EXPECT_EQ(c.probes, 0);
   if (!may_compile) EXPECT_EQ(c.compiles, 0);
   if (!may_compile) EXPECT_EQ(c.lookups, 0);
@@ -72,7 +75,53 @@ TEST_P(JitNewLength, ElementwiseReusesTheTraceAndThePlan) {
     Counts again = counts([&] { r = f(y); });  // now a known exact shape
     EXPECT_EQ(again.resizes + again.traces + again.plans, 0);
   }
-  EXPECT_EQ(f.num_traces(), 5);  // the first call, and one check per new length
+  EXPECT_EQ(f.num_traces(), 1);  // the first call only: SELU reads no extent
+}
+
+// What makes a function extent-blind: its traces (the first call's and the two probes') read no
+// extent through Array::shape() or size() (the rank may be read: the class fixes it), and its
+// graph holds only inputs, captured arrays, constants, elementwise ops, broadcasts, reshapes,
+// transposes and reductions. Anything else is traced at every new length and checked.
+TEST_P(JitNewLength, OnlyExtentBlindFunctionsSkipTheTrace) {
+  Array w = random_array(DType::Float32, {1}, 60).eval();  // captured
+  auto blind = [w](const Array& m) {
+    Array t = m.ndim() == 2 ? transpose(m) : m;
+    return arrayc::sum(arrayc::exp(t) * w, {0}) + arrayc::mean(t) - arrayc::max(t, {0}, false);
+  };
+  auto reads = [](const Array& m) { return m * static_cast<float>(m.shape().size()); };  // reads, uses the rank only
+  auto counted = [](const Array& m) { return m + (m.size() > 0 ? 1.0f : 2.0f); };
+  auto scan = [](const Array& m) { return arrayc::cumsum(m * 2.0f, 1); };
+  auto product = [](const Array& m) { return arrayc::dot(m, transpose(m)); };
+  auto fb = jit(blind);
+  auto fr = jit(reads);
+  auto fc = jit(counted);
+  auto fs = jit(scan);
+  auto fp = jit(product);
+  Array r;
+  bool first = true;
+  for (Shape s : {Shape{30, 40}, Shape{7, 130}, Shape{301, 2}}) {
+    SCOPED_TRACE(shape_str(s));
+    Array m = random_array(DType::Float32, s, 61 + s[0]).eval();
+    Counts c = counts([&] { r = fb(m); });
+    EXPECT_MATCHES_REFERENCE(r, blind(m).node(), CompareOptions{.ulp_scale = 64});
+    if (!first) expect_resized(c, on_gpu(), 0);
+    c = counts([&] { r = fr(m); });
+    EXPECT_MATCHES_REFERENCE(r, reads(m).node());
+    if (!first) expect_resized(c, false, 1);
+    c = counts([&] { r = fc(m); });
+    EXPECT_MATCHES_REFERENCE(r, counted(m).node());
+    if (!first) expect_resized(c, false, 1);
+    c = counts([&] { r = fs(m); });
+    EXPECT_MATCHES_REFERENCE(r, scan(m).node(), CompareOptions{.ulp_scale = 64});
+    if (!first) expect_resized(c, on_gpu(), 1);
+    c = counts([&] { r = fp(m); });
+    EXPECT_MATCHES_REFERENCE(r, product(m).node(), CompareOptions{.ulp_scale = 64});
+    if (!first) EXPECT_EQ(c.traces, 1);
+    first = false;
+  }
+  EXPECT_EQ(fb.num_traces(), 1);
+  EXPECT_EQ(fr.num_traces(), 3);
+  EXPECT_EQ(fs.num_traces(), 3);
 }
 
 TEST_P(JitNewLength, BroadcastPatternIsPartOfTheClass) {
@@ -194,13 +243,14 @@ TEST_P(JitNewLength, ScansAndSorts) {
   Counts c = counts([&] { r = f(x1); });
   EXPECT_MATCHES_REFERENCE(r, body(x1).node(), CompareOptions{.ulp_scale = 64});
   // On a GPU a longer row takes other kernels (tiles rather than a thread per row), compiled once.
-  expect_resized(c, /*may_compile=*/on_gpu());
+  // A scan is not extent-blind: checked first.
+  expect_resized(c, /*may_compile=*/on_gpu(), 1);
   // A GPU step keeps the kernels it loaded at 5001 that 7003 needs too; others (the H100 looked
   // up two) come from the kernel cache.
   Array x2 = random_array(DType::Float64, {7003}, 21).eval();
   c = counts([&] { r = f(x2); });
   EXPECT_MATCHES_REFERENCE(r, body(x2).node(), CompareOptions{.ulp_scale = 64});
-  expect_resized(c, /*may_compile=*/on_gpu());
+  expect_resized(c, /*may_compile=*/on_gpu(), 1);
 }
 
 // A new length launches the class's kernels with new sizes: on a GPU, new grids and launch
@@ -268,7 +318,7 @@ TEST_P(JitNewLength, FunctionsOfTheExtentsTraceAgainWhenSizesCannotFollow) {
     if (!seen) expect_traced(c);
     c = counts([&] { r = fr(x); });
     EXPECT_MATCHES_REFERENCE(r, ramp(x).node());
-    if (n == 24 || n == 1000) expect_resized(c);  // arange(n): sizes that follow n
+    if (n == 24 || n == 1000) expect_resized(c, false, 1);  // arange(n): sizes that follow n; read: checked
   }
   EXPECT_EQ(fr.num_traces(), 3);
 }
@@ -285,7 +335,7 @@ TEST_P(JitNewLength, ABranchOnAnExtentIsPlannedAnewNotResized) {
     Array x = random_array(DType::Float32, {n}, 40 + n).eval();
     Counts c = counts([&] { r = f(x); });
     EXPECT_MATCHES_REFERENCE(r, body(x).node());
-    if (n == 3000) expect_resized(c);
+    if (n == 3000) expect_resized(c, false, 1);  // it reads x.size(): checked, then resized
     if (n == 20) expect_traced(c);
   }
 }
@@ -330,10 +380,10 @@ TEST_P(JitNewLength, ManyLengthsAndTheProgramCache) {
   Counts all = counts([&] {
     for (const Array& x : xs) f(x);
   });
-  EXPECT_EQ(all.traces, 100);  // one check trace per new length
+  EXPECT_EQ(all.traces, 1);  // the first call's: a * 2 + 1 is extent-blind
   EXPECT_EQ(all.resizes, 99);
   EXPECT_EQ(all.plans, 1);
-  EXPECT_EQ(f.num_traces(), 100);
+  EXPECT_EQ(f.num_traces(), 1);
   Counts evicted = counts([&] { EXPECT_MATCHES_REFERENCE(f(xs.front()), (xs.front() * 2 + 1).node()); });
   expect_resized(evicted);  // its Program was evicted: resized again
   Counts recent = counts([&] { EXPECT_MATCHES_REFERENCE(f(xs.back()), (xs.back() * 2 + 1).node()); });

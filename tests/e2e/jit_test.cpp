@@ -42,13 +42,15 @@ TEST_P(Jit, TracedOnceReusedForNewDataAndLengths) {
   EXPECT_EQ(same.compiles, 0);
   EXPECT_EQ(f.num_traces(), 1);
 
-  // A new length (other than 0 and 1) has the same shape class: the Program is resized.
+  // A new length (other than 0 and 1) has the same shape class: the Program is resized, without a
+  // trace (the function reads no extent and builds an extent-blind graph: engine/extent_reads.h).
   for (int64_t n : {777, 2, 4099}) {  // not 1: an extent of 1 is part of the signature
     SCOPED_TRACE("n = " + std::to_string(n));
     Array x3 = random_array(DType::Float32, {n}, 5 + n).eval(), y3 = random_array(DType::Float32, {n}, 6 + n).eval();
     StatsDelta other = stats_delta([&] { EXPECT_MATCHES_REFERENCE(f(x3, y3), f_body(x3, y3).node()); });
     EXPECT_EQ(other.compiles, 0);
-    EXPECT_EQ(other.traces, 1);  // jit.h: a new length of a known shape class is traced, then resized
+    EXPECT_EQ(other.traces, 0);
+    EXPECT_EQ(other.resizes, 1);
   }
 
   // A new dtype is a new signature: traced again.
@@ -72,8 +74,8 @@ TEST_P(Jit, StatsTracesMatchTheFunctionsCount) {
 
 // A jit function keeps a bounded number of ready Programs (the 64 most recently used): a loop
 // over many lengths does not keep one per length forever. The lengths share one shape class, so
-// each new length is only traced (to check its graph) and resized from the class's Program; an
-// evicted length is traced and resized again, compiling nothing.
+// each new length is resized from the class's Program (without a trace: the function is
+// extent-blind); an evicted length is resized again, compiling nothing.
 TEST_P(Jit, ManyLengthsKeepTheMostRecentlyUsedPrograms) {
   auto f = jit([](const Array& a) { return a * 2 + 1; });
   std::vector<Array> xs;
@@ -81,12 +83,14 @@ TEST_P(Jit, ManyLengthsKeepTheMostRecentlyUsedPrograms) {
   StatsDelta all = stats_delta([&] {
     for (const Array& x : xs) f(x);
   });
-  EXPECT_EQ(f.num_traces(), 100);
+  EXPECT_EQ(f.num_traces(), 1);
+  EXPECT_EQ(all.resizes, 99);
   EXPECT_EQ(all.plans, 1);
   StatsDelta recent = stats_delta([&] { EXPECT_MATCHES_REFERENCE(f(xs.back()), (xs.back() * 2 + 1).node()); });
   EXPECT_EQ(recent.traces, 0);
   StatsDelta evicted = stats_delta([&] { EXPECT_MATCHES_REFERENCE(f(xs.front()), (xs.front() * 2 + 1).node()); });
-  EXPECT_EQ(evicted.traces, 1);
+  EXPECT_EQ(evicted.traces, 0);
+  EXPECT_EQ(evicted.resizes, 1);
   EXPECT_EQ(evicted.plans, 0);
   EXPECT_EQ(evicted.compiles, 0);
 }

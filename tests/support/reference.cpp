@@ -209,7 +209,7 @@ StatsDelta stats_delta(const std::function<void()>& f) {
   arrayc::Stats after = arrayc::stats();
   return {after.traces - before.traces, after.compiles - before.compiles,
           after.cache_hits - before.cache_hits, after.kernel_launches - before.kernel_launches,
-          after.plans - before.plans};
+          after.plans - before.plans, after.resizes - before.resizes};
 }
 
 int64_t count_compute_nodes(const arrayc::detail::NodeRef& root) {

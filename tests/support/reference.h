@@ -63,7 +63,7 @@ void expect_matches_reference(const arrayc::Array& a, const CompareOptions& opti
 
 // Counts what a computation does: stats() deltas around f().
 struct StatsDelta {
-  int64_t traces = 0, compiles = 0, cache_hits = 0, kernel_launches = 0, plans = 0;
+  int64_t traces = 0, compiles = 0, cache_hits = 0, kernel_launches = 0, plans = 0, resizes = 0;
 };
 StatsDelta stats_delta(const std::function<void()>& f);
 

@@ -2,8 +2,9 @@
 // arrayc::jit, once with fusion and once without, showing for each
 //   - a check of the result against what it must be,
 //   - the first call (trace + compile + run) and the median of later calls,
-//   - what the engine did (arrayc::stats()) on the first call, on the later calls, and on a call
-//     with a different length (which resizes the first call's program: no trace, no compile);
+//   - what the engine did (arrayc::stats()) on the first call, on the later calls, and on calls
+//     at three new lengths (n/2, n/2 - 1, n/2 - 2: each resizes the first call's program, with no
+//     trace and no compile), timed one by one: their median, and the first of them;
 //   - then W2's first call again in a new process, which loads the kernels this one compiled from
 //     the disk cache instead of compiling them (`arrayc-demo --first-call` is that process).
 // Exits with status 1 when a result is wrong.
@@ -69,9 +70,10 @@ struct Outcome {
 };
 
 // Runs a fresh jit of f with fusion on or off: the first call, `repeats` later calls, and one call
-// on `half` (the same signature with another length). Prints one table row for each.
+// on each of `news` (the same signature at lengths not seen before). Prints one table row for each
+// kind.
 template <typename F>
-Outcome run_mode(bool fused, F f, const Array& x, const Array& half, int repeats) {
+Outcome run_mode(bool fused, F f, const Array& x, const std::vector<Array>& news, int repeats) {
   arrayc::set_fusion(fused);
   const char* mode = fused ? "fused" : "unfused";
   auto g = arrayc::jit(f);  // a fresh jit object: nothing traced yet
@@ -97,13 +99,24 @@ Outcome run_mode(bool fused, F f, const Array& x, const Array& half, int repeats
   out.launches_per_call = (s2 - s1).kernel_launches / repeats;
   print_row("", "next " + std::to_string(repeats) + " calls", out.later_ms, "median", s2 - s1);
 
-  auto t1 = Clock::now();
-  Array y = g(half);
-  y.eval();
-  double half_ms = ms_since(t1);
-  print_row("", "n/2 = " + std::to_string(half.size()) + " (1 call)", half_ms, "",
-            arrayc::stats() - s2);
+  std::vector<double> new_ms;
+  for (const Array& in : news) {
+    auto t1 = Clock::now();
+    Array y = g(in);
+    y.eval();
+    new_ms.push_back(ms_since(t1));
+  }
+  print_row("", "3 new lengths ~n/2", median(new_ms), "median", arrayc::stats() - s2);
+  std::printf("  %-8s %-22s %10.3f ms (the first of the 3)\n", "", "", new_ms.front());
   return out;
+}
+
+// The inputs of the new-length calls: lengths n/2, n/2 - 1 and n/2 - 2, evaluated before timing.
+template <typename Make> std::vector<Array> new_lengths(int64_t n, Make make) {
+  std::vector<Array> v;
+  for (int64_t i = 0; i < 3; ++i) v.push_back(make(n / 2 - i));
+  arrayc::eval(v);
+  return v;
 }
 
 void print_summary(const Outcome& fused, const Outcome& unfused) {
@@ -120,8 +133,8 @@ bool workload_w1(DType dtype, int64_t n, int repeats) {
               arrayc::dtype_name(dtype), static_cast<long long>(n));
   std::printf("   transcendental-heavy elementwise chain; large x stresses argument reduction\n\n");
   Array x = arrayc::arange(0.0, static_cast<double>(n), 1.0, dtype);
-  Array half = arrayc::arange(0.0, static_cast<double>(n / 2), 1.0, dtype);
-  arrayc::eval({x, half});  // inputs ready before timing
+  std::vector<Array> news = new_lengths(n, [dtype](int64_t m) { return arrayc::arange(0.0, static_cast<double>(m), 1.0, dtype); });
+  x.eval();  // inputs ready before timing
 
   auto f = [](const Array& a) {
     Array c = arrayc::cos(a);
@@ -129,8 +142,8 @@ bool workload_w1(DType dtype, int64_t n, int repeats) {
     return c * c + s * s;
   };
   print_header();
-  Outcome fused = run_mode(true, f, x, half, repeats);
-  Outcome unfused = run_mode(false, f, x, half, repeats);
+  Outcome fused = run_mode(true, f, x, news, repeats);
+  Outcome unfused = run_mode(false, f, x, news, repeats);
   arrayc::set_fusion(true);
   print_summary(fused, unfused);
 
@@ -167,13 +180,13 @@ bool workload_w2(int64_t n, int repeats) {
               static_cast<long long>(n));
   std::printf("   short fused chain: compile latency and cached-call overhead\n\n");
   Array x = arrayc::normal({n}, /*seed=*/42);
-  Array half = arrayc::normal({n / 2}, /*seed=*/7);
-  arrayc::eval({x, half});
+  std::vector<Array> news = new_lengths(n, [](int64_t m) { return arrayc::normal({m}, /*seed=*/7 + m); });
+  x.eval();
 
   auto f = w2_function();
   print_header();
-  Outcome fused = run_mode(true, f, x, half, repeats);
-  Outcome unfused = run_mode(false, f, x, half, repeats);
+  Outcome fused = run_mode(true, f, x, news, repeats);
+  Outcome unfused = run_mode(false, f, x, news, repeats);
   arrayc::set_fusion(true);
   print_summary(fused, unfused);
 

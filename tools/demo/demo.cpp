@@ -52,7 +52,7 @@ arrayc::Stats operator-(const arrayc::Stats& a, const arrayc::Stats& b) {
 // One row of the per-workload table.
 void print_row(const char* mode, const std::string& what, double ms, const char* ms_note,
                const arrayc::Stats& s) {
-  std::printf("  %-8s %-22s %10.3f ms %-7s %7lld %9lld %11lld %10lld %9lld %11.1f\n", mode, what.c_str(),
+  std::printf("  %-8s %-22s %10.4f ms %-7s %7lld %9lld %11lld %10lld %9lld %11.1f\n", mode, what.c_str(),
               ms, ms_note, static_cast<long long>(s.traces), static_cast<long long>(s.compiles),
               static_cast<long long>(s.cache_hits), static_cast<long long>(s.disk_hits),
               static_cast<long long>(s.kernel_launches), s.compile_ms);
@@ -107,7 +107,7 @@ Outcome run_mode(bool fused, F f, const Array& x, const std::vector<Array>& news
     new_ms.push_back(ms_since(t1));
   }
   print_row("", "3 new lengths ~n/2", median(new_ms), "median", arrayc::stats() - s2);
-  std::printf("  %-8s %-22s %10.3f ms (the first of the 3)\n", "", "", new_ms.front());
+  std::printf("  %-8s %-22s %10.4f ms (the first of the 3)\n", "", "", new_ms.front());
   return out;
 }
 

@@ -67,7 +67,7 @@ std::string source_text(const Source& src) {
 }
 
 std::string kernel_step_text(const KernelStep& ks) {
-  std::string t = ks.kernel.str() + "in ";
+  std::string t = ks.kernel->str() + "in ";
   for (const Source& src : ks.inputs) t += source_text(src);
   t += "out";
   for (int o : ks.outputs) t += " " + std::to_string(o);

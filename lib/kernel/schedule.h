@@ -4,6 +4,7 @@
 // shapes; the kernels inside are specialized on signature only, so schedules of other lengths
 // share their binaries.
 #pragma once
+#include <memory>
 #include <string>
 #include <unordered_map>
 #include <variant>
@@ -50,8 +51,23 @@ struct Slot {
   Device device;
 };
 
+// A step's kernel, shared by the copies of the step: the kernel never changes once scheduled,
+// and a jit Program resized to a new length (engine/jit_resize.h) copies every step of its class's
+// Program. Reads as a `const Kernel&`; members through `->`.
+class SharedKernel {
+ public:
+  SharedKernel() = default;
+  SharedKernel(Kernel k) : k_(std::make_shared<const Kernel>(std::move(k))) {}  // NOLINT: implicit
+  const Kernel& operator*() const { return *k_; }
+  const Kernel* operator->() const { return k_.get(); }
+  operator const Kernel&() const { return *k_; }  // NOLINT: implicit
+
+ private:
+  std::shared_ptr<const Kernel> k_;
+};
+
 struct KernelStep {
-  Kernel kernel;
+  SharedKernel kernel;
   std::vector<Source> inputs;  // memory inputs, ptrs[0 .. inputs.size())
   std::vector<int> outputs;    // slots, ptrs[inputs.size() ..)
   LaunchParams launch;

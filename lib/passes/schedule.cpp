@@ -554,7 +554,7 @@ Schedule lower(const Graph& g, FusionPlan plan) {
         dot.has_epilogue = true;
         dot.epilogue = KernelBuilder(table, static_cast<int>(gi)).build(grp);
         dot.epilogue_by_rows = reads_product_in_place(dot.epilogue);
-        step.label = "dot+" + dot.epilogue.kernel.name;
+        step.label = "dot+" + dot.epilogue.kernel->name;
       } else {
         dot.output = table.slot_of(d.get());
       }
@@ -564,7 +564,7 @@ Schedule lower(const Graph& g, FusionPlan plan) {
       step.label = op_name(grp.roots[0]->op);
     } else {
       KernelStep ks = KernelBuilder(table, static_cast<int>(gi)).build(grp);
-      step.label = ks.kernel.name;
+      step.label = ks.kernel->name;
       step.op = std::move(ks);
     }
     s.steps.push_back(std::move(step));

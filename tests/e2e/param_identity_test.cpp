@@ -22,7 +22,7 @@ ARRAYC_DEVICE_SUITE(ParamIdentity);
 // The kernels' text of some outputs, joined (the kernel cache's key: what decides the compiles).
 std::string kernels_text(const std::vector<Array>& outs) {
   std::string s;
-  for (const detail::KernelStep& k : kernel_steps(outs)) s += k.kernel.str() + "\n";
+  for (const detail::KernelStep& k : kernel_steps(outs)) s += k.kernel->str() + "\n";
   return s;
 }
 

@@ -67,7 +67,7 @@ std::string print_steps(const detail::Schedule& s) {
     os << "slot " << i << ": " << dtype_name(s.slots[i].dtype) << shape_str(s.slots[i].shape) << "\n";
   for (const detail::Step& step : s.steps) {
     if (const auto* ks = std::get_if<detail::KernelStep>(&step.op)) {
-      os << ks->kernel.str() << "  reads";
+      os << ks->kernel->str() << "  reads";
       for (const detail::Source& src : ks->inputs) os << " [" << source_str(src) << "]";
       os << ", writes";
       for (int slot : ks->outputs) os << " [slot " << slot << "]";

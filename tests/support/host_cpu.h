@@ -27,7 +27,7 @@ inline std::vector<arrayc::detail::HostStages> stages_for_cpu(const std::vector<
                                                               const std::string& cpu) {
   std::vector<arrayc::detail::HostStages> out;
   for (const arrayc::detail::KernelStep& ks : kernel_steps(outputs))
-    out.push_back(arrayc::detail::host_stages_for_cpu(ks.kernel, {}, "arrayc_" + ks.kernel.name, cpu));
+    out.push_back(arrayc::detail::host_stages_for_cpu(ks.kernel, {}, "arrayc_" + ks.kernel->name, cpu));
   return out;
 }
 

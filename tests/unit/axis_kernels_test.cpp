@@ -178,7 +178,7 @@ TEST(AxisKernels, GpuFloatSumsAccumulateInDouble) {
     for (const Array& y : {sum(x), mean(x), sum(reshape(x, {100, 10}), {0})}) {
       int reductions = 0;
       for (const detail::KernelStep& ks : arrayc_test::kernel_steps({y})) {
-        if (!ks.kernel.is_reduction) continue;  // 16-bit floats: a cast of the float32 sum follows
+        if (!ks.kernel->is_reduction) continue;  // 16-bit floats: a cast of the float32 sum follows
         ++reductions;
         detail::PtxKernel p = detail::emit_ptx(ks.kernel, 90, detail::EmitOptions{});
         EXPECT_NE(p.ptx.find("add.rn.f64"), std::string::npos) << p.ptx;

@@ -93,7 +93,7 @@ TEST(NvptxBool, PipelineKernelsNeverConvertABoolAsPlusOne) {
         for (const Array& y : {expm1(cast(i - full({}, 1, it), ft)), cast(-i, ft) * full({}, 2.5, ft),
                                exp(cast(i * full({}, -1, it), ft)), cast(i - full({}, 1, it), ft)}) {
           for (const detail::KernelStep& ks : arrayc_test::kernel_steps({y})) {
-            SCOPED_TRACE(ks.kernel.str());
+            SCOPED_TRACE(ks.kernel->str());
             std::string ptx = detail::emit_ptx(ks.kernel, 90, detail::EmitOptions{}).ptx;
             EXPECT_EQ(bool_as_plus_one_signed(ptx), "") << ptx;
             ++kernels;

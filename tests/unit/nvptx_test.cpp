@@ -135,7 +135,7 @@ TEST(NvptxTest, ManyKernelsCompile) {
   };
   for (const auto& prog : programs)
     for (const KernelStep& ks : kernel_steps(prog)) {
-      SCOPED_TRACE(ks.kernel.str());
+      SCOPED_TRACE(ks.kernel->str());
       detail::PtxKernel p = detail::emit_ptx(ks.kernel, 90, detail::EmitOptions{});
       EXPECT_NE(p.ptx.find(".entry " + p.entry), std::string::npos);
     }
@@ -158,7 +158,7 @@ TEST(NvptxTest, LaunchConfiguration) {
   EXPECT_EQ(c.chunks, (1 << 20) / (256 * 32));  // at least 32 elements per thread; 528 blocks wanted
   detail::ReductionSplit s = detail::split_reduction(red.kernel, red.launch, c.chunks);
   EXPECT_EQ(s.partial_bytes, static_cast<size_t>(c.chunks * 4));
-  EXPECT_EQ(s.first.params[red.kernel.rank + 2], 0);  // no finalize in pass 1
+  EXPECT_EQ(s.first.params[red.kernel->rank + 2], 0);  // no finalize in pass 1
   EXPECT_EQ(static_cast<int64_t>(s.second.params.size()), s.combine.num_params());
   detail::PtxKernel comb = detail::emit_ptx(s.combine, 90, detail::EmitOptions{});
   EXPECT_GE(ptx_count(comb.ptx, "shfl.sync.bfly.b32"), 5);
@@ -186,13 +186,13 @@ TEST(NvptxTest, LaunchConfigurationSplitsWorkPastARound) {
 
 TEST(NvptxTest, LaunchArgumentsFollowTheConvention) {
   KernelStep ks = kernel_steps({vec(10) + 1.0f}).at(0);
-  std::vector<void*> ptrs(ks.kernel.num_ptrs, nullptr);
+  std::vector<void*> ptrs(ks.kernel->num_ptrs, nullptr);
   detail::PtxArgs args(ks.kernel, ptrs, ks.launch.params, 2, 7);
   void** a = args.data();
-  const int64_t np = ks.kernel.num_params();
-  EXPECT_EQ(*static_cast<int64_t*>(a[ks.kernel.num_ptrs]), ks.launch.params[0]);
-  EXPECT_EQ(*static_cast<int64_t*>(a[ks.kernel.num_ptrs + np]), 2);
-  EXPECT_EQ(*static_cast<int64_t*>(a[ks.kernel.num_ptrs + np + 1]), 7);
+  const int64_t np = ks.kernel->num_params();
+  EXPECT_EQ(*static_cast<int64_t*>(a[ks.kernel->num_ptrs]), ks.launch.params[0]);
+  EXPECT_EQ(*static_cast<int64_t*>(a[ks.kernel->num_ptrs + np]), 2);
+  EXPECT_EQ(*static_cast<int64_t*>(a[ks.kernel->num_ptrs + np + 1]), 7);
 }
 
 }  // namespace
@@ -206,7 +206,7 @@ TEST(NvptxTest, RowChainSoftmaxHoldsTheRowInRegisters) {
   Array x = array(std::vector<float>(8 * 4096, 0.5f), {8, 4096});
   Array e = exp(x - max(x, {1}, true));
   KernelStep ks = kernel_steps({e / sum(e, {1}, true)}).at(0);
-  ASSERT_TRUE(ks.kernel.row_chain);
+  ASSERT_TRUE(ks.kernel->row_chain);
   detail::PtxKernel p = detail::emit_ptx(ks.kernel, 90, detail::EmitOptions{});
   if (std::getenv("ARRAYC_TEST_PRINT_PTX")) std::cout << p.ptx;
   EXPECT_EQ(p.elements_per_thread, 16);
@@ -218,7 +218,7 @@ TEST(NvptxTest, RowChainSoftmaxHoldsTheRowInRegisters) {
   EXPECT_EQ(c.grid, 8u);
   Array long_x = array(std::vector<float>(2 * 20000, 0.5f), {2, 20000});
   KernelStep lk = kernel_steps({long_x / sum(long_x, {1}, true)}).at(0);
-  ASSERT_TRUE(lk.kernel.row_chain);
+  ASSERT_TRUE(lk.kernel->row_chain);
   EXPECT_EQ(detail::ptx_launch_config(lk.kernel, p, lk.launch, 132).block, 256u);
   Array short_x = array(std::vector<float>(3 * 5, 0.5f), {3, 5});
   KernelStep sk = kernel_steps({short_x / sum(short_x, {1}, true)}).at(0);

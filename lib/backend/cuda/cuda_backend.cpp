@@ -366,7 +366,7 @@ GemmKernel gemm_of(const DotStep& d, const GemmProblem& p, int sms, std::string*
   int leaf = -1;
   std::string problem = gemm_epilogue_problem(d.epilogue.kernel, d.epilogue.launch, product_input(d), p, leaf);
   if (problem.empty()) {
-    gk.epilogue = &d.epilogue.kernel;
+    gk.epilogue = &*d.epilogue.kernel;
     gk.product_leaf = leaf;
   }
   if (why) *why = problem;
@@ -598,7 +598,7 @@ std::string ptx_for(const Step& step, const Schedule& s, int sm) {
     GemmKernel gk = gemm_of(*dot, p, sms);
     std::string ptx = "// ---- " + gk.name() + "\n" + emit_gemm_ptx(gk, sm).ptx;
     if (dot->has_epilogue && !gk.epilogue)  // a CPU product's epilogue, or one the GPU runs on its own
-      ptx += "// ---- " + dot->epilogue.kernel.name + "\n" + emit_ptx(dot->epilogue.kernel, sm, ptx_options(EmitOptions{})).ptx;
+      ptx += "// ---- " + dot->epilogue.kernel->name + "\n" + emit_ptx(dot->epilogue.kernel, sm, ptx_options(EmitOptions{})).ptx;
     return ptx;
   }
   const Kernel& k = std::get<KernelStep>(step.op).kernel;

@@ -531,7 +531,7 @@ int64_t passing_bytes(const KernelStep& ks, const Schedule& s) {
   if (out == 0) return 0;
   const int64_t elements = shape_numel(s.slots[ks.outputs[0]].shape);
   int64_t in = 0;
-  for (const KernelLeaf& lf : ks.kernel.leaves)
+  for (const KernelLeaf& lf : ks.kernel->leaves)
     if (lf.op == Op::Buffer && std::find(lf.strides.begin(), lf.strides.end(), StrideKind::Zero) == lf.strides.end())
       in += elements * static_cast<int64_t>(dtype_size(lf.dtype));
   return out + in;
@@ -539,7 +539,7 @@ int64_t passing_bytes(const KernelStep& ks, const Schedule& s) {
 
 EmitOptions host_options(const KernelStep& ks, const Schedule& s, const EmitOptions& user) {
   EmitOptions o = user;
-  if (ks.kernel.is_reduction) return o;
+  if (ks.kernel->is_reduction) return o;
   int64_t bytes = passing_bytes(ks, s);
   o.stream_stores = bytes > 0 && bytes >= stream_threshold_bytes();
   if (prefetched_gather(ks.kernel)) o.gather_prefetch = gather_prefetch_distance();  // host gather bandwidth (issue 28)

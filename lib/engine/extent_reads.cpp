@@ -4,8 +4,6 @@
 
 namespace arrayc::detail {
 namespace {
-thread_local int64_t t_extent_reads = 0;
-
 bool blind_op(Op op) {
   switch (op_kind(op)) {
     case OpKind::Elementwise: case OpKind::Reduce: return true;
@@ -18,9 +16,6 @@ bool blind_op(Op op) {
   }
 }
 }  // namespace
-
-void note_extent_read() { ++t_extent_reads; }
-int64_t extent_reads() { return t_extent_reads; }
 
 bool extent_blind_graph(const std::vector<NodeRef>& outputs) {
   std::unordered_set<const Node*> seen;

@@ -13,8 +13,10 @@
 
 namespace arrayc::detail {
 
-void note_extent_read();
-int64_t extent_reads();  // on this thread, ever
+// Inline: Array::shape() calls it, and the library reads shapes everywhere.
+inline thread_local int64_t t_extent_reads = 0;
+inline void note_extent_read() { ++t_extent_reads; }
+inline int64_t extent_reads() { return t_extent_reads; }  // on this thread, ever
 
 // Whether every node of the graph is an op whose construction reads no extent beyond what the
 // shape class fixes (which dims are 0, 1 or equal): leaves that are inputs, captured buffers or

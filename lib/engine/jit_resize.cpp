@@ -286,7 +286,6 @@ bool ResizableProgram::traced_as_class(const std::vector<NodeRef>& outputs, cons
   return same;
 }
 
-
 std::vector<int64_t> probe_symbols(const ShapeClass& c, int probe) {
   size_t k = c.symbols.size();
   if (2 * k > kPrimes.size()) return {};

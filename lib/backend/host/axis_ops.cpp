@@ -2,9 +2,9 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cmath>
 #include <cstring>
-#include <atomic>
 #include <memory>
 #include <thread>
 #include <type_traits>

@@ -207,8 +207,9 @@ void half_rows(int reps, bool sweep) {
   };
   for (const Shape3& s : cases) row(s.name, s);
   if (!sweep) return;
-  for (const char* tile : {"256x128x32/16x8/s3", "256x128x32/16x8/s4", "128x256x32/16x8/s4", "128x128x32/8x8/s4",
-                           "128x128x64/16x8/s3", "256x128x64/16x8/s3", "128x256x64/16x8/s3", "256x128x32/16x8/s5"}) {
+  // The mma.sync kernel's best tile, then the warpgroup kernel's (sm_90).
+  for (const char* tile : {"256x128x64/16x8/s3", "128x256x64/4x32/s3/wg", "128x256x64/4x32/s4/wg", "128x128x64/4x16/s4/wg",
+                           "128x128x64/4x16/s6/wg", "256x128x64/4x16/s4/wg", "64x256x64/4x32/s4/wg"}) {
     setenv("ARRAYC_GEMM_TILE", tile, 1);
     std::string name = std::string("  f16 4096^3 ") + tile;
     row(name.c_str(), cases[0]);

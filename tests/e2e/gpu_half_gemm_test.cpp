@@ -9,8 +9,10 @@
 // which is within the same bound, so within twice it of the GPU. NaN and infinities must match
 // the reference exactly. GPU only: on the CPU these products run through OpenBLAS's sgemm
 // (products_test.cpp).
+#include <array>
 #include <cmath>
 #include <cstdlib>
+#include <vector>
 
 #include "support/data.h"
 #include "support/devices.h"
@@ -72,26 +74,35 @@ class HalfProducts : public DeviceTest {
     EXPECT_EQ(bad, 0);
   }
 
-  // Every layout of the product kernel: A along k or m, B along n or k, shapes with partial
-  // tiles in every dim and odd k, batches (one broadcast), x @ x.T, a single column.
-  static void check_layouts(DType t, uint64_t seed) {
-    const int64_t shapes[][3] = {{1, 1, 1}, {7, 7, 7}, {16, 16, 16}, {33, 17, 65}, {257, 129, 33}, {130, 67, 200}};
-    for (const auto& s : shapes) {
-      const int64_t m = s[0], k = s[1], n = s[2];
+  // Every layout of the product kernel (A along k or m, B along n or k) for each m, k, n of
+  // `shapes`; batches of `batch` (one broadcast) and x @ x.T of `gram`. `kernel`: a part of the
+  // name of each layout's product kernel.
+  using Sizes = std::vector<std::array<int64_t, 3>>;
+  static void check_products(DType t, uint64_t seed, const Sizes& shapes, std::array<int64_t, 3> batch,
+                             std::array<int64_t, 2> gram, const std::string& kernel = "") {
+    for (const auto& [m, k, n] : shapes) {
       SCOPED_TRACE(std::string(dtype_name(t)) + " m, k, n = " + std::to_string(m) + ", " + std::to_string(k) + ", " +
                    std::to_string(n));
       Array a = random_array(t, {m, k}, seed), b = random_array(t, {k, n}, seed + 1);
       Array at = transpose(random_array(t, {k, m}, seed + 2)), bt = transpose(random_array(t, {n, k}, seed + 3));
-      expect_within_bound(a, b, dot(a, b));
-      expect_within_bound(at, bt, dot(at, bt));
-      expect_within_bound(a, bt, dot(a, bt));
+      for (const auto& [x, y] : {std::pair{a, b}, std::pair{at, bt}, std::pair{a, bt}, std::pair{at, b}}) {
+        if (!kernel.empty()) EXPECT_NE(kernels_of(dot(x, y)).find(kernel), std::string::npos) << kernels_of(dot(x, y));
+        expect_within_bound(x, y, dot(x, y));
+      }
     }
-    Array x = random_array(t, {3, 40, 24}, seed + 4), y = random_array(t, {3, 24, 36}, seed + 5);
+    const auto [m, k, n] = batch;
+    Array x = random_array(t, {3, m, k}, seed + 4), y = random_array(t, {3, k, n}, seed + 5);
     expect_within_bound(x, y, matmul(x, y));
-    Array w = random_array(t, {40, 24}, seed + 6), z = random_array(t, {5, 24, 36}, seed + 7);
+    Array w = random_array(t, {m, k}, seed + 6), z = random_array(t, {5, k, n}, seed + 7);
     expect_within_bound(w, z, matmul(w, z));
-    Array g = random_array(t, {64, 33}, seed + 8);
+    Array g = random_array(t, {gram[0], gram[1]}, seed + 8);
     expect_within_bound(g, transpose(g), dot(g, transpose(g)));
+  }
+
+  // Shapes with partial tiles in every dim and odd k, and a single column.
+  static void check_layouts(DType t, uint64_t seed) {
+    check_products(t, seed, {{1, 1, 1}, {7, 7, 7}, {16, 16, 16}, {33, 17, 65}, {257, 129, 33}, {130, 67, 200}}, {40, 24, 36},
+                   {64, 33});
     Array c = random_array(t, {300, 96}, seed + 9), v = random_array(t, {96, 1}, seed + 10);
     expect_within_bound(c, v, dot(c, v));
   }
@@ -120,6 +131,23 @@ TEST_P(HalfProducts, EveryTile) {
     SCOPED_TRACE(tile);
     setenv("ARRAYC_GEMM_TILE", tile, 1);
     for (DType t : {DType::Float16, DType::BFloat16}) check_layouts(t, 200);
+  }
+}
+
+// Hopper's warpgroup kernel (wgmma, sm_90): every layout whose unit-stride dims take 16-byte runs
+// (A along k or m, B along n or k), partial tiles in m, n and k, k of 8 and of 1000, batches
+// (one broadcast) and x @ x.T, with the default tiles and forced ones (one to four warpgroups,
+// 64 to 256 columns, 3 to 5 stages).
+TEST_P(HalfProducts, WarpgroupKernel) {
+  const std::string probe = kernels_of(dot(random_array(DType::Float16, {64, 64}, 1), random_array(DType::Float16, {64, 64}, 2)));
+  if (probe.find("_wg") == std::string::npos) GTEST_SKIP() << "not an sm_90 GPU: " << probe;
+  for (const char* tile : {"", "128x256x64/4x32/wg", "128x128x64/4x16/s3/wg", "64x64x64/4x8/s5/wg", "256x128x64/4x16/s3/wg",
+                           "64x256x64/4x32/wg"}) {
+    SCOPED_TRACE(tile);
+    if (*tile) setenv("ARRAYC_GEMM_TILE", tile, 1);
+    for (DType t : {DType::Float16, DType::BFloat16})
+      check_products(t, 400, {{8, 8, 8}, {1, 8, 8}, {72, 40, 136}, {136, 200, 264}, {264, 72, 320}, {64, 1000, 72}},
+                     {48, 40, 56}, {72, 40}, "_wg");
   }
 }
 

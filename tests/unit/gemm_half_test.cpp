@@ -5,12 +5,16 @@
 // kernel, widening each element as it loads it.
 #include <gtest/gtest.h>
 
+#include <cstdio>
+#include <cstdlib>
+
 #include "arrayc/arrayc.h"
 #include "codegen/nvptx/gemm.h"
 #include "engine/compile.h"
 #include "ir/build.h"
 #include "passes/products.h"
 #include "passes/schedule.h"
+#include "support/errors.h"
 #include "support/pipeline.h"
 
 namespace {
@@ -96,6 +100,93 @@ TEST(GemmHalfTest, TensorCoreKernelPtx) {
     if (t == DType::Float16) EXPECT_GT(ptx_count(ptx, "cvt.f32.f16"), 0);
     EXPECT_EQ(ptx.find(".local"), std::string::npos);
   }
+}
+
+// On sm_90 the 16-bit products whose operands take 16-byte runs go to the warpgroup kernel:
+// wgmma.mma_async m64nNk16 reading both operands through swizzled shared-memory descriptors,
+// four per k-step of 64, compiled for sm_90a (its code runs on sm_90 only). Pinned as text:
+// the instructions and their counts, the descriptors' transposes, the fences, nothing spilled.
+TEST(GemmHalfTest, WarpgroupKernelPtx) {
+  for (DType t : {DType::Float16, DType::BFloat16}) {
+    SCOPED_TRACE(dtype_name(t));
+    const std::string name = dtype_name(t), ab = t == DType::Float16 ? "f16.f16" : "bf16.bf16";
+    GemmProblem p = half_problem(t, 4096, 4096, 4096);
+    p.wgmma = true;
+    detail::GemmKernel g = choose_gemm(p, kSMs);
+    ASSERT_TRUE(g.wgmma);
+    EXPECT_EQ(g.name(), "gemm_" + name + "_float32_128x256x64_4x32_ak8_bn8_mma_s4_wg");
+    detail::PtxKernel k = detail::emit_gemm_ptx(g, 90);
+    if (const char* dump = std::getenv("DUMP_WGMMA_PTX")) {  // for ptxas by hand
+      FILE* f = std::fopen((std::string(dump) + "_" + name + ".ptx").c_str(), "w");
+      if (f) std::fputs(k.ptx.c_str(), f), std::fclose(f);
+    }
+    const std::string& ptx = k.ptx;
+    EXPECT_NE(ptx.find(".target sm_90a"), std::string::npos);
+    // A row-major (K-major), B contiguous along n (MN-major: transposed); two warpgroups of 64
+    // rows by 256 columns, 128 float32 accumulators a thread.
+    EXPECT_EQ(count(ptx, "wgmma.mma_async.sync.aligned.m64n256k16.f32." + ab), 4);
+    EXPECT_EQ(count(ptx, "p, 1, 1, 0, 1;"), 4);
+    EXPECT_EQ(count(ptx, "wgmma.fence.sync.aligned;"), 1);
+    EXPECT_EQ(count(ptx, "wgmma.commit_group.sync.aligned;"), 1);
+    EXPECT_EQ(count(ptx, "wgmma.wait_group.sync.aligned 1;"), 1);
+    EXPECT_EQ(count(ptx, "wgmma.wait_group.sync.aligned 0;"), 1);
+    EXPECT_EQ(count(ptx, "fence.proxy.async.shared::cta;"), 1);
+    EXPECT_EQ(count(ptx, "ldmatrix"), 0);
+    EXPECT_EQ(count(ptx, "mma.sync"), 0);
+    // 128 x 64 / (256 x 8) runs of A and 64 x 256 / 2048 of B a k-step, issued in 3 places
+    // (2 stages ahead, unrolled, and once in the loop).
+    EXPECT_EQ(count(ptx, "cp.async.cg.shared.global"), 3 * (4 + 8));
+    EXPECT_EQ(ptx.find(".local"), std::string::npos) << "the accumulators spilled";
+    // Four stages of 128 x 64 and 64 x 256 elements, and 1024 bytes to align them.
+    EXPECT_EQ(detail::gemm_dynamic_shared(g, 90), 4u * (128 * 64 + 64 * 256) * 2 + 1024);
+
+    // x @ x.T: B contiguous along k (K-major, not transposed); a transposed A is MN-major.
+    p.a_rs = 1, p.a_cs = 4096, p.b_rs = 1, p.b_cs = 4096;
+    g = choose_gemm(p, kSMs);
+    EXPECT_EQ(g.name(), "gemm_" + name + "_float32_128x256x64_4x32_am8_bk8_mma_s4_wg");
+    EXPECT_EQ(count(detail::emit_gemm_ptx(g, 90).ptx, "p, 1, 1, 1, 0;"), 4);
+    // Few tiles: 64 x 64 (one warpgroup); no 16-byte runs (rows of 33): the mma.sync kernel.
+    g = choose_gemm([&] { GemmProblem q = half_problem(t, 256, 512, 256); q.wgmma = true; return q; }(), kSMs);
+    EXPECT_EQ(g.name(), "gemm_" + name + "_float32_64x64x64_4x8_ak8_bn8_mma_s4_wg");
+    EXPECT_EQ(count(detail::emit_gemm_ptx(g, 90).ptx, "wgmma.mma_async.sync.aligned.m64n64k16"), 4);
+    g = choose_gemm([&] { GemmProblem q = half_problem(t, 500, 33, 520); q.wgmma = true; return q; }(), kSMs);
+    EXPECT_FALSE(g.wgmma);
+    EXPECT_EQ(g.name(), "gemm_" + name + "_float32_64x64x32_8x4_ak1_bn8_mma_s4");
+  }
+}
+
+// ARRAYC_GEMM_TILE=.../wg forces the warpgroup kernel, and says why when it cannot.
+TEST(GemmHalfTest, ForcedWarpgroupTileAndItsErrors) {
+  GemmProblem p = half_problem(DType::Float16, 1000, 512, 1000);
+  p.wgmma = true;
+  setenv("ARRAYC_GEMM_TILE", "256x128x64/4x16/s3/wg", 1);
+  detail::GemmKernel g = choose_gemm(p, kSMs);
+  EXPECT_EQ(g.name(), "gemm_float16_float32_256x128x64_4x16_ak8_bn8_mma_s3_wg");
+  EXPECT_EQ(g.tile.threads(), 512);
+  EXPECT_EQ(count(detail::emit_gemm_ptx(g, 90).ptx, "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16"), 4);
+  setenv("ARRAYC_GEMM_TILE", "256x128x64/16x8/s3", 1);  // without /wg: the mma.sync kernel
+  EXPECT_EQ(choose_gemm(p, kSMs).name(), "gemm_float16_float32_256x128x64_16x8_ak8_bn8_mma_s3");
+  setenv("ARRAYC_GEMM_TILE", "128x128x32/4x16/wg", 1);
+  EXPECT_ARRAYC_ERROR(choose_gemm(p, kSMs),
+                      "ARRAYC_GEMM_TILE=128x128x32/4x16/wg cannot be used for the warpgroup kernel: BK must be 64 (rows of "
+                      "128 bytes)");
+  setenv("ARRAYC_GEMM_TILE", "128x128x64/8x8/wg", 1);
+  EXPECT_ARRAYC_ERROR(choose_gemm(p, kSMs), "the thread tile must be 4x16 (a warp's 16 rows by BN)");
+  setenv("ARRAYC_GEMM_TILE", "32x64x64/4x8/wg", 1);
+  EXPECT_ARRAYC_ERROR(choose_gemm(p, kSMs), "BM must be 64, 128, 192 or 256 (a warpgroup per 64 rows)");
+  setenv("ARRAYC_GEMM_TILE", "128x128x64/4x16/s2/wg", 1);
+  EXPECT_ARRAYC_ERROR(choose_gemm(p, kSMs), "it needs at least 3 stages");
+  setenv("ARRAYC_GEMM_TILE", "256x256x64/4x32/s4/wg", 1);
+  EXPECT_ARRAYC_ERROR(choose_gemm(p, kSMs), "its stages need 263168 bytes of shared memory (at most 232448)");
+  setenv("ARRAYC_GEMM_TILE", "128x128x64/4x16/wg", 1);
+  p.wgmma = false;  // not an sm_90 GPU
+  EXPECT_ARRAYC_ERROR(choose_gemm(p, kSMs),
+                      "ARRAYC_GEMM_TILE=128x128x64/4x16/wg: /wg is the warpgroup kernel, for float16/bfloat16 operands "
+                      "read in 16-byte runs on an sm_90 GPU, which this product of float16 is not");
+  p.wgmma = true;
+  p.b_rs = 999;  // rows of B not in 16-byte runs
+  EXPECT_ARRAYC_ERROR(choose_gemm(p, kSMs), "which this product of float16 is not");
+  unsetenv("ARRAYC_GEMM_TILE");
 }
 
 // The schedule of a GPU product of 16-bit floats (graphs of parameters need no GPU): one step,

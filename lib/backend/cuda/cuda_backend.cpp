@@ -544,9 +544,10 @@ class CudaBackend final : public Backend {
   // TF32 and the 16-bit products need the tensor cores of sm_80 and later.
   static GemmProblem problem(const DotStep& d, Device dev, const PlanContext& ctx) {
     GemmProblem p = gemm_problem(d, alignment_address(d.a, d.in_dtype, ctx), alignment_address(d.b, d.in_dtype, ctx));
-    const bool sm80 = cuda::device_info(dev.index).sm() >= 80;
-    p.tf32 = ctx.tf32_products && sm80;
-    p.half_mma = sm80;
+    const int sm = cuda::device_info(dev.index).sm();
+    p.tf32 = ctx.tf32_products && sm >= 80;
+    p.half_mma = sm >= 80;
+    p.wgmma = sm == 90;  // Hopper's warpgroup mma: sm_90a code runs on sm_90 only
     return p;
   }
 
@@ -595,6 +596,7 @@ std::string ptx_for(const Step& step, const Schedule& s, int sm) {
     int sms = d.kind == Device::Kind::GPU ? cuda::device_info(d.index).multiprocessors : kAssumedSMs;
     GemmProblem p = gemm_problem(*dot, 0, 0);
     p.half_mma = sm >= 80;  // issue 29
+    p.wgmma = sm == 90;
     GemmKernel gk = gemm_of(*dot, p, sms);
     std::string ptx = "// ---- " + gk.name() + "\n" + emit_gemm_ptx(gk, sm).ptx;
     if (dot->has_epilogue && !gk.epilogue)  // a CPU product's epilogue, or one the GPU runs on its own

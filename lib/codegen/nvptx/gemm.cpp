@@ -46,6 +46,7 @@ struct OperandTile {
   bool along_k = false;  // loads run along k (the unit-stride dim is k)
   bool x_major = false;  // stored [rows][bk + pad] (else [bk][rows + pad])
   int pad = 0;
+  bool swizzle = false;  // the wgmma kernel's 128-byte swizzled layout (swizzled_at), no pad
   int loads = 0;       // global loads per thread per k-step
   int frag = 1;        // elements per shared-memory read in the product loop
   int groups = 1;      // tm / frag (or tn / frag)
@@ -77,6 +78,8 @@ OperandTile operand_tile(const GemmKernel& g, bool is_a, bool pipelined = false)
     // 16-bit elements (issue 29): rows of whole 16-byte runs, as ldmatrix reads them, padded by
     // one run: the 8 rows of an 8 x 8 matrix then start in 8 different 16-byte bank groups.
     if (is_half(g.in_dtype)) o.pad = 8;
+    // The warpgroup kernel: rows of 128 bytes, unpadded, swizzled (see swizzled_at).
+    if (g.wgmma) o.pad = 0, o.swizzle = true;
   }
   o.loads = o.rows * t.bk / (t.threads() * o.width);
   int per_thread = is_a ? t.tm : t.tn;
@@ -86,9 +89,24 @@ OperandTile operand_tile(const GemmKernel& g, bool is_a, bool pipelined = false)
 }
 
 // Bytes of shared memory of the tensor-core pipeline of g (dynamic).
+// The warpgroup kernel's stages start at the first 1024-byte boundary of it (the swizzle's
+// period), so it asks for 1024 bytes more.
 size_t pipeline_shared(const GemmKernel& g) {
   return static_cast<size_t>(g.stages) * (operand_tile(g, true, true).stage_len() + operand_tile(g, false, true).stage_len()) *
-         dtype_size(g.operands());
+             dtype_size(g.operands()) +
+         (g.wgmma ? 1024 : 0);
+}
+
+// Why the warpgroup kernel (gemm.h, "wgmma") cannot use tile t with `stages` stages, or "": a
+// warpgroup per 64 rows, all bn columns (64 to 256, whole 64-element atoms), bk = 64 (128-byte
+// rows), the accumulators a warp's (4 x bn / 8), at least 3 stages (S - 2 k-steps ahead).
+std::string wgmma_problem(const GemmTile& t, int stages) {
+  if (t.bm % 64 || t.bm > 256) return "BM must be 64, 128, 192 or 256 (a warpgroup per 64 rows)";
+  if (t.bn % 64 || t.bn > 256) return "BN must be 64, 128, 192 or 256";
+  if (t.bk != 64) return "BK must be 64 (rows of 128 bytes)";
+  if (t.tm != 4 || t.tn != t.bn / 8) return "the thread tile must be 4x" + std::to_string(t.bn / 8) + " (a warp's 16 rows by BN)";
+  if (stages < 3) return "it needs at least 3 stages";
+  return "";
 }
 
 // Why a tile cannot be used for dtype, or "".
@@ -161,6 +179,7 @@ class GemmEmitter {
     in_ty_ = g.in_dtype == DType::Float16 ? b_.getHalfTy() : g.in_dtype == DType::BFloat16 ? b_.getBFloatTy() : ty_;
     in_esize_ = static_cast<int>(dtype_size(g.operands()));
     half_ = mma_ && is_half(g.in_dtype);
+    wg_ = mma_ && g.wgmma;
   }
 
   void emit(const std::string& name) {
@@ -222,7 +241,7 @@ class GemmEmitter {
         o->lane_at = o->tile.x_major ? b_.CreateAdd(b_.CreateMul(x, i64(len)), in_group_)
                                      : b_.CreateAdd(b_.CreateMul(in_group_, i64(len)), x);
       }
-      if (half_) ldmatrix_lanes(A, B, lane);
+      if (half_ && !wg_) ldmatrix_lanes(A, B, lane);
     }
 
     acc_ = b_.CreateAlloca(llvm::ArrayType::get(ty_, t_.tm * t_.tn), nullptr, "acc");
@@ -358,9 +377,23 @@ class GemmEmitter {
       Value* kk = t.along_k ? fast : slow;
       o.xs.push_back(x);
       o.ks.push_back(kk);
-      o.stash_at.push_back(t.x_major ? b_.CreateAdd(b_.CreateMul(x, i64(t.row_len())), kk)
-                                     : b_.CreateAdd(b_.CreateMul(kk, i64(t.row_len())), x));
+      o.stash_at.push_back(t.swizzle ? swizzled_at(t, x, kk)
+                           : t.x_major ? b_.CreateAdd(b_.CreateMul(x, i64(t.row_len())), kk)
+                                       : b_.CreateAdd(b_.CreateMul(kk, i64(t.row_len())), x));
     }
+  }
+
+  // The warpgroup kernel's stage layouts (128-byte swizzle; bk = 64 16-bit elements, so a row
+  // is 8 chunks of 16 bytes): the element index of (x, kk), kk (K-major) or x (MN-major) the
+  // first of a 16-byte chunk. K-major (x_major): row x holds k 0..63, its chunk c at chunk
+  // c ^ (x % 8). MN-major: atoms of 64 x by bk k-rows, one after another; in an atom, k-row kk
+  // holds x 0..63, chunk c at c ^ (kk % 8). The stage itself starts on a 1024-byte boundary, so
+  // these are the addresses the tensor cores' swizzle reads.
+  Value* swizzled_at(const OperandTile& t, Value* x, Value* kk) {
+    auto chunk = [&](Value* c, Value* r) { return b_.CreateShl(b_.CreateXor(b_.CreateLShr(c, 3), b_.CreateAnd(r, i64(7))), 3); };
+    if (t.x_major) return b_.CreateAdd(b_.CreateMul(x, i64(64)), chunk(kk, x));
+    Value* atom = b_.CreateMul(b_.CreateLShr(x, 6), i64(static_cast<int64_t>(t.bk) * 64));
+    return b_.CreateAdd(atom, b_.CreateAdd(b_.CreateMul(kk, i64(64)), chunk(b_.CreateAnd(x, i64(63)), kk)));
   }
 
   // Global loads of the k-step starting at k0 into the prefetch registers. Out-of-range elements
@@ -453,6 +486,7 @@ class GemmEmitter {
   // into a ring of stages; one barrier per k-step (after it, every thread's copies of this step
   // have landed, and every thread is done with the stage the next copy overwrites).
   void pipeline(Operand& A, Operand& B, Value* k, Value* ktiles) {
+    if (wg_) return wgmma_pipeline(A, B, k, ktiles);
     const int S = g_.stages;
     const int64_t stage_len = A.tile.stage_len() + B.tile.stage_len();
     auto issue = [&](Value* kt, Value* s) {  // k-step kt into stage s
@@ -476,6 +510,119 @@ class GemmEmitter {
       if (half_) half_multiply(A, B, at, b_.CreateAdd(at, i64(A.tile.stage_len())));
       else mma_multiply(A, B, at, b_.CreateAdd(at, i64(A.tile.stage_len())));
     });
+    barrier();  // the next tile's copies overwrite the stages
+  }
+
+  // ---- the warpgroup kernel (sm_90a) ----
+  // A PTX statement with no operands that orders memory (a fence, a wait).
+  void asm_statement(const std::string& ptx) {
+    auto* fty = llvm::FunctionType::get(b_.getVoidTy(), false);
+    b_.CreateCall(fty, llvm::InlineAsm::get(fty, ptx, "~{memory}", true));
+  }
+
+  // A wgmma matrix descriptor of the swizzled tile at shared address `addr` (bytes): the address,
+  // the leading and stride byte offsets (in 16-byte units) and the 128-byte swizzle mode.
+  Value* descriptor(Value* addr, int64_t leading, int64_t stride) {
+    Value* d = b_.CreateAnd(b_.CreateLShr(addr, 4), i64(0x3FFF));
+    return b_.CreateOr(d, i64(((leading >> 4) << 16) | ((stride >> 4) << 32) | (int64_t{1} << 62)));
+  }
+
+  // One wgmma.mma_async m64n<bn>k16 into the accumulators (the thread's bn / 2 floats), A and B
+  // read through their descriptors; an operand staged MN-major is read transposed.
+  std::vector<Value*> wgmma(Value* da, Value* db, const std::vector<Value*>& acc, bool trans_a, bool trans_b) {
+    const int n = static_cast<int>(acc.size());
+    const char* t = g_.in_dtype == DType::Float16 ? "f16" : "bf16";
+    std::string d = "{";
+    for (int i = 0; i < n; ++i) d += (i ? ", $" : "$") + std::to_string(i);
+    std::string ptx = "{\n.reg .pred p;\nsetp.ne.b32 p, $" + std::to_string(n + 2) + ", 0;\nwgmma.mma_async.sync.aligned.m64n" +
+                      std::to_string(t_.bn) + "k16.f32." + t + "." + t + " " + d + "}, $" + std::to_string(n) + ", $" +
+                      std::to_string(n + 1) + ", p, 1, 1, " + (trans_a ? "1" : "0") + ", " + (trans_b ? "1" : "0") + ";\n}";
+    std::string constraints;
+    for (int i = 0; i < n; ++i) constraints += "=f,";
+    constraints += "l,l,r";
+    for (int i = 0; i < n; ++i) constraints += "," + std::to_string(i);
+    std::vector<llvm::Type*> ins{b_.getInt64Ty(), b_.getInt64Ty(), b_.getInt32Ty()};
+    std::vector<Value*> args{da, db, b_.getInt32(1)};
+    for (Value* v : acc) ins.push_back(ty_), args.push_back(v);
+    auto* ret = llvm::StructType::get(ctx_, std::vector<llvm::Type*>(n, ty_));
+    auto* fty = llvm::FunctionType::get(ret, ins, false);
+    Value* r = b_.CreateCall(fty, llvm::InlineAsm::get(fty, ptx, constraints, true), args);
+    std::vector<Value*> out;
+    for (int i = 0; i < n; ++i) out.push_back(b_.CreateExtractValue(r, i));
+    return out;
+  }
+
+  // The main loop of one output tile on the warpgroup mma: k-steps copied by cp.async S - 2
+  // ahead into a ring of S stages. Each k-step: wait for its copies, fence them into the async
+  // proxy (which the tensor cores read through), one barrier, the copy of step kt + S - 2 into
+  // the stage of step kt - 2, then four wgmmas (k 0, 16, 32, 48 of the step) and a wait for all
+  // but this step's. Step kt - 2's wgmmas were waited for before the barrier by every warpgroup,
+  // so its stage is free.
+  void wgmma_pipeline(Operand& A, Operand& B, Value* k, Value* ktiles) {
+    const int S = g_.stages;
+    const int64_t stage_len = A.tile.stage_len() + B.tile.stage_len();
+    const int esize = in_esize_;
+    // The first element of the stages: the first 1024-byte boundary of the dynamic shared memory.
+    Value* shared0 = b_.CreatePtrToInt(dyn_, b_.getInt64Ty());
+    Value* first = b_.CreateUDiv(b_.CreateAnd(b_.CreateSub(i64(1024), b_.CreateAnd(shared0, i64(1023))), i64(1023)), i64(esize));
+    auto stage_at = [&](Value* s) { return b_.CreateAdd(first, b_.CreateMul(s, i64(stage_len))); };
+    auto issue = [&](Value* kt, Value* s) {
+      Value* at = stage_at(s);
+      Value* k0 = b_.CreateMul(kt, i64(t_.bk));
+      copy_async(A, k0, k, at);
+      copy_async(B, k0, k, b_.CreateAdd(at, i64(A.tile.stage_len())));
+    };
+    auto commit = [&] { b_.CreateIntrinsic(llvm::Intrinsic::nvvm_cp_async_commit_group, {}, {}); };
+    for (int s = 0; s + 2 < S; ++s) {
+      if_then(b_.CreateICmpSLT(i64(s), ktiles), [&] { issue(i64(s), i64(s)); });
+      commit();
+    }
+    // This warpgroup's 64 rows of A: one K-major stage row block, or one MN-major atom: both
+    // 64 x 64 elements.
+    Value* wg = b_.CreateLShr(sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x), 7);
+    Value* a_rows = b_.CreateMul(wg, i64(64 * 64 * esize));
+    // Per operand: the descriptor's leading and stride byte offsets, and the bytes between
+    // the wgmmas' k-slices of 16. K-major: LBO unused (1), SBO 8 rows of 128 bytes, the next 16
+    // k 32 bytes on along the row. MN-major: LBO from one 64-element atom to the next, SBO 8
+    // k-rows of 128 bytes, the next 16 k 16 rows on.
+    auto layout = [&](const OperandTile& t) {
+      return t.x_major ? std::tuple<int64_t, int64_t, int64_t>{16, 1024, 16 * esize}
+                       : std::tuple<int64_t, int64_t, int64_t>{static_cast<int64_t>(t.bk) * 128, 1024, 16 * 128};
+    };
+    auto [a_lbo, a_sbo, a_step] = layout(A.tile);
+    auto [b_lbo, b_sbo, b_step] = layout(B.tile);
+    loop(i64(0), ktiles, i64(1), [&](Value* kt) {
+      b_.CreateIntrinsic(llvm::Intrinsic::nvvm_cp_async_wait_group, {}, {b_.getInt32(S - 3)});
+      asm_statement("fence.proxy.async.shared::cta;");
+      barrier();
+      Value* next = b_.CreateAdd(kt, i64(S - 2));
+      if_then(b_.CreateICmpSLT(next, ktiles), [&] { issue(next, b_.CreateURem(next, i64(S))); });
+      commit();
+      Value* at = b_.CreateAdd(shared0, b_.CreateMul(stage_at(b_.CreateURem(kt, i64(S))), i64(esize)));
+      Value* a_at = b_.CreateAdd(at, a_rows);
+      Value* b_at = b_.CreateAdd(at, i64(A.tile.stage_len() * esize));
+      std::vector<Value*> acc;
+      for (int i = 0; i < t_.tm * t_.tn; ++i) acc.push_back(b_.CreateLoad(ty_, acc_at(i)));
+      asm_statement("wgmma.fence.sync.aligned;");
+      for (int kk = 0; kk < t_.bk / 16; ++kk)
+        acc = wgmma(descriptor(b_.CreateAdd(a_at, i64(kk * a_step)), a_lbo, a_sbo),
+                    descriptor(b_.CreateAdd(b_at, i64(kk * b_step)), b_lbo, b_sbo), acc, !A.tile.x_major, !B.tile.x_major);
+      asm_statement("wgmma.commit_group.sync.aligned;");
+      asm_statement("wgmma.wait_group.sync.aligned 1;");
+      for (int i = 0; i < t_.tm * t_.tn; ++i) b_.CreateStore(acc[i], acc_at(i));
+    });
+    // Every wgmma done before the accumulators are read: the wait takes them in and gives them
+    // back, so nothing reads them before it.
+    std::vector<Value*> acc;
+    for (int i = 0; i < t_.tm * t_.tn; ++i) acc.push_back(b_.CreateLoad(ty_, acc_at(i)));
+    const int n = static_cast<int>(acc.size());
+    std::string constraints;
+    for (int i = 0; i < n; ++i) constraints += "=f,";
+    for (int i = 0; i < n; ++i) constraints += std::to_string(i) + (i + 1 < n ? "," : ",~{memory}");
+    auto* ret = llvm::StructType::get(ctx_, std::vector<llvm::Type*>(n, ty_));
+    auto* fty = llvm::FunctionType::get(ret, std::vector<llvm::Type*>(n, ty_), false);
+    Value* r = b_.CreateCall(fty, llvm::InlineAsm::get(fty, "wgmma.wait_group.sync.aligned 0;", constraints, true), acc);
+    for (int i = 0; i < n; ++i) b_.CreateStore(b_.CreateExtractValue(r, i), acc_at(i));
     barrier();  // the next tile's copies overwrite the stages
   }
 
@@ -805,6 +952,7 @@ class GemmEmitter {
   llvm::Type* in_ty_ = nullptr;  // the operands' element type: ty_, or half/bfloat (issue 29)
   int in_esize_ = 4;
   bool half_ = false;                     // 16-bit operands on the tensor cores (half_multiply)
+  bool wg_ = false;                       // ... on the warpgroup mma (wgmma_pipeline)
   Value *a_ld_ = nullptr, *b_ld_ = nullptr;  // their ldmatrix lane offsets (ldmatrix_lanes)
   llvm::Function* f_ = nullptr;
   Value *tx_ = nullptr, *ty_idx_ = nullptr;
@@ -821,12 +969,12 @@ class GemmEmitter {
 };
 
 // A tile forced by ARRAYC_GEMM_TILE: BMxBNxBK/TMxTN, then "/sS" (S pipeline stages on the tensor
-// cores, 0: the default), "/simt" (no tensor cores) and "/m16kK" or "/m8k4" (the float64 mma
-// shape: f64_k = K, or 0 for m8n8k4; -1: not given) in any order.
-GemmTile parse_tile(const std::string& s, DType dtype, bool& simt, int& stages, int& f64_k) {
+// cores, 0: the default), "/simt" (no tensor cores), "/wg" (the warpgroup kernel) and "/m16kK" or
+// "/m8k4" (the float64 mma shape: f64_k = K, or 0 for m8n8k4; -1: not given) in any order.
+GemmTile parse_tile(const std::string& s, DType dtype, bool& simt, bool& wg, int& stages, int& f64_k) {
   GemmTile t;
   char tail = 0;
-  simt = false;
+  simt = wg = false;
   stages = 0;
   f64_k = -1;
   std::string tile = s;
@@ -834,6 +982,7 @@ GemmTile parse_tile(const std::string& s, DType dtype, bool& simt, int& stages, 
     std::string opt = tile.substr(slash + 1);
     int n = 0;
     if (opt == "simt") simt = true;
+    else if (opt == "wg") wg = true;
     else if (std::sscanf(opt.c_str(), "s%d%c", &n, &tail) == 1 && n >= 2 && n <= 8) stages = n;
     else if (opt == "m8k4") f64_k = 0;
     else if (std::sscanf(opt.c_str(), "m16k%d%c", &n, &tail) == 1 && (n == 4 || n == 8 || n == 16)) f64_k = n;
@@ -842,7 +991,7 @@ GemmTile parse_tile(const std::string& s, DType dtype, bool& simt, int& stages, 
   }
   if (std::sscanf(tile.c_str(), "%dx%dx%d/%dx%d%c", &t.bm, &t.bn, &t.bk, &t.tm, &t.tn, &tail) != 5)
     throw Error("ARRAYC_GEMM_TILE=" + s +
-                ": expected BMxBNxBK/TMxTN[/sS][/simt][/m16kK|/m8k4] (S: 2 to 8 stages; K: 4, 8 or 16), e.g. 128x128x8/8x4/s3");
+                ": expected BMxBNxBK/TMxTN[/sS][/simt][/wg][/m16kK|/m8k4] (S: 2 to 8 stages; K: 4, 8 or 16), e.g. 128x128x8/8x4/s3");
   if (std::string why = tile_problem(t, dtype); !why.empty())
     throw Error("ARRAYC_GEMM_TILE=" + s + " cannot be used for " + dtype_name(dtype) + ": " + why);
   return t;
@@ -875,7 +1024,7 @@ std::string GemmKernel::name() const {
          std::to_string(tile.bk) + "_" + std::to_string(tile.tm) + "x" + std::to_string(tile.tn) + "_" +
          operand('a', a_unit, a_vec) + "_" + operand('b', b_unit, b_vec) + (gram ? "_gram" : "") +
          (mma ? (dtype == DType::Float32 && !is_half(in_dtype) ? "_tf32_s" : "_mma_s") + std::to_string(stages) : "") +
-         (mma && f64_k ? "_k" + std::to_string(f64_k) : "") +
+         (mma && f64_k ? "_k" + std::to_string(f64_k) : "") + (wgmma ? "_wg" : "") +
          (epilogue ? "_ep_" + identifier(epilogue->name) : "");
 }
 
@@ -924,19 +1073,44 @@ GemmKernel choose_gemm(const GemmProblem& p, int multiprocessors) {
     k.stages = stages;
     return pipeline_shared(k) <= kDynamicSharedLimit;
   };
-  auto take = [&](const GemmTile& t, int stages, int f64_k) {  // f64_k -1: kF64K where the tile allows it
+  // Hopper's warpgroup mma (sm_90): 16-bit operands whose unit-stride dims take aligned 16-byte
+  // runs (its stages are filled by 16-byte copies only).
+  const bool wgmma = half_mma && p.wgmma && g.a_unit != GemmUnit::None && g.a_vec && g.b_unit != GemmUnit::None && g.b_vec;
+  auto wgmma_ok = [&](const GemmTile& t, int stages) {
+    if (!wgmma || !wgmma_problem(t, stages).empty() || !tile_problem(t, p.in_dtype).empty()) return false;
+    GemmKernel k = g;
+    k.tile = t;
+    k.mma = k.wgmma = true;
+    k.stages = stages;
+    return pipeline_shared(k) <= kDynamicSharedLimit;
+  };
+  auto take = [&](const GemmTile& t, int stages, int f64_k, bool wg = false) {  // f64_k -1: kF64K where the tile allows it
     g.tile = t;
+    if (wg && wgmma_ok(t, stages)) {
+      g.mma = g.wgmma = true;
+      g.stages = stages;
+      return;
+    }
     if (f64_k < 0) f64_k = p.dtype == DType::Float64 && mma_ok(t, stages, kF64K) ? kF64K : 0;
     g.mma = mma_ok(t, stages, f64_k);
     g.stages = g.mma ? stages : 0;
     g.f64_k = g.mma ? f64_k : 0;
   };
   if (std::string forced = gemm_tile_setting(); !forced.empty()) {
-    bool simt = false;
+    bool simt = false, wg = false;
     int stages = 0, f64_k = -1;
-    GemmTile t = parse_tile(forced, p.dtype, simt, stages, f64_k);
+    GemmTile t = parse_tile(forced, p.dtype, simt, wg, stages, f64_k);
     g.gram = gram && t.bm == t.bn;  // a tile that is not square: a general product
-    take(t, stages ? stages : 3, f64_k);
+    if (wg && !wgmma)
+      throw Error("ARRAYC_GEMM_TILE=" + forced + ": /wg is the warpgroup kernel, for float16/bfloat16 operands read in " +
+                  "16-byte runs on an sm_90 GPU, which this product of " + dtype_name(p.in_dtype) + " is not");
+    if (std::string why = wgmma_problem(t, stages ? stages : 4); wg && !why.empty())
+      throw Error("ARRAYC_GEMM_TILE=" + forced + " cannot be used for the warpgroup kernel: " + why);
+    take(t, stages ? stages : wg ? 4 : 3, f64_k, wg);
+    if (wg && !g.wgmma)
+      throw Error("ARRAYC_GEMM_TILE=" + forced + " cannot be used for the warpgroup kernel: its stages need " +
+                  std::to_string(pipeline_shared([&] { GemmKernel k = g; k.mma = k.wgmma = true; k.stages = stages ? stages : 4; return k; }())) +
+                  " bytes of shared memory (at most " + std::to_string(kDynamicSharedLimit) + ")");
     if (simt) g.mma = false, g.stages = 0, g.f64_k = 0;
     if (f64_k >= 0 && (!g.mma || p.dtype != DType::Float64))
       throw Error("ARRAYC_GEMM_TILE=" + forced + ": /m16kK and /m8k4 are float64 tensor-core shapes, which this tile " +
@@ -983,6 +1157,19 @@ GemmKernel choose_gemm(const GemmProblem& p, int multiprocessors) {
                        : f64     ? Choice{{32, 32, 16, 2, 2}}
                                  : Choice{{32, 32, 32, 2, 2}};
   const Choice narrow{{32, 16, 32, 2, 2}};
+  // The warpgroup kernel's tiles (16-bit operands on sm_90), from a sweep on an H100 (docs/cuda.md).
+  if (wgmma) {
+    const Choice wg_big{{128, 256, 64, 4, 32}, 4}, wg_mid{{128, 128, 64, 4, 16}, 4}, wg_small{{64, 64, 64, 4, 8}, 4};
+    Choice c = wg_small;
+    for (const Choice& t : {wg_big, wg_mid})
+      if (2 * tiles(t.t, p) >= multiprocessors) {
+        c = t;
+        break;
+      }
+    take(c.t, c.stages, 0, true);
+    ARRAYC_INTERNAL_CHECK(g.wgmma, "built-in warpgroup gemm tile invalid");
+    return g;
+  }
   Choice c = small;
   if (gram) {  // square tiles; half as many as a general product has
     g.gram = true;
@@ -1048,8 +1235,10 @@ PtxKernel emit_gemm_ptx(const GemmKernel& g, int sm) {
   ARRAYC_INTERNAL_CHECK(!is_half(g.in_dtype) || (g.dtype == DType::Float32 && (!g.mma || sm >= 80)),
                         "a 16-bit gemm kernel for " + std::string(dtype_name(g.dtype)) + " or sm_" + std::to_string(sm));
   ARRAYC_INTERNAL_CHECK(!g.mma || g.stages >= 2, "a tensor-core gemm kernel without pipeline stages");
+  ARRAYC_INTERNAL_CHECK(!g.wgmma || (sm == 90 && g.mma && is_half(g.in_dtype)),
+                        "a warpgroup gemm kernel for sm_" + std::to_string(sm) + " or " + dtype_name(g.in_dtype));
   std::string entry = "arrayc_" + g.name();
-  return compile_ptx(entry, sm, [&](llvm::Module& m) { GemmEmitter(g, m, sm).emit(entry); });
+  return compile_ptx(entry, sm, [&](llvm::Module& m) { GemmEmitter(g, m, sm).emit(entry); }, g.wgmma);
 }
 
 }  // namespace arrayc::detail

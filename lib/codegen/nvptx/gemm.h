@@ -79,6 +79,7 @@ struct GemmKernel {
   bool mma = false;                    // on the tensor cores (sm_80+; FMAs below), see above
   int stages = 0;                      // mma: shared-memory stages of the cp.async pipeline
   int f64_k = 0;                       // float64 mma on sm_90+: 0: m8n8k4; 4, 8, 16: m16n8k<f64_k> (see above)
+  bool wgmma = false;                  // 16-bit operands on Hopper's warpgroup mma (sm_90 only), see above
   const Kernel* epilogue = nullptr;    // fused epilogue (the caller's; it must outlive the kernel)
   int product_leaf = -1;               // the epilogue's leaf that reads the product
 
@@ -96,14 +97,16 @@ struct GemmProblem {
   bool tf32 = false;                  // float32 may run on the TF32 tensor cores (set_matmul_precision)
   DType in_dtype = DType::Float32;    // float16/bfloat16: the operands' dtype (DotStep::in_dtype); else unused
   bool half_mma = false;              // 16-bit operands may run on the tensor cores (sm_80+)
+  bool wgmma = false;                 // ... and on Hopper's warpgroup mma (sm_90 exactly: sm_90a code)
   int64_t a_rs = 0, a_cs = 0, a_bs = 0, b_rs = 0, b_cs = 0, b_bs = 0;
 };
 
 // The kernel for a problem on a GPU with `multiprocessors` SMs: layouts and vector loads from
 // the strides and alignment; the tile from the shape (big tiles when there are enough of them to
 // fill the GPU, smaller ones otherwise, narrow ones for products with few columns).
-// ARRAYC_GEMM_TILE=BMxBNxBK/TMxTN[/sS][/simt] forces a tile (for tuning; /sS: S pipeline stages
-// on the tensor cores); an invalid one is an arrayc::Error.
+// ARRAYC_GEMM_TILE=BMxBNxBK/TMxTN[/sS][/simt][/wg] forces a tile (for tuning; /sS: S pipeline
+// stages on the tensor cores; /wg: the warpgroup kernel, BMx BNx64/4x(BN/8)); an invalid one is an
+// arrayc::Error.
 GemmKernel choose_gemm(const GemmProblem& p, int multiprocessors);
 
 // Blocks to launch for p with kernel g (the tiles, capped).

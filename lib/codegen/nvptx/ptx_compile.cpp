@@ -37,7 +37,7 @@ namespace {
 // The NVPTX backend, one TargetMachine per architecture, and libdevice's bytes (read once).
 struct Nvptx {
   std::mutex mu;  // one compile at a time: PTX compiles are rare and the machines are shared
-  std::map<int, std::unique_ptr<llvm::TargetMachine>> machines;
+  std::map<std::string, std::unique_ptr<llvm::TargetMachine>> machines;  // by CPU name
   std::unique_ptr<llvm::MemoryBuffer> libdevice;
 
   Nvptx() {
@@ -47,16 +47,17 @@ struct Nvptx {
     LLVMInitializeNVPTXAsmPrinter();
   }
 
-  llvm::TargetMachine& machine(int sm) {
-    auto& tm = machines[sm];
+  llvm::TargetMachine& machine(int sm, bool arch_specific) {
+    const std::string cpu = "sm_" + std::to_string(sm) + (arch_specific ? "a" : "");
+    auto& tm = machines[cpu];
     if (!tm) {
       std::string err;
       const char* triple = "nvptx64-nvidia-cuda";
       const llvm::Target* t = llvm::TargetRegistry::lookupTarget(triple, err);
       ARRAYC_INTERNAL_CHECK(t, "the NVPTX target is not linked in: " + err);
-      tm.reset(t->createTargetMachine(triple, "sm_" + std::to_string(sm), ptx_isa(sm), llvm::TargetOptions(), std::nullopt,
+      tm.reset(t->createTargetMachine(triple, cpu, ptx_isa(sm), llvm::TargetOptions(), std::nullopt,
                                       std::nullopt, llvm::CodeGenOptLevel::Aggressive));
-      ARRAYC_INTERNAL_CHECK(tm != nullptr, "cannot create the NVPTX target machine for sm_" + std::to_string(sm));
+      ARRAYC_INTERNAL_CHECK(tm != nullptr, "cannot create the NVPTX target machine for " + cpu);
     }
     return *tm;
   }
@@ -132,10 +133,11 @@ llvm::Function* declare_ptx_kernel(llvm::Module& m, const std::string& name, con
   return f;
 }
 
-PtxKernel compile_ptx(const std::string& entry, int sm, const std::function<void(llvm::Module&)>& build) {
+PtxKernel compile_ptx(const std::string& entry, int sm, const std::function<void(llvm::Module&)>& build,
+                      bool arch_specific) {
   Nvptx& nv = nvptx();
   std::lock_guard<std::mutex> lock(nv.mu);
-  llvm::TargetMachine& tm = nv.machine(sm);
+  llvm::TargetMachine& tm = nv.machine(sm, arch_specific);
   PtxKernel out;
   out.entry = entry;
   out.sm = sm;

@@ -27,9 +27,12 @@ struct PtxKernel {
 llvm::Function* declare_ptx_kernel(llvm::Module& m, const std::string& name, const std::vector<llvm::Type*>& args,
                                    int noalias_args);
 
-// Builds a module with `build` (which must define the kernel `entry`) and compiles it for sm_<sm>.
-// Fills entry, sm, ir, opt_ir and ptx. One compile at a time (the target machines are shared).
-PtxKernel compile_ptx(const std::string& entry, int sm, const std::function<void(llvm::Module&)>& build);
+// Builds a module with `build` (which must define the kernel `entry`) and compiles it for sm_<sm>
+// (`arch_specific`: sm_<sm>a, whose code runs on that architecture only, as Hopper's wgmma
+// needs). Fills entry, sm, ir, opt_ir and ptx. One compile at a time (the target machines are
+// shared).
+PtxKernel compile_ptx(const std::string& entry, int sm, const std::function<void(llvm::Module&)>& build,
+                      bool arch_specific = false);
 
 // The PTX ISA the code for sm_<sm> is written in, as an NVPTX feature: 8.0 covers sm_89/sm_90
 // (Ada, Hopper); 7.5 everything older.

@@ -5,8 +5,10 @@
 // kernel, widening each element as it loads it.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cstdio>
 #include <cstdlib>
+#include <vector>
 
 #include "arrayc/arrayc.h"
 #include "codegen/nvptx/gemm.h"
@@ -20,9 +22,9 @@
 namespace {
 
 using namespace arrayc;
+using arrayc_test::ptx_count;
 using detail::choose_gemm;
 using detail::GemmProblem;
-using arrayc_test::ptx_count;
 
 constexpr int kSMs = 132;
 
@@ -38,11 +40,25 @@ GemmProblem half_problem(DType t, int64_t m, int64_t k, int64_t n) {
   return p;
 }
 
+// DUMP_WGMMA_PTX=PREFIX writes a kernel's PTX to PREFIX_<what>.ptx, for ptxas by hand (the
+// sm_90a kernels cannot run without an H100; ptxas -arch=sm_90a -v says what they would use).
+void dump_ptx(const std::string& what, const std::string& ptx) {
+  if (const char* prefix = std::getenv("DUMP_WGMMA_PTX")) {
+    if (FILE* f = std::fopen((std::string(prefix) + "_" + what + ".ptx").c_str(), "w"))
+      std::fputs(ptx.c_str(), f), std::fclose(f);
+  }
+}
+
 // Occurrences of `what` anywhere (ptx_count wants an instruction followed by its operands).
 int count(const std::string& ptx, const std::string& what) {
   int n = 0;
   for (size_t at = ptx.find(what); at != std::string::npos; at = ptx.find(what, at + 1)) ++n;
   return n;
+}
+
+// Each of `counts`: how often its text occurs in ptx.
+void expect_counts(const std::string& ptx, const std::vector<std::pair<std::string, int>>& counts) {
+  for (const auto& [what, n] : counts) EXPECT_EQ(count(ptx, what), n) << what;
 }
 
 TEST(GemmHalfTest, TensorCoreKernelPtx) {
@@ -116,23 +132,22 @@ TEST(GemmHalfTest, WarpgroupKernelPtx) {
     ASSERT_TRUE(g.wgmma);
     EXPECT_EQ(g.name(), "gemm_" + name + "_float32_128x256x64_4x32_ak8_bn8_mma_s4_wg");
     detail::PtxKernel k = detail::emit_gemm_ptx(g, 90);
-    if (const char* dump = std::getenv("DUMP_WGMMA_PTX")) {  // for ptxas by hand
-      FILE* f = std::fopen((std::string(dump) + "_" + name + ".ptx").c_str(), "w");
-      if (f) std::fputs(k.ptx.c_str(), f), std::fclose(f);
-    }
+    dump_ptx(name, k.ptx);
     const std::string& ptx = k.ptx;
     EXPECT_NE(ptx.find(".target sm_90a"), std::string::npos);
     // A row-major (K-major), B contiguous along n (MN-major: transposed); two warpgroups of 64
     // rows by 256 columns, 128 float32 accumulators a thread.
-    EXPECT_EQ(count(ptx, "wgmma.mma_async.sync.aligned.m64n256k16.f32." + ab), 4);
-    EXPECT_EQ(count(ptx, "p, 1, 1, 0, 1;"), 4);
-    EXPECT_EQ(count(ptx, "wgmma.fence.sync.aligned;"), 1);
-    EXPECT_EQ(count(ptx, "wgmma.commit_group.sync.aligned;"), 1);
-    EXPECT_EQ(count(ptx, "wgmma.wait_group.sync.aligned 1;"), 1);
-    EXPECT_EQ(count(ptx, "wgmma.wait_group.sync.aligned 0;"), 1);
-    EXPECT_EQ(count(ptx, "fence.proxy.async.shared::cta;"), 1);
-    EXPECT_EQ(count(ptx, "ldmatrix"), 0);
-    EXPECT_EQ(count(ptx, "mma.sync"), 0);
+    expect_counts(ptx, {
+                           {"wgmma.mma_async.sync.aligned.m64n256k16.f32." + ab, 4},
+                           {"p, 1, 1, 0, 1;", 4},
+                           {"wgmma.fence.sync.aligned;", 1},
+                           {"wgmma.commit_group.sync.aligned;", 1},
+                           {"wgmma.wait_group.sync.aligned 1;", 1},
+                           {"wgmma.wait_group.sync.aligned 0;", 1},
+                           {"fence.proxy.async.shared::cta;", 1},
+                           {"ldmatrix", 0},
+                           {"mma.sync", 0},
+                       });
     // 128 x 64 / (256 x 8) runs of A and 64 x 256 / 2048 of B a k-step, issued in 3 places
     // (2 stages ahead, unrolled, and once in the loop).
     EXPECT_EQ(count(ptx, "cp.async.cg.shared.global"), 3 * (4 + 8));
@@ -146,13 +161,91 @@ TEST(GemmHalfTest, WarpgroupKernelPtx) {
     EXPECT_EQ(g.name(), "gemm_" + name + "_float32_128x256x64_4x32_am8_bk8_mma_s4_wg");
     EXPECT_EQ(count(detail::emit_gemm_ptx(g, 90).ptx, "p, 1, 1, 1, 0;"), 4);
     // Few tiles: 64 x 64 (one warpgroup); no 16-byte runs (rows of 33): the mma.sync kernel.
-    g = choose_gemm([&] { GemmProblem q = half_problem(t, 256, 512, 256); q.wgmma = true; return q; }(), kSMs);
+    g = choose_gemm(
+        [&] {
+          GemmProblem q = half_problem(t, 256, 512, 256);
+          q.wgmma = true;
+          return q;
+        }(),
+        kSMs);
     EXPECT_EQ(g.name(), "gemm_" + name + "_float32_64x64x64_4x8_ak8_bn8_mma_s4_wg");
     EXPECT_EQ(count(detail::emit_gemm_ptx(g, 90).ptx, "wgmma.mma_async.sync.aligned.m64n64k16"), 4);
-    g = choose_gemm([&] { GemmProblem q = half_problem(t, 500, 33, 520); q.wgmma = true; return q; }(), kSMs);
+    g = choose_gemm(
+        [&] {
+          GemmProblem q = half_problem(t, 500, 33, 520);
+          q.wgmma = true;
+          return q;
+        }(),
+        kSMs);
     EXPECT_FALSE(g.wgmma);
     EXPECT_EQ(g.name(), "gemm_" + name + "_float32_64x64x32_8x4_ak1_bn8_mma_s4");
   }
+}
+
+// With tensor maps (a CUDA 12+ driver), the warpgroup kernel's stages are loaded by TMA, and a
+// producer warpgroup runs ahead of the consumers through mbarriers. Pinned as text: the TMA
+// loads (one box of A, four 64-column atoms of B a k-step), the mbarrier waits and arrivals,
+// the register hand-over, a single block-wide barrier (after the mbarriers' set-up), the
+// tensor maps as 64-byte-aligned parameters, read in place; and the maps' geometry.
+TEST(GemmHalfTest, TmaKernelPtx) {
+  GemmProblem p = half_problem(DType::BFloat16, 4096, 4096, 4096);
+  p.wgmma = p.tma = true;
+  detail::GemmKernel g = choose_gemm(p, kSMs);
+  EXPECT_EQ(g.name(), "gemm_bfloat16_float32_128x256x64_4x32_ak8_bn8_mma_s4_wg_tma");
+  EXPECT_EQ(g.threads(), 384);
+  detail::PtxKernel k = detail::emit_gemm_ptx(g, 90);
+  dump_ptx("tma", k.ptx);
+  const std::string& ptx = k.ptx;
+  expect_counts(ptx, {
+                         {"cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes", 5},
+                         {"wgmma.mma_async.sync.aligned.m64n256k16.f32.bf16.bf16", 4},
+                         {"mbarrier.try_wait.parity.shared::cta.b64", 2},
+                         {"mbarrier.arrive.expect_tx.shared::cta.b64", 1},
+                         {"mbarrier.arrive.shared::cta.b64", 2},  // in the loop, and after a tile's last step
+                         {"mbarrier.init.shared::cta.b64", 8},
+                         {"setmaxnreg.dec.sync.aligned.u32 40;", 1},
+                         {"setmaxnreg.inc.sync.aligned.u32 232;", 1},
+                         {"bar.sync", 1},
+                         {"cp.async.cg", 0},
+                         {".param .align 64 .b8", 2},
+                     });
+  EXPECT_EQ(ptx.find(".local"), std::string::npos) << "a tensor map or the accumulators in local memory";
+  EXPECT_EQ(detail::gemm_dynamic_shared(g, 90), 4u * (128 * 64 + 64 * 256) * 2 + 1024 + 4 * 16);
+
+  // The maps: A row-major (k innermost), one box of 64 k by 128 rows; B along n, boxes of 64 n
+  // by 64 k; byte strides of rows. A batch shared by every product is a batch of one.
+  detail::TmaOperand a = detail::gemm_tma_operand(g, p, true), b = detail::gemm_tma_operand(g, p, false);
+  EXPECT_EQ(a.dims, (std::array<uint64_t, 3>{4096, 4096, 1}));
+  EXPECT_EQ(a.strides, (std::array<uint64_t, 2>{8192, 16}));
+  EXPECT_EQ(a.box, (std::array<uint32_t, 3>{64, 128, 1}));
+  EXPECT_EQ(b.box, (std::array<uint32_t, 3>{64, 64, 1}));
+  p = half_problem(DType::Float16, 100, 24, 40);
+  p.wgmma = p.tma = true;
+  p.batch = 3, p.a_bs = 0, p.b_bs = 24 * 40;
+  p.a_rs = 1, p.a_cs = 104;  // A along m, rows of 104 (a view)
+  g = choose_gemm(p, kSMs);
+  EXPECT_EQ(g.name(), "gemm_float16_float32_64x64x64_4x8_am8_bn8_mma_s4_wg_tma");
+  a = detail::gemm_tma_operand(g, p, true), b = detail::gemm_tma_operand(g, p, false);
+  EXPECT_EQ(a.dims, (std::array<uint64_t, 3>{100, 24, 1}));
+  EXPECT_EQ(a.strides, (std::array<uint64_t, 2>{208, 16}));
+  EXPECT_EQ(a.box, (std::array<uint32_t, 3>{64, 64, 1}));
+  EXPECT_EQ(b.dims, (std::array<uint64_t, 3>{40, 24, 3}));
+  EXPECT_EQ(b.strides, (std::array<uint64_t, 2>{80, 1920}));
+  // The registers the producer hands over: four consumer warpgroups get 112 each, one needs
+  // none (256 threads have 255 registers each).
+  for (auto [tile, inc] : {std::pair{"256x128x64/4x16/s3/wg", "setmaxnreg.inc.sync.aligned.u32 112;"},
+                           std::pair{"64x64x64/4x8/s5/wg", ""}}) {
+    SCOPED_TRACE(tile);
+    setenv("ARRAYC_GEMM_TILE", tile, 1);
+    const std::string text = detail::emit_gemm_ptx(choose_gemm(p, kSMs), 90).ptx;
+    dump_ptx("tma_" + std::to_string(*inc != 0), text);
+    EXPECT_EQ(count(text, "setmaxnreg"), *inc ? 2 : 0);
+    if (*inc) EXPECT_EQ(count(text, inc), 1);
+    EXPECT_EQ(text.find(".local"), std::string::npos);
+  }
+  setenv("ARRAYC_GEMM_TILE", "64x64x64/4x8/wg/cp", 1);  // the cp.async kernel, asked for
+  EXPECT_EQ(choose_gemm(p, kSMs).name(), "gemm_float16_float32_64x64x64_4x8_am8_bn8_mma_s4_wg");
+  unsetenv("ARRAYC_GEMM_TILE");
 }
 
 // ARRAYC_GEMM_TILE=.../wg forces the warpgroup kernel, and says why when it cannot.
@@ -163,13 +256,15 @@ TEST(GemmHalfTest, ForcedWarpgroupTileAndItsErrors) {
   detail::GemmKernel g = choose_gemm(p, kSMs);
   EXPECT_EQ(g.name(), "gemm_float16_float32_256x128x64_4x16_ak8_bn8_mma_s3_wg");
   EXPECT_EQ(g.tile.threads(), 512);
-  EXPECT_EQ(count(detail::emit_gemm_ptx(g, 90).ptx, "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16"), 4);
+  EXPECT_EQ(count(detail::emit_gemm_ptx(g, 90).ptx, "wgmma.mma_async.sync.aligned.m64n128k16.f32.f16.f16"),
+            4);
   setenv("ARRAYC_GEMM_TILE", "256x128x64/16x8/s3", 1);  // without /wg: the mma.sync kernel
   EXPECT_EQ(choose_gemm(p, kSMs).name(), "gemm_float16_float32_256x128x64_16x8_ak8_bn8_mma_s3");
   setenv("ARRAYC_GEMM_TILE", "128x128x32/4x16/wg", 1);
-  EXPECT_ARRAYC_ERROR(choose_gemm(p, kSMs),
-                      "ARRAYC_GEMM_TILE=128x128x32/4x16/wg cannot be used for the warpgroup kernel: BK must be 64 (rows of "
-                      "128 bytes)");
+  EXPECT_ARRAYC_ERROR(
+      choose_gemm(p, kSMs),
+      "ARRAYC_GEMM_TILE=128x128x32/4x16/wg cannot be used for the warpgroup kernel: BK must be 64 (rows of "
+      "128 bytes)");
   setenv("ARRAYC_GEMM_TILE", "128x128x64/8x8/wg", 1);
   EXPECT_ARRAYC_ERROR(choose_gemm(p, kSMs), "the thread tile must be 4x16 (a warp's 16 rows by BN)");
   setenv("ARRAYC_GEMM_TILE", "32x64x64/4x8/wg", 1);
@@ -180,9 +275,10 @@ TEST(GemmHalfTest, ForcedWarpgroupTileAndItsErrors) {
   EXPECT_ARRAYC_ERROR(choose_gemm(p, kSMs), "its stages need 263168 bytes of shared memory (at most 232448)");
   setenv("ARRAYC_GEMM_TILE", "128x128x64/4x16/wg", 1);
   p.wgmma = false;  // not an sm_90 GPU
-  EXPECT_ARRAYC_ERROR(choose_gemm(p, kSMs),
-                      "ARRAYC_GEMM_TILE=128x128x64/4x16/wg: /wg is the warpgroup kernel, for float16/bfloat16 operands "
-                      "read in 16-byte runs on an sm_90 GPU, which this product of float16 is not");
+  EXPECT_ARRAYC_ERROR(
+      choose_gemm(p, kSMs),
+      "ARRAYC_GEMM_TILE=128x128x64/4x16/wg: /wg is the warpgroup kernel, for float16/bfloat16 operands "
+      "read in 16-byte runs on an sm_90 GPU, which this product of float16 is not");
   p.wgmma = true;
   p.b_rs = 999;  // rows of B not in 16-byte runs
   EXPECT_ARRAYC_ERROR(choose_gemm(p, kSMs), "which this product of float16 is not");
@@ -212,11 +308,13 @@ TEST(GemmHalfTest, ScheduleReadsTheSixteenBitOperands) {
     EXPECT_EQ(dot.b.col_stride, 32);
 
     // An operand that is not in memory is materialized in 16 bits, not widened.
-    g.outputs = {detail::make_dot(detail::make_elementwise(detail::Op::Neg, {x}), detail::make_transpose(w, {1, 0}))};
+    g.outputs = {
+        detail::make_dot(detail::make_elementwise(detail::Op::Neg, {x}), detail::make_transpose(w, {1, 0}))};
     s = detail::schedule_graph(g, detail::CompileOptions{});
     ASSERT_EQ(s.steps.size(), 2u) << detail::print_schedule(s);
     EXPECT_EQ(s.slots[0].dtype, DType::BFloat16);
-    EXPECT_NE(detail::print_schedule(s).find("operand of dot: the product kernel reads memory"), std::string::npos)
+    EXPECT_NE(detail::print_schedule(s).find("operand of dot: the product kernel reads memory"),
+              std::string::npos)
         << detail::print_schedule(s);
     EXPECT_EQ(std::get<detail::DotStep>(s.steps.back().op).in_dtype, DType::BFloat16);
   }
@@ -225,13 +323,17 @@ TEST(GemmHalfTest, ScheduleReadsTheSixteenBitOperands) {
 // `:fused` says what a GPU product of 16-bit floats does (graphs of parameters need no GPU).
 TEST(GemmHalfTest, ProductReason) {
   Device g{Device::Kind::GPU, 0};
-  detail::NodeRef x = detail::make_param(0, DType::Float16, {64, 32}, g), w = detail::make_param(1, DType::Float16, {32, 48}, g);
+  detail::NodeRef x = detail::make_param(0, DType::Float16, {64, 32}, g),
+                  w = detail::make_param(1, DType::Float16, {32, 48}, g);
   EXPECT_EQ(detail::product_reason(*detail::make_dot(x, w)->inputs[0]),
-            "matrix product (tiled product kernel); float16/bfloat16 operands read as they are, on the tensor cores "
+            "matrix product (tiled product kernel); float16/bfloat16 operands read as they are, on the "
+            "tensor cores "
             "(sm_80+)");
   EXPECT_EQ(detail::product_reason(*detail::make_dot(x, detail::make_transpose(x, {1, 0}))->inputs[0]),
-            "matrix product (tiled product kernel); float16/bfloat16 operands read as they are, on the tensor cores "
-            "(sm_80+); product-structure: x @ x.T, both triangles there (before sm_80 the tiles of one triangle, mirrored)");
+            "matrix product (tiled product kernel); float16/bfloat16 operands read as they are, on the "
+            "tensor cores "
+            "(sm_80+); product-structure: x @ x.T, both triangles there (before sm_80 the tiles of one "
+            "triangle, mirrored)");
   detail::NodeRef c = detail::make_param(2, DType::Float16, {64, 32}, cpu());
   EXPECT_EQ(detail::product_reason(*detail::make_dot(c, detail::make_transpose(c, {1, 0}))->inputs[0]),
             "matrix product (BLAS call); product-structure: x @ x.T, one triangle (syrk), mirrored");

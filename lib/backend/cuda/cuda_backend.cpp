@@ -281,11 +281,12 @@ class GemmLaunch final : public Launch {
   GemmLaunch(Device d, const GemmProblem& p, const GemmKernel& gk, std::string key, const cuda::Function& fn,
              unsigned shared, const DotStep* step)
       : dev_(d.index), fn_(fn), key_(std::move(key)), grid_(gemm_grid(gk, p)),
-        block_(static_cast<unsigned>(gk.tile.threads())),
+        block_(static_cast<unsigned>(gk.threads())),
         v_{p.m, p.n, p.k, p.batch, p.a_rs, p.a_cs, p.a_bs, p.b_rs, p.b_cs, p.b_bs}, epilogue_(gk.epilogue != nullptr),
         shared_(shared) {
     if (epilogue_) v_.insert(v_.end(), step->epilogue.launch.params.begin(), step->epilogue.launch.params.end());
     if (shared_ > 48 * 1024) cuda::allow_dynamic_shared(dev_, fn_, shared_);
+    if (gk.tma) maps_ = {gemm_tma_operand(gk, p, true), gemm_tma_operand(gk, p, false)}, bf16_ = gk.in_dtype == DType::BFloat16;
   }
   void run(const std::vector<void*>& ptrs) const override {
     counters().kernel_launches++;
@@ -296,6 +297,11 @@ class GemmLaunch final : public Launch {
     std::vector<void*> args;
     for (void*& x : p) args.push_back(&x);
     for (int64_t& x : v) args.push_back(&x);
+    cuda::TensorMap maps[2];  // the TMA kernel's: over this call's operands
+    for (size_t i = 0; i < maps_.size(); ++i) {
+      cuda::encode_tensor_map(maps[i], bf16_, ptrs[i], maps_[i].dims, maps_[i].strides, maps_[i].box);
+      args.push_back(&maps[i]);
+    }
     cuda::launch(dev_, fn_, grid_, block_, args.data(), shared_);
   }
   const cuda::Function& function() const { return fn_; }
@@ -310,6 +316,8 @@ class GemmLaunch final : public Launch {
   std::vector<int64_t> v_;
   bool epilogue_;
   unsigned shared_;  // dynamic shared memory (the tensor-core pipeline's stages)
+  std::vector<TmaOperand> maps_;  // a TMA kernel's operands as tensor maps (gemm_tma_operand)
+  bool bf16_ = false;
 };
 
 // A product whose epilogue cannot run inside the product kernel (gemm_epilogue_problem says why):
@@ -548,6 +556,7 @@ class CudaBackend final : public Backend {
     p.tf32 = ctx.tf32_products && sm >= 80;
     p.half_mma = sm >= 80;
     p.wgmma = sm == 90;  // Hopper's warpgroup mma: sm_90a code runs on sm_90 only
+    p.tma = p.wgmma && cuda::has_tensor_maps();
     return p;
   }
 
@@ -596,7 +605,7 @@ std::string ptx_for(const Step& step, const Schedule& s, int sm) {
     int sms = d.kind == Device::Kind::GPU ? cuda::device_info(d.index).multiprocessors : kAssumedSMs;
     GemmProblem p = gemm_problem(*dot, 0, 0);
     p.half_mma = sm >= 80;  // issue 29
-    p.wgmma = sm == 90;
+    p.wgmma = p.tma = sm == 90;  // as a driver that makes tensor maps (CUDA 12+) runs it
     GemmKernel gk = gemm_of(*dot, p, sms);
     std::string ptx = "// ---- " + gk.name() + "\n" + emit_gemm_ptx(gk, sm).ptx;
     if (dot->has_epilogue && !gk.epilogue)  // a CPU product's epilogue, or one the GPU runs on its own

@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <bit>
 #include <cstdint>
@@ -111,8 +112,24 @@ CUresult cuMemsetD8Async(CUdeviceptr dst, unsigned char value, size_t bytes, CUs
 CUresult cuLaunchKernel(CUfunction f, unsigned int grid_x, unsigned int grid_y, unsigned int grid_z,
                         unsigned int block_x, unsigned int block_y, unsigned int block_z,
                         unsigned int shared_bytes, CUstream stream, void** params, void** extra);
+// Hopper's tensor maps (TMA), CUDA 12.0 and later.
+typedef struct CUtensorMap_st {
+  alignas(64) unsigned long long opaque[16];
+} CUtensorMap;
+typedef enum CUtensorMapDataType_enum { CU_TENSOR_MAP_DATA_TYPE_FLOAT16 = 6, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 = 9 } CUtensorMapDataType;
+typedef enum CUtensorMapInterleave_enum { CU_TENSOR_MAP_INTERLEAVE_NONE = 0 } CUtensorMapInterleave;
+typedef enum CUtensorMapSwizzle_enum { CU_TENSOR_MAP_SWIZZLE_128B = 3 } CUtensorMapSwizzle;
+typedef enum CUtensorMapL2promotion_enum { CU_TENSOR_MAP_L2_PROMOTION_L2_256B = 3 } CUtensorMapL2promotion;
+typedef enum CUtensorMapFloatOOBfill_enum { CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE = 0 } CUtensorMapFloatOOBfill;
+typedef unsigned int cuuint32_t;
+typedef unsigned long long cuuint64_t;
+CUresult cuTensorMapEncodeTiled(CUtensorMap* map, CUtensorMapDataType type, cuuint32_t rank, void* address,
+                                const cuuint64_t* dims, const cuuint64_t* strides, const cuuint32_t* box,
+                                const cuuint32_t* element_strides, CUtensorMapInterleave interleave,
+                                CUtensorMapSwizzle swizzle, CUtensorMapL2promotion l2, CUtensorMapFloatOOBfill fill);
 }
 #endif
+static_assert(sizeof(CUtensorMap) == sizeof(arrayc::detail::cuda::TensorMap));
 
 namespace arrayc::detail::cuda {
 namespace {
@@ -155,6 +172,7 @@ struct Driver {
 #define ARRAYC_CUDA_MEMBER(f) decltype(&::f) f = nullptr;
   ARRAYC_CUDA_FUNCTIONS(ARRAYC_CUDA_MEMBER)
 #undef ARRAYC_CUDA_MEMBER
+  decltype(&::cuTensorMapEncodeTiled) cuTensorMapEncodeTiled = nullptr;  // optional (CUDA 12+): TMA products
   std::string reason;  // why CUDA is unavailable, or ""
   int count = 0;
   std::vector<DeviceInfo> info;
@@ -175,6 +193,7 @@ struct Driver {
   }
     ARRAYC_CUDA_FUNCTIONS(ARRAYC_CUDA_LOAD)
 #undef ARRAYC_CUDA_LOAD
+    cuTensorMapEncodeTiled = reinterpret_cast<decltype(cuTensorMapEncodeTiled)>(dlsym(lib, "cuTensorMapEncodeTiled"));
     if (CUresult r = cuInit(0); r != CUDA_SUCCESS) {
       reason = r == CUDA_ERROR_NO_DEVICE ? "no CUDA device" : "cuInit failed: " + error_text(r);
       return;
@@ -570,6 +589,27 @@ int driver_version() {
   if (!drv.reason.empty()) return 0;
   int v = 0;
   return drv.cuDriverGetVersion(&v) == CUDA_SUCCESS ? v : 0;
+}
+
+bool has_tensor_maps() {
+  Driver& drv = driver();
+  return drv.reason.empty() && drv.cuTensorMapEncodeTiled != nullptr;
+}
+
+void encode_tensor_map(TensorMap& map, bool bfloat16, const void* address, const std::array<uint64_t, 3>& dims,
+                       const std::array<uint64_t, 2>& strides, const std::array<uint32_t, 3>& box) {
+  Driver& drv = driver();
+  ARRAYC_INTERNAL_CHECK(has_tensor_maps(), "a tensor map without cuTensorMapEncodeTiled");
+  const cuuint64_t d[3] = {dims[0], dims[1], dims[2]}, st[2] = {strides[0], strides[1]};
+  const cuuint32_t b[3] = {box[0], box[1], box[2]}, one[3] = {1, 1, 1};
+  CUresult r = drv.cuTensorMapEncodeTiled(
+      reinterpret_cast<CUtensorMap*>(&map), bfloat16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 3,
+      const_cast<void*>(address), d, st, b, one, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+      CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  if (r != CUDA_SUCCESS)
+    throw Error("cuTensorMapEncodeTiled failed (" + drv.error_text(r) + ") for a " + std::to_string(dims[0]) + "x" +
+                std::to_string(dims[1]) + "x" + std::to_string(dims[2]) + " operand (byte strides " +
+                std::to_string(strides[0]) + ", " + std::to_string(strides[1]) + ") of a matrix product");
 }
 
 std::string link_cubin(int dev, const std::string& ptx, const std::string& entry, std::string& info_log) {

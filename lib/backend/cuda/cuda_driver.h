@@ -9,6 +9,8 @@
 // work that the stream runs after that kernel. Calls may come from any host thread (the primary
 // context is made current on the calling thread each time). Design notes: docs/cuda.md.
 #pragma once
+#include <array>
+#include <cstdint>
 #include <cstddef>
 #include <string>
 #include <utility>
@@ -87,6 +89,19 @@ const Function& load(int dev, const std::string& image, const std::string& entry
 std::string link_cubin(int dev, const std::string& ptx, const std::string& entry, std::string& info_log);
 // The driver's CUDA version (e.g. 13000 for 13.0); 0 when CUDA is unavailable.
 int driver_version();
+// A tensor map (the driver's CUtensorMap: 128 opaque bytes, 64-byte aligned), passed by value
+// to a kernel whose TMA loads read through it.
+struct alignas(64) TensorMap {
+  uint64_t opaque[16];
+};
+// Whether the driver can make tensor maps (cuTensorMapEncodeTiled, CUDA 12 and later).
+bool has_tensor_maps();
+// A rank-3 tiled map of float16 (or bfloat16) elements at `address`: dims innermost first (the
+// innermost has unit stride), strides in bytes of dims 1 and 2 (multiples of 16), `box` elements
+// per load, 128-byte swizzle, zero fill past the edges. Throws arrayc::Error when the driver
+// refuses it.
+void encode_tensor_map(TensorMap& map, bool bfloat16, const void* address, const std::array<uint64_t, 3>& dims,
+                       const std::array<uint64_t, 2>& strides, const std::array<uint32_t, 3>& box);
 // Lets f launch with up to `bytes` of dynamic shared memory (cuFuncSetAttribute's
 // MAX_DYNAMIC_SHARED_SIZE_BYTES; needed above 48 KiB).
 void allow_dynamic_shared(int dev, const Function& f, unsigned bytes);

@@ -7,6 +7,7 @@
 #include <llvm/IR/IntrinsicsNVPTX.h>
 
 #include <algorithm>
+#include <array>
 #include <cctype>
 #include <cstdio>
 #include <functional>
@@ -90,11 +91,11 @@ OperandTile operand_tile(const GemmKernel& g, bool is_a, bool pipelined = false)
 
 // Bytes of shared memory of the tensor-core pipeline of g (dynamic).
 // The warpgroup kernel's stages start at the first 1024-byte boundary of it (the swizzle's
-// period), so it asks for 1024 bytes more.
+// period), so it asks for 1024 bytes more; the TMA kernel's two mbarriers a stage follow them.
 size_t pipeline_shared(const GemmKernel& g) {
   return static_cast<size_t>(g.stages) * (operand_tile(g, true, true).stage_len() + operand_tile(g, false, true).stage_len()) *
              dtype_size(g.operands()) +
-         (g.wgmma ? 1024 : 0);
+         (g.wgmma ? 1024 : 0) + (g.tma ? 16 * g.stages : 0);
 }
 
 // Why the warpgroup kernel (gemm.h, "wgmma") cannot use tile t with `stages` stages, or "": a
@@ -180,6 +181,7 @@ class GemmEmitter {
     in_esize_ = static_cast<int>(dtype_size(g.operands()));
     half_ = mma_ && is_half(g.in_dtype);
     wg_ = mma_ && g.wgmma;
+    tma_ = wg_ && g.tma;
   }
 
   void emit(const std::string& name) {
@@ -188,14 +190,27 @@ class GemmEmitter {
     const int out_ptrs = epi ? epi->num_ptrs : 1;  // c, or the epilogue's operands
     std::vector<llvm::Type*> args(2 + out_ptrs, gptr);
     args.insert(args.end(), 10 + (epi ? epi->num_params() : 0), b_.getInt64Ty());
+    const unsigned maps = static_cast<unsigned>(args.size());  // tma: A's and B's tensor maps, by value
+    if (tma_) args.insert(args.end(), 2, llvm::PointerType::get(ctx_, 0));
     f_ = declare_ptx_kernel(m_, name, args, 2 + out_ptrs);
+    if (tma_) {  // .param .align 64 .b8 [128], read in place (grid_constant: the TMA needs its address)
+      std::vector<llvm::Metadata*> at;
+      for (unsigned i = maps; i < maps + 2; ++i) {
+        f_->addParamAttr(i, llvm::Attribute::getWithByValType(ctx_, llvm::ArrayType::get(b_.getInt8Ty(), 128)));
+        f_->addParamAttr(i, llvm::Attribute::getWithAlignment(ctx_, llvm::Align(64)));
+        at.push_back(llvm::ValueAsMetadata::get(b_.getInt32(i + 1)));
+      }
+      llvm::Metadata* md[] = {llvm::ValueAsMetadata::get(f_), llvm::MDString::get(ctx_, "grid_constant"), llvm::MDNode::get(ctx_, at)};
+      m_.getOrInsertNamedMetadata("nvvm.annotations")->addOperand(llvm::MDNode::get(ctx_, md));
+      maps_ = {f_->getArg(maps), f_->getArg(maps + 1)};
+    }
     // The block size is fixed (.maxntid), which lets ptxas budget registers for it. Asking for
     // two blocks per SM (.minnctapersm 2) caps the big f32 tile at 128 registers: W5 ran 2.5%
     // faster but spilled 72 bytes, and W3 and W4 ran slower, so it is not asked.
-    annotate("maxntidx", t_.threads());
+    annotate("maxntidx", g_.threads());
     b_.SetInsertPoint(llvm::BasicBlock::Create(ctx_, "entry", f_));
     Value *pa = f_->getArg(0), *pb = f_->getArg(1), *pc = f_->getArg(2);
-    const int v0 = 2 + out_ptrs;  // the first i64
+    const int v0 = v0_ = 2 + out_ptrs;  // the first i64
     Value *m = f_->getArg(v0), *n = f_->getArg(v0 + 1), *k = f_->getArg(v0 + 2), *batch = f_->getArg(v0 + 3);
     Value *a_rs = f_->getArg(v0 + 4), *a_cs = f_->getArg(v0 + 5), *a_bs = f_->getArg(v0 + 6);
     Value *b_rs = f_->getArg(v0 + 7), *b_cs = f_->getArg(v0 + 8), *b_bs = f_->getArg(v0 + 9);
@@ -220,7 +235,9 @@ class GemmEmitter {
     Operand B{pb, bt_, mma_ ? nullptr : smem("Bs", bt_), n, g_.b_unit == GemmUnit::Outer ? i64(1) : b_cs,
               g_.b_unit == GemmUnit::K ? i64(1) : b_rs, b_bs, nullptr, {}, {}, {}};
 
-    Value* tid = sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x);
+    // tma: the consumer warpgroups come after the producer; their threads count from 0.
+    Value* raw_tid = sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x);
+    Value* tid = tma_ ? b_.CreateSub(raw_tid, i64(128)) : raw_tid;
     const int col_threads = t_.bn / t_.tn;
     tx_ = b_.CreateURem(tid, i64(col_threads));
     ty_idx_ = b_.CreateUDiv(tid, i64(col_threads));
@@ -253,18 +270,31 @@ class GemmEmitter {
     // gram: the T (T + 1) / 2 tiles on and below the diagonal, row by row.
     Value* total = g_.gram ? b_.CreateUDiv(b_.CreateMul(mt, b_.CreateAdd(mt, i64(1))), i64(2)) : b_.CreateMul(per, batch);
     Value* ktiles = ceil_div(k, t_.bk);
+    // Product p's tile (ti, tj) for a linear tile index.
+    auto tile_at = [&](Value* tile) {
+      Value *p, *ti, *tj;
+      if (g_.gram) {
+        p = i64(0);
+        std::tie(ti, tj) = triangle_tile(tile);
+      } else {
+        p = b_.CreateUDiv(tile, per);
+        Value* r = b_.CreateURem(tile, per);
+        ti = b_.CreateUDiv(r, nt);
+        tj = b_.CreateURem(r, nt);
+      }
+      return std::tuple<Value*, Value*, Value*>{p, ti, tj};
+    };
+    if (tma_) {
+      tma_main(A, B, raw_tid, total, ktiles, [&](Value* tile) {
+        auto [p, ti, tj] = tile_at(tile);
+        return std::tuple<Value*, Value*, Value*>{p, b_.CreateMul(ti, i64(t_.bm)), b_.CreateMul(tj, i64(t_.bn))};
+      }, [&](Value* p, Value* m0, Value* n0) { mma_store(Store{pc, p, b_.CreateMul(p, b_.CreateMul(m, n)), m, n}, m0, n0); });
+      b_.CreateRetVoid();
+      return;
+    }
     loop(sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x), total, sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_nctaid_x),
          [&](Value* tile) {
-           Value *p, *ti, *tj;
-           if (g_.gram) {
-             p = i64(0);
-             std::tie(ti, tj) = triangle_tile(tile);
-           } else {
-             p = b_.CreateUDiv(tile, per);
-             Value* r = b_.CreateURem(tile, per);
-             ti = b_.CreateUDiv(r, nt);
-             tj = b_.CreateURem(r, nt);
-           }
+           auto [p, ti, tj] = tile_at(tile);
            Value* m0 = b_.CreateMul(ti, i64(t_.bm));
            Value* n0 = b_.CreateMul(tj, i64(t_.bn));
            A.x0 = m0;
@@ -514,10 +544,17 @@ class GemmEmitter {
   }
 
   // ---- the warpgroup kernel (sm_90a) ----
-  // A PTX statement with no operands that orders memory (a fence, a wait).
-  void asm_statement(const std::string& ptx) {
-    auto* fty = llvm::FunctionType::get(b_.getVoidTy(), false);
-    b_.CreateCall(fty, llvm::InlineAsm::get(fty, ptx, "~{memory}", true));
+  // PTX with side effects on memory (a fence, a wait, an mbarrier or TMA operation) taking
+  // `args` as 32-bit ("r") or 64-bit ("l") registers.
+  void asm_statement(const std::string& ptx, const std::vector<Value*>& args = {}) {
+    std::vector<llvm::Type*> ins;
+    std::string constraints;
+    for (Value* v : args) {
+      ins.push_back(v->getType());
+      constraints += v->getType()->isIntegerTy(64) ? "l," : "r,";
+    }
+    auto* fty = llvm::FunctionType::get(b_.getVoidTy(), ins, false);
+    b_.CreateCall(fty, llvm::InlineAsm::get(fty, ptx, constraints + "~{memory}", true), args);
   }
 
   // A wgmma matrix descriptor of the swizzled tile at shared address `addr` (bytes): the address,
@@ -577,20 +614,7 @@ class GemmEmitter {
       if_then(b_.CreateICmpSLT(i64(s), ktiles), [&] { issue(i64(s), i64(s)); });
       commit();
     }
-    // This warpgroup's 64 rows of A: one K-major stage row block, or one MN-major atom: both
-    // 64 x 64 elements.
-    Value* wg = b_.CreateLShr(sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x), 7);
-    Value* a_rows = b_.CreateMul(wg, i64(64 * 64 * esize));
-    // Per operand: the descriptor's leading and stride byte offsets, and the bytes between
-    // the wgmmas' k-slices of 16. K-major: LBO unused (1), SBO 8 rows of 128 bytes, the next 16
-    // k 32 bytes on along the row. MN-major: LBO from one 64-element atom to the next, SBO 8
-    // k-rows of 128 bytes, the next 16 k 16 rows on.
-    auto layout = [&](const OperandTile& t) {
-      return t.x_major ? std::tuple<int64_t, int64_t, int64_t>{16, 1024, 16 * esize}
-                       : std::tuple<int64_t, int64_t, int64_t>{static_cast<int64_t>(t.bk) * 128, 1024, 16 * 128};
-    };
-    auto [a_lbo, a_sbo, a_step] = layout(A.tile);
-    auto [b_lbo, b_sbo, b_step] = layout(B.tile);
+    Value* a_rows = warpgroup_rows(sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x));
     loop(i64(0), ktiles, i64(1), [&](Value* kt) {
       b_.CreateIntrinsic(llvm::Intrinsic::nvvm_cp_async_wait_group, {}, {b_.getInt32(S - 3)});
       asm_statement("fence.proxy.async.shared::cta;");
@@ -599,20 +623,43 @@ class GemmEmitter {
       if_then(b_.CreateICmpSLT(next, ktiles), [&] { issue(next, b_.CreateURem(next, i64(S))); });
       commit();
       Value* at = b_.CreateAdd(shared0, b_.CreateMul(stage_at(b_.CreateURem(kt, i64(S))), i64(esize)));
-      Value* a_at = b_.CreateAdd(at, a_rows);
-      Value* b_at = b_.CreateAdd(at, i64(A.tile.stage_len() * esize));
-      std::vector<Value*> acc;
-      for (int i = 0; i < t_.tm * t_.tn; ++i) acc.push_back(b_.CreateLoad(ty_, acc_at(i)));
-      asm_statement("wgmma.fence.sync.aligned;");
-      for (int kk = 0; kk < t_.bk / 16; ++kk)
-        acc = wgmma(descriptor(b_.CreateAdd(a_at, i64(kk * a_step)), a_lbo, a_sbo),
-                    descriptor(b_.CreateAdd(b_at, i64(kk * b_step)), b_lbo, b_sbo), acc, !A.tile.x_major, !B.tile.x_major);
-      asm_statement("wgmma.commit_group.sync.aligned;");
-      asm_statement("wgmma.wait_group.sync.aligned 1;");
-      for (int i = 0; i < t_.tm * t_.tn; ++i) b_.CreateStore(acc[i], acc_at(i));
+      wgmma_step(A, B, b_.CreateAdd(at, a_rows), b_.CreateAdd(at, i64(A.tile.stage_len() * esize)));
     });
-    // Every wgmma done before the accumulators are read: the wait takes them in and gives them
-    // back, so nothing reads them before it.
+    wgmma_drain();
+    barrier();  // the next tile's copies overwrite the stages
+  }
+
+  // The byte offset of this warpgroup's 64 rows of A in a stage (tid: the thread among the
+  // consumers): one K-major stage row block, or one MN-major atom, both 64 x 64 elements.
+  Value* warpgroup_rows(Value* tid) { return b_.CreateMul(b_.CreateLShr(tid, 7), i64(64 * 64 * in_esize_)); }
+
+  // One k-step of 64 on the warpgroup mma from the stage's A rows at a_at and B at b_at (shared
+  // byte addresses): four wgmmas into the accumulators, committed, then a wait for all but
+  // these. Per operand, the descriptor's leading and stride byte offsets and the bytes between
+  // k-slices of 16: K-major, LBO unused (16: "1"), SBO 8 rows of 128 bytes, the next 16 k 32
+  // bytes on along the row; MN-major, LBO from one 64-element atom to the next, SBO 8 k-rows of
+  // 128 bytes, the next 16 k 16 rows on.
+  void wgmma_step(const Operand& A, const Operand& B, Value* a_at, Value* b_at) {
+    auto layout = [&](const OperandTile& t) {
+      return t.x_major ? std::tuple<int64_t, int64_t, int64_t>{16, 1024, 16 * in_esize_}
+                       : std::tuple<int64_t, int64_t, int64_t>{static_cast<int64_t>(t.bk) * 128, 1024, 16 * 128};
+    };
+    auto [a_lbo, a_sbo, a_step] = layout(A.tile);
+    auto [b_lbo, b_sbo, b_step] = layout(B.tile);
+    std::vector<Value*> acc;
+    for (int i = 0; i < t_.tm * t_.tn; ++i) acc.push_back(b_.CreateLoad(ty_, acc_at(i)));
+    asm_statement("wgmma.fence.sync.aligned;");
+    for (int kk = 0; kk < t_.bk / 16; ++kk)
+      acc = wgmma(descriptor(b_.CreateAdd(a_at, i64(kk * a_step)), a_lbo, a_sbo),
+                  descriptor(b_.CreateAdd(b_at, i64(kk * b_step)), b_lbo, b_sbo), acc, !A.tile.x_major, !B.tile.x_major);
+    asm_statement("wgmma.commit_group.sync.aligned;");
+    asm_statement("wgmma.wait_group.sync.aligned 1;");
+    for (int i = 0; i < t_.tm * t_.tn; ++i) b_.CreateStore(acc[i], acc_at(i));
+  }
+
+  // Every wgmma done before the accumulators are read: the wait takes them in and gives them
+  // back, so nothing reads them before it.
+  void wgmma_drain() {
     std::vector<Value*> acc;
     for (int i = 0; i < t_.tm * t_.tn; ++i) acc.push_back(b_.CreateLoad(ty_, acc_at(i)));
     const int n = static_cast<int>(acc.size());
@@ -623,7 +670,118 @@ class GemmEmitter {
     auto* fty = llvm::FunctionType::get(ret, std::vector<llvm::Type*>(n, ty_), false);
     Value* r = b_.CreateCall(fty, llvm::InlineAsm::get(fty, "wgmma.wait_group.sync.aligned 0;", constraints, true), acc);
     for (int i = 0; i < n; ++i) b_.CreateStore(b_.CreateExtractValue(r, i), acc_at(i));
-    barrier();  // the next tile's copies overwrite the stages
+  }
+
+  // ---- the warp-specialized TMA kernel (gemm.h, "tma") ----
+  Value* i32(Value* v) { return b_.CreateTrunc(v, b_.getInt32Ty()); }
+  void mbarrier_wait(Value* bar, Value* parity) {
+    asm_statement("{\n.reg .pred P1;\nLAB_WAIT:\nmbarrier.try_wait.parity.shared::cta.b64 P1, [$0], $1;\n@P1 bra DONE;\n"
+                  "bra LAB_WAIT;\nDONE:\n}",
+                  {bar, parity});
+  }
+
+  // The TMA loads of operand o's k-step at k0 (its tile starting at x0, product p) into the stage
+  // at shared byte address `dst`, completing on mbarrier `bar`: one box of 64 k by rows
+  // (K-major), or one box of 64 x by 64 k per 64-element atom (MN-major).
+  void tma_load(const Operand& o, Value* map, Value* dst, Value* k0, Value* x0, Value* p, Value* bar) {
+    const std::string ptx =
+        "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes [$0], [$1, {$2, $3, $4}], [$5];";
+    Value* addr = b_.CreatePtrToInt(map, b_.getInt64Ty());
+    if (o.tile.x_major) return asm_statement(ptx, {i32(dst), addr, i32(k0), i32(x0), i32(p), bar});
+    for (int j = 0; j < o.tile.rows / 64; ++j)
+      asm_statement(ptx, {i32(b_.CreateAdd(dst, i64(j * 64 * o.tile.bk * in_esize_))), addr,
+                          i32(b_.CreateAdd(x0, i64(64 * j))), i32(k0), i32(p), bar});
+  }
+
+  // The block: thread 0 sets up the stages' mbarriers, then warpgroup 0 (the producer) gives back
+  // its registers and its thread 0 walks the block's tiles and k-steps, loading each k-step
+  // into the next stage once its consumers released it; the other warpgroups take the
+  // registers, and walk the same tiles and k-steps, each waiting for its stage's bytes,
+  // multiplying, and releasing the stage of the k-step before (whose wgmmas are then done).
+  // `tile_of` gives a linear tile's product and first row and column; `store` writes a tile.
+  void tma_main(const Operand& A, const Operand& B, Value* raw_tid, Value* total, Value* ktiles,
+                const std::function<std::tuple<Value*, Value*, Value*>(Value*)>& tile_of,
+                const std::function<void(Value*, Value*, Value*)>& store) {
+    const int S = g_.stages, consumers = t_.bm / 64;
+    // Registers a thread: the producer keeps 40 (fewer spill its loop) and gives the rest of its
+    // share to the consumers (setmaxnreg), which hold their accumulators without spilling: the
+    // SM's 65536 shared out in steps of 8, at most 232. One consumer warpgroup (256 threads) has
+    // 255 without asking.
+    const std::pair<int, int> regs =
+        consumers < 2 ? std::pair{0, 0} : std::pair{40, std::min(232, (65536 - 128 * 40) / (128 * consumers) / 8 * 8)};
+    const int64_t a_bytes = A.tile.stage_len() * in_esize_, stage_bytes = a_bytes + B.tile.stage_len() * in_esize_;
+    Value* shared0 = b_.CreatePtrToInt(dyn_, b_.getInt64Ty());
+    Value* stages0 = b_.CreateAdd(shared0, b_.CreateAnd(b_.CreateSub(i64(1024), b_.CreateAnd(shared0, i64(1023))), i64(1023)));
+    Value* bars = b_.CreateAdd(stages0, i64(S * stage_bytes));
+    auto full = [&](Value* s) { return i32(b_.CreateAdd(bars, b_.CreateMul(s, i64(8)))); };
+    auto empty = [&](Value* s) { return i32(b_.CreateAdd(bars, b_.CreateAdd(b_.CreateMul(s, i64(8)), i64(8 * S)))); };
+    if_then(b_.CreateICmpEQ(raw_tid, i64(0)), [&] {
+      for (int s = 0; s < S; ++s) {
+        asm_statement("mbarrier.init.shared::cta.b64 [$0], $1;", {full(i64(s)), b_.getInt32(1)});
+        asm_statement("mbarrier.init.shared::cta.b64 [$0], $1;", {empty(i64(s)), b_.getInt32(consumers)});
+      }
+      asm_statement("fence.mbarrier_init.release.cluster;");
+    });
+    barrier();
+    Value* first = sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x);
+    Value* step = sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_nctaid_x);
+    // k-steps so far (stage it % S, phase (it / S) % 2), in the entry block so that it lives in a register
+    llvm::IRBuilder<> entry(&f_->getEntryBlock(), f_->getEntryBlock().begin());
+    Value* it = entry.CreateAlloca(b_.getInt64Ty(), nullptr, "it");
+    b_.CreateStore(i64(0), it);
+    auto stage = [&](Value* i) { return b_.CreateURem(i, i64(S)); };
+    auto phase = [&](Value* i) { return i32(b_.CreateAnd(b_.CreateUDiv(i, i64(S)), i64(1))); };
+    Value *a_bs = f_->getArg(v0_ + 6), *b_bs = f_->getArg(v0_ + 9);
+    if_else(
+        b_.CreateICmpULT(raw_tid, i64(128)),
+        [&] {
+          if (regs.first) asm_statement("setmaxnreg.dec.sync.aligned.u32 " + std::to_string(regs.first) + ";");
+          if_then(b_.CreateICmpEQ(raw_tid, i64(0)), [&] {
+            loop(first, total, step, [&](Value* tile) {
+              auto [p, m0, n0] = tile_of(tile);
+              // An operand shared by every product (batch stride 0) is one matrix of its map.
+              Value* pa = b_.CreateSelect(b_.CreateICmpEQ(a_bs, i64(0)), i64(0), p);
+              Value* pb = b_.CreateSelect(b_.CreateICmpEQ(b_bs, i64(0)), i64(0), p);
+              loop(i64(0), ktiles, i64(1), [&](Value* kt) {
+                Value* i = b_.CreateLoad(b_.getInt64Ty(), it);
+                Value* s = stage(i);
+                mbarrier_wait(empty(s), b_.CreateXor(phase(i), b_.getInt32(1)));
+                asm_statement("mbarrier.arrive.expect_tx.shared::cta.b64 _, [$0], $1;", {full(s), b_.getInt32(stage_bytes)});
+                Value* at = b_.CreateAdd(stages0, b_.CreateMul(s, i64(stage_bytes)));
+                Value* k0 = b_.CreateMul(kt, i64(t_.bk));
+                tma_load(A, maps_[0], at, k0, m0, pa, full(s));
+                tma_load(B, maps_[1], b_.CreateAdd(at, i64(a_bytes)), k0, n0, pb, full(s));
+                b_.CreateStore(b_.CreateAdd(i, i64(1)), it);
+              });
+            });
+          });
+        },
+        [&] {
+          if (regs.second) asm_statement("setmaxnreg.inc.sync.aligned.u32 " + std::to_string(regs.second) + ";");
+          Value* ctid = b_.CreateSub(raw_tid, i64(128));
+          Value* a_rows = warpgroup_rows(ctid);
+          Value* leader = b_.CreateICmpEQ(b_.CreateAnd(ctid, i64(127)), i64(0));
+          auto release = [&](Value* i) {  // k-step i's stage, by one thread of each consumer warpgroup
+            if_then(leader, [&] { asm_statement("mbarrier.arrive.shared::cta.b64 _, [$0];", {empty(stage(i))}); });
+          };
+          loop(first, total, step, [&](Value* tile) {
+            auto [p, m0, n0] = tile_of(tile);
+            for (int i = 0; i < t_.tm * t_.tn; ++i) b_.CreateStore(llvm::ConstantFP::get(ty_, 0.0), acc_at(i));
+            loop(i64(0), ktiles, i64(1), [&](Value* kt) {
+              Value* i = b_.CreateLoad(b_.getInt64Ty(), it);
+              Value* s = stage(i);
+              mbarrier_wait(full(s), phase(i));
+              Value* at = b_.CreateAdd(stages0, b_.CreateMul(s, i64(stage_bytes)));
+              wgmma_step(A, B, b_.CreateAdd(at, a_rows), b_.CreateAdd(at, i64(a_bytes)));
+              if_then(b_.CreateICmpUGT(kt, i64(0)), [&] { release(b_.CreateSub(i, i64(1))); });
+              b_.CreateStore(b_.CreateAdd(i, i64(1)), it);
+            });
+            wgmma_drain();
+            if_then(b_.CreateICmpUGT(ktiles, i64(0)),
+                    [&] { release(b_.CreateSub(b_.CreateLoad(b_.getInt64Ty(), it), i64(1))); });
+            store(p, m0, n0);
+          });
+        });
   }
 
   // The prefetch registers into shared-memory buffer `buf`.
@@ -953,6 +1111,9 @@ class GemmEmitter {
   int in_esize_ = 4;
   bool half_ = false;                     // 16-bit operands on the tensor cores (half_multiply)
   bool wg_ = false;                       // ... on the warpgroup mma (wgmma_pipeline)
+  bool tma_ = false;                      // ... its stages loaded by TMA, warp specialized (tma_main)
+  std::array<Value*, 2> maps_{};          // tma: A's and B's tensor maps (kernel parameters)
+  unsigned v0_ = 0;                       // the entry's first i64 parameter (m)
   Value *a_ld_ = nullptr, *b_ld_ = nullptr;  // their ldmatrix lane offsets (ldmatrix_lanes)
   llvm::Function* f_ = nullptr;
   Value *tx_ = nullptr, *ty_idx_ = nullptr;
@@ -969,12 +1130,13 @@ class GemmEmitter {
 };
 
 // A tile forced by ARRAYC_GEMM_TILE: BMxBNxBK/TMxTN, then "/sS" (S pipeline stages on the tensor
-// cores, 0: the default), "/simt" (no tensor cores), "/wg" (the warpgroup kernel) and "/m16kK" or
+// cores, 0: the default), "/simt" (no tensor cores), "/wg" (the warpgroup kernel; "/cp": filled by
+// cp.async, not TMA) and "/m16kK" or
 // "/m8k4" (the float64 mma shape: f64_k = K, or 0 for m8n8k4; -1: not given) in any order.
-GemmTile parse_tile(const std::string& s, DType dtype, bool& simt, bool& wg, int& stages, int& f64_k) {
+GemmTile parse_tile(const std::string& s, DType dtype, bool& simt, bool& wg, bool& cp, int& stages, int& f64_k) {
   GemmTile t;
   char tail = 0;
-  simt = wg = false;
+  simt = wg = cp = false;
   stages = 0;
   f64_k = -1;
   std::string tile = s;
@@ -983,6 +1145,7 @@ GemmTile parse_tile(const std::string& s, DType dtype, bool& simt, bool& wg, int
     int n = 0;
     if (opt == "simt") simt = true;
     else if (opt == "wg") wg = true;
+    else if (opt == "cp") cp = true;
     else if (std::sscanf(opt.c_str(), "s%d%c", &n, &tail) == 1 && n >= 2 && n <= 8) stages = n;
     else if (opt == "m8k4") f64_k = 0;
     else if (std::sscanf(opt.c_str(), "m16k%d%c", &n, &tail) == 1 && (n == 4 || n == 8 || n == 16)) f64_k = n;
@@ -991,7 +1154,7 @@ GemmTile parse_tile(const std::string& s, DType dtype, bool& simt, bool& wg, int
   }
   if (std::sscanf(tile.c_str(), "%dx%dx%d/%dx%d%c", &t.bm, &t.bn, &t.bk, &t.tm, &t.tn, &tail) != 5)
     throw Error("ARRAYC_GEMM_TILE=" + s +
-                ": expected BMxBNxBK/TMxTN[/sS][/simt][/wg][/m16kK|/m8k4] (S: 2 to 8 stages; K: 4, 8 or 16), e.g. 128x128x8/8x4/s3");
+                ": expected BMxBNxBK/TMxTN[/sS][/simt][/wg[/cp]][/m16kK|/m8k4] (S: 2 to 8 stages; K: 4, 8 or 16), e.g. 128x128x8/8x4/s3");
   if (std::string why = tile_problem(t, dtype); !why.empty())
     throw Error("ARRAYC_GEMM_TILE=" + s + " cannot be used for " + dtype_name(dtype) + ": " + why);
   return t;
@@ -1024,7 +1187,7 @@ std::string GemmKernel::name() const {
          std::to_string(tile.bk) + "_" + std::to_string(tile.tm) + "x" + std::to_string(tile.tn) + "_" +
          operand('a', a_unit, a_vec) + "_" + operand('b', b_unit, b_vec) + (gram ? "_gram" : "") +
          (mma ? (dtype == DType::Float32 && !is_half(in_dtype) ? "_tf32_s" : "_mma_s") + std::to_string(stages) : "") +
-         (mma && f64_k ? "_k" + std::to_string(f64_k) : "") + (wgmma ? "_wg" : "") +
+         (mma && f64_k ? "_k" + std::to_string(f64_k) : "") + (wgmma ? "_wg" : "") + (tma ? "_tma" : "") +
          (epilogue ? "_ep_" + identifier(epilogue->name) : "");
 }
 
@@ -1076,19 +1239,26 @@ GemmKernel choose_gemm(const GemmProblem& p, int multiprocessors) {
   // Hopper's warpgroup mma (sm_90): 16-bit operands whose unit-stride dims take aligned 16-byte
   // runs (its stages are filled by 16-byte copies only).
   const bool wgmma = half_mma && p.wgmma && g.a_unit != GemmUnit::None && g.a_vec && g.b_unit != GemmUnit::None && g.b_vec;
-  auto wgmma_ok = [&](const GemmTile& t, int stages) {
-    if (!wgmma || !wgmma_problem(t, stages).empty() || !tile_problem(t, p.in_dtype).empty()) return false;
+  // Its stages filled by TMA loads when the driver makes tensor maps (and `cp` does not ask for
+  // cp.async); the TMA kernel has one more warpgroup, the producer.
+  bool cp = false;
+  auto wgmma_kernel = [&](const GemmTile& t, int stages) {
     GemmKernel k = g;
     k.tile = t;
     k.mma = k.wgmma = true;
+    k.tma = p.tma && !cp;
     k.stages = stages;
-    return pipeline_shared(k) <= kDynamicSharedLimit;
+    return k;
+  };
+  auto wgmma_ok = [&](const GemmTile& t, int stages) {
+    if (!wgmma || !wgmma_problem(t, stages).empty() || !tile_problem(t, p.in_dtype).empty()) return false;
+    GemmKernel k = wgmma_kernel(t, stages);
+    return pipeline_shared(k) <= kDynamicSharedLimit && k.threads() <= 1024;
   };
   auto take = [&](const GemmTile& t, int stages, int f64_k, bool wg = false) {  // f64_k -1: kF64K where the tile allows it
     g.tile = t;
     if (wg && wgmma_ok(t, stages)) {
-      g.mma = g.wgmma = true;
-      g.stages = stages;
+      g = wgmma_kernel(t, stages);
       return;
     }
     if (f64_k < 0) f64_k = p.dtype == DType::Float64 && mma_ok(t, stages, kF64K) ? kF64K : 0;
@@ -1099,7 +1269,7 @@ GemmKernel choose_gemm(const GemmProblem& p, int multiprocessors) {
   if (std::string forced = gemm_tile_setting(); !forced.empty()) {
     bool simt = false, wg = false;
     int stages = 0, f64_k = -1;
-    GemmTile t = parse_tile(forced, p.dtype, simt, wg, stages, f64_k);
+    GemmTile t = parse_tile(forced, p.dtype, simt, wg, cp, stages, f64_k);
     g.gram = gram && t.bm == t.bn;  // a tile that is not square: a general product
     if (wg && !wgmma)
       throw Error("ARRAYC_GEMM_TILE=" + forced + ": /wg is the warpgroup kernel, for float16/bfloat16 operands read in " +
@@ -1109,8 +1279,8 @@ GemmKernel choose_gemm(const GemmProblem& p, int multiprocessors) {
     take(t, stages ? stages : wg ? 4 : 3, f64_k, wg);
     if (wg && !g.wgmma)
       throw Error("ARRAYC_GEMM_TILE=" + forced + " cannot be used for the warpgroup kernel: its stages need " +
-                  std::to_string(pipeline_shared([&] { GemmKernel k = g; k.mma = k.wgmma = true; k.stages = stages ? stages : 4; return k; }())) +
-                  " bytes of shared memory (at most " + std::to_string(kDynamicSharedLimit) + ")");
+                  std::to_string(pipeline_shared(wgmma_kernel(t, stages ? stages : 4))) + " bytes of shared memory (at most " +
+                  std::to_string(kDynamicSharedLimit) + ")");
     if (simt) g.mma = false, g.stages = 0, g.f64_k = 0;
     if (f64_k >= 0 && (!g.mma || p.dtype != DType::Float64))
       throw Error("ARRAYC_GEMM_TILE=" + forced + ": /m16kK and /m8k4 are float64 tensor-core shapes, which this tile " +
@@ -1196,6 +1366,24 @@ GemmKernel choose_gemm(const GemmProblem& p, int multiprocessors) {
   if (why.empty() && !g.mma) why = static_shared_problem(c.t, p.dtype);
   ARRAYC_INTERNAL_CHECK(why.empty(), "built-in gemm tile invalid: " + why);
   return g;
+}
+
+TmaOperand gemm_tma_operand(const GemmKernel& g, const GemmProblem& p, bool is_a) {
+  ARRAYC_INTERNAL_CHECK(g.tma, "a tensor map for a kernel without TMA loads");
+  const uint64_t e = dtype_size(g.operands());
+  const bool along_k = (is_a ? g.a_unit : g.b_unit) == GemmUnit::K;
+  const int64_t outer = is_a ? p.m : p.n;  // m of A, n of B
+  // The stride of the operand's other (non-unit) dim, and of its batch; unused ones (an extent
+  // of 1, a shared operand) any multiple of 16 bytes.
+  const int64_t other = is_a ? (along_k ? p.a_rs : p.a_cs) : (along_k ? p.b_cs : p.b_rs);
+  const int64_t bs = is_a ? p.a_bs : p.b_bs;
+  const uint64_t other_extent = static_cast<uint64_t>(along_k ? outer : p.k);
+  TmaOperand t;
+  t.dims = {static_cast<uint64_t>(along_k ? p.k : outer), other_extent, static_cast<uint64_t>(bs ? p.batch : 1)};
+  t.strides = {other_extent > 1 ? static_cast<uint64_t>(other) * e : 16, bs && p.batch > 1 ? static_cast<uint64_t>(bs) * e : 16};
+  const int rows = is_a ? g.tile.bm : g.tile.bn;
+  t.box = {64, static_cast<uint32_t>(along_k ? rows : g.tile.bk), 1};  // K-major: all rows; MN-major: a 64 x bk atom
+  return t;
 }
 
 unsigned gemm_dynamic_shared(const GemmKernel& g, int sm) {

@@ -18,7 +18,9 @@
 //   i64 m, n, k, batch
 //   i64 a_rs, a_cs, a_bs                      element (i, l) of product p of A: a[p*a_bs + i*a_rs + l*a_cs]
 //   i64 b_rs, b_cs, b_bs                      element (l, j) of B: b[p*b_bs + l*b_rs + j*b_cs]
-// Launch: block = tile.threads(); grid = gemm_grid(...) (any grid works; tiles are grid-strided).
+// Launch: block = GemmKernel::threads(); grid = gemm_grid(...) (any grid works; tiles are
+// grid-strided). A `tma` kernel takes two more parameters, A's and B's tensor maps (by value,
+// 128 bytes each, gemm_tma_operand's geometry over the operands' memory).
 //
 // Variants (issue 29):
 //  - mma: products on the tensor cores (sm_80 and later; the FMA path on older GPUs): float64
@@ -40,6 +42,23 @@
 //    loads and stores) and their fragments read by ldmatrix (.trans for an operand staged
 //    k-major). Before sm_80 the FMA kernel widens each element as it loads it. Gram products
 //    take the general tensor-core kernel (both triangles).
+//  - wgmma (sm_90, Hopper; compiled for sm_90a): 16-bit operands whose unit-stride dims take
+//    aligned 16-byte runs are multiplied by warpgroups (128 threads) with
+//    wgmma.mma_async.m64nNk16, which reads both operands from shared memory through matrix
+//    descriptors. A block of bm = 64 w rows has w warpgroups, each 64 rows by all bn columns;
+//    bk = 64, so each staged row (K-major) or k-row of a 64-element atom (MN-major) is 128
+//    bytes, stored with the 128-byte swizzle (the 16-byte chunk c of row r at chunk c ^ (r % 8))
+//    that the descriptors name. cp.async fills a ring of `stages` stages S - 2 k-steps ahead;
+//    each k-step is one barrier (after fence.proxy.async, so the tensor cores see the copies),
+//    four wgmmas, and a wait for the previous step's. A thread's accumulators are the mma
+//    kernel's (a warp's 16 rows, runs of two), so the stores and the epilogue are shared.
+//  - tma (with wgmma, when the driver makes tensor maps): the stages are filled by Hopper's
+//    tensor memory accelerator instead of every thread's cp.async, and the block is warp
+//    specialized: one more warpgroup (the producer: one thread issues the TMA loads, the others
+//    give back their registers with setmaxnreg) runs ahead through a ring of `stages` stages,
+//    each with two mbarriers: "full" (its loads' bytes arrived) and "empty" (every consumer
+//    warpgroup's wgmmas on it are done). The consumer warpgroups never wait for each other:
+//    no block-wide barrier after the start.
 //  - gram: the product of a matrix with its own transpose (m == n, square tile, batch 1). Only
 //    the tiles on and below the diagonal are computed; a tile below it is stored twice, at its
 //    place and mirrored. The result is exactly symmetric: a diagonal tile's (i, j) and (j, i)
@@ -51,6 +70,7 @@
 //    collapsed to rank 1 ([batch*m*n]), 2 ([batch*m, n]) or 3 ([batch, m, n]):
 //    gemm_epilogue_problem says whether a step's epilogue is of that form.
 #pragma once
+#include <array>
 #include <cstdint>
 #include <string>
 
@@ -80,10 +100,12 @@ struct GemmKernel {
   int stages = 0;                      // mma: shared-memory stages of the cp.async pipeline
   int f64_k = 0;                       // float64 mma on sm_90+: 0: m8n8k4; 4, 8, 16: m16n8k<f64_k> (see above)
   bool wgmma = false;                  // 16-bit operands on Hopper's warpgroup mma (sm_90 only), see above
+  bool tma = false;                    // wgmma with TMA loads and a producer warpgroup, see above
   const Kernel* epilogue = nullptr;    // fused epilogue (the caller's; it must outlive the kernel)
   int product_leaf = -1;               // the epilogue's leaf that reads the product
 
   DType operands() const { return is_half(in_dtype) ? in_dtype : dtype; }
+  int threads() const { return tile.threads() + (tma ? 128 : 0); }  // the block (tma: and the producer)
   std::string name() const;  // e.g. gemm_f32_128x128x8_8x8_ak4_bk4 (k: unit dim, 4: elements per load)
   std::string str() const;   // text form: the cache key
 };
@@ -98,15 +120,16 @@ struct GemmProblem {
   DType in_dtype = DType::Float32;    // float16/bfloat16: the operands' dtype (DotStep::in_dtype); else unused
   bool half_mma = false;              // 16-bit operands may run on the tensor cores (sm_80+)
   bool wgmma = false;                 // ... and on Hopper's warpgroup mma (sm_90 exactly: sm_90a code)
+  bool tma = false;                   // ... with TMA loads (the driver makes tensor maps)
   int64_t a_rs = 0, a_cs = 0, a_bs = 0, b_rs = 0, b_cs = 0, b_bs = 0;
 };
 
 // The kernel for a problem on a GPU with `multiprocessors` SMs: layouts and vector loads from
 // the strides and alignment; the tile from the shape (big tiles when there are enough of them to
 // fill the GPU, smaller ones otherwise, narrow ones for products with few columns).
-// ARRAYC_GEMM_TILE=BMxBNxBK/TMxTN[/sS][/simt][/wg] forces a tile (for tuning; /sS: S pipeline
-// stages on the tensor cores; /wg: the warpgroup kernel, BMx BNx64/4x(BN/8)); an invalid one is an
-// arrayc::Error.
+// ARRAYC_GEMM_TILE=BMxBNxBK/TMxTN[/sS][/simt][/wg[/cp]] forces a tile (for tuning; /sS: S pipeline
+// stages on the tensor cores; /wg: the warpgroup kernel, BMx BNx64/4x(BN/8), with TMA loads where
+// the problem allows them, /cp: with cp.async); an invalid one is an arrayc::Error.
 GemmKernel choose_gemm(const GemmProblem& p, int multiprocessors);
 
 // Blocks to launch for p with kernel g (the tiles, capped).
@@ -120,6 +143,17 @@ unsigned gemm_dynamic_shared(const GemmKernel& g, int sm);
 // its collapsed space must be one of the forms above. `leaf` is set to the product's leaf.
 std::string gemm_epilogue_problem(const Kernel& epilogue, const LaunchParams& launch, int product_ptr,
                                   const GemmProblem& p, int& leaf);
+
+// A tma kernel's view of one operand (is_a: A, else B) of p as a rank-3 tensor map: dims
+// innermost first (the unit-stride dim, then the other, then the batch: 1 when the operand is
+// shared by every product), byte strides of dims 1 and 2, and the box one TMA load reads (64
+// elements of the unit dim: 128 bytes, the swizzle's row).
+struct TmaOperand {
+  std::array<uint64_t, 3> dims{};
+  std::array<uint64_t, 2> strides{};
+  std::array<uint32_t, 3> box{};
+};
+TmaOperand gemm_tma_operand(const GemmKernel& g, const GemmProblem& p, bool is_a);
 
 // The kernel as PTX for sm_<sm>.
 PtxKernel emit_gemm_ptx(const GemmKernel& g, int sm);

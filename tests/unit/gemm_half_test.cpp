@@ -211,6 +211,12 @@ TEST(GemmHalfTest, TmaKernelPtx) {
                      });
   EXPECT_EQ(ptx.find(".local"), std::string::npos) << "a tensor map or the accumulators in local memory";
   EXPECT_EQ(detail::gemm_dynamic_shared(g, 90), 4u * (128 * 64 + 64 * 256) * 2 + 1024 + 4 * 16);
+  // One block an SM, each walking its tiles (512 of them).
+  EXPECT_EQ(detail::gemm_grid(g, p), 132u);
+  // 3000^2: 128x192 tiles, in as many waves (3) as 128x256 would take.
+  GemmProblem w5 = half_problem(DType::Float16, 3000, 3000, 3000);
+  w5.wgmma = w5.tma = true;
+  EXPECT_EQ(choose_gemm(w5, kSMs).name(), "gemm_float16_float32_128x192x64_4x24_ak8_bn8_mma_s4_wg_tma");
 
   // The maps: A row-major (k innermost), one box of 64 k by 128 rows; B along n, boxes of 64 n
   // by 64 k; byte strides of rows. A batch shared by every product is a batch of one.
@@ -268,11 +274,21 @@ TEST(GemmHalfTest, ForcedWarpgroupTileAndItsErrors) {
   setenv("ARRAYC_GEMM_TILE", "128x128x64/8x8/wg", 1);
   EXPECT_ARRAYC_ERROR(choose_gemm(p, kSMs), "the thread tile must be 4x16 (a warp's 16 rows by BN)");
   setenv("ARRAYC_GEMM_TILE", "32x64x64/4x8/wg", 1);
-  EXPECT_ARRAYC_ERROR(choose_gemm(p, kSMs), "BM must be 64, 128, 192 or 256 (a warpgroup per 64 rows)");
+  EXPECT_ARRAYC_ERROR(choose_gemm(p, kSMs), "BM must be 64, 128 or 256 (a warpgroup per 64 rows)");
   setenv("ARRAYC_GEMM_TILE", "128x128x64/4x16/s2/wg", 1);
   EXPECT_ARRAYC_ERROR(choose_gemm(p, kSMs), "it needs at least 3 stages");
-  setenv("ARRAYC_GEMM_TILE", "256x256x64/4x32/s4/wg", 1);
-  EXPECT_ARRAYC_ERROR(choose_gemm(p, kSMs), "its stages need 263168 bytes of shared memory (at most 232448)");
+  setenv("ARRAYC_GEMM_TILE", "128x256x64/4x32/s5/wg", 1);
+  EXPECT_ARRAYC_ERROR(choose_gemm(p, kSMs), "its stages need 246784 bytes of shared memory (at most 232448)");
+  setenv("ARRAYC_GEMM_TILE", "256x256x64/4x32/s3/wg", 1);
+  EXPECT_ARRAYC_ERROR(choose_gemm(p, kSMs), "its 512 threads get 128 registers each, and a wgmma of 256 columns needs about 158");
+  p.tma = true;  // a producer warpgroup too: 640 threads of 96 registers
+  setenv("ARRAYC_GEMM_TILE", "256x192x64/4x24/s3/wg", 1);
+  EXPECT_ARRAYC_ERROR(choose_gemm(p, kSMs),
+                      "ARRAYC_GEMM_TILE=256x192x64/4x24/s3/wg cannot be used for the warpgroup kernel: its 640 threads get 96 "
+                      "registers each, and a wgmma of 192 columns needs about 126");
+  setenv("ARRAYC_GEMM_TILE", "256x192x64/4x24/s3/wg/cp", 1);  // 512 threads of 128
+  EXPECT_EQ(choose_gemm(p, kSMs).name(), "gemm_float16_float32_256x192x64_4x24_ak8_bn8_mma_s3_wg");
+  p.tma = false;
   setenv("ARRAYC_GEMM_TILE", "128x128x64/4x16/wg", 1);
   p.wgmma = false;  // not an sm_90 GPU
   EXPECT_ARRAYC_ERROR(

@@ -101,12 +101,26 @@ size_t pipeline_shared(const GemmKernel& g) {
 // Why the warpgroup kernel (gemm.h, "wgmma") cannot use tile t with `stages` stages, or "": a
 // warpgroup per 64 rows, all bn columns (64 to 256, whole 64-element atoms), bk = 64 (128-byte
 // rows), the accumulators a warp's (4 x bn / 8), at least 3 stages (S - 2 k-steps ahead).
+// Why the registers of kernel g's block cannot hold its accumulators, or "": ptxas compiles
+// every thread to the count its block size leaves (65536 shared out, in steps of 8, at most
+// 255), and a wgmma needs its bn / 2 accumulators and about 30 more at once (256x192 with a
+// producer, 640 threads of 96 registers: "Insufficient registers (96) ... 122 or higher").
+std::string wgmma_registers_problem(const GemmKernel& g) {
+  const int threads = g.threads(), regs = std::min(255, 65536 / threads / 8 * 8), need = g.tile.bn / 2 + 30;
+  if (threads > 1024) return "it gives " + std::to_string(threads) + " threads per block (at most 1024)";
+  if (need > regs)
+    return "its " + std::to_string(threads) + " threads get " + std::to_string(regs) + " registers each, and a wgmma of " +
+           std::to_string(g.tile.bn) + " columns needs about " + std::to_string(need);
+  return "";
+}
+
 std::string wgmma_problem(const GemmTile& t, int stages) {
-  if (t.bm % 64 || t.bm > 256) return "BM must be 64, 128, 192 or 256 (a warpgroup per 64 rows)";
+  if (t.bm != 64 && t.bm != 128 && t.bm != 256) return "BM must be 64, 128 or 256 (a warpgroup per 64 rows)";
   if (t.bn % 64 || t.bn > 256) return "BN must be 64, 128, 192 or 256";
   if (t.bk != 64) return "BK must be 64 (rows of 128 bytes)";
   if (t.tm != 4 || t.tn != t.bn / 8) return "the thread tile must be 4x" + std::to_string(t.bn / 8) + " (a warp's 16 rows by BN)";
   if (stages < 3) return "it needs at least 3 stages";
+  if (t.bn * 64 % (2 * t.bm * 8)) return "each thread must copy whole 16-byte runs of B";
   return "";
 }
 
@@ -1155,7 +1169,7 @@ GemmTile parse_tile(const std::string& s, DType dtype, bool& simt, bool& wg, boo
   if (std::sscanf(tile.c_str(), "%dx%dx%d/%dx%d%c", &t.bm, &t.bn, &t.bk, &t.tm, &t.tn, &tail) != 5)
     throw Error("ARRAYC_GEMM_TILE=" + s +
                 ": expected BMxBNxBK/TMxTN[/sS][/simt][/wg[/cp]][/m16kK|/m8k4] (S: 2 to 8 stages; K: 4, 8 or 16), e.g. 128x128x8/8x4/s3");
-  if (std::string why = tile_problem(t, dtype); !why.empty())
+  if (std::string why = tile_problem(t, dtype); !why.empty() && !wg)  // the warpgroup kernel's: wgmma_problem
     throw Error("ARRAYC_GEMM_TILE=" + s + " cannot be used for " + dtype_name(dtype) + ": " + why);
   return t;
 }
@@ -1251,14 +1265,17 @@ GemmKernel choose_gemm(const GemmProblem& p, int multiprocessors) {
     return k;
   };
   auto wgmma_ok = [&](const GemmTile& t, int stages) {
-    if (!wgmma || !wgmma_problem(t, stages).empty() || !tile_problem(t, p.in_dtype).empty()) return false;
+    if (!wgmma || !wgmma_problem(t, stages).empty()) return false;
     GemmKernel k = wgmma_kernel(t, stages);
-    return pipeline_shared(k) <= kDynamicSharedLimit && k.threads() <= 1024;
+    return pipeline_shared(k) <= kDynamicSharedLimit && wgmma_registers_problem(k).empty();
   };
   auto take = [&](const GemmTile& t, int stages, int f64_k, bool wg = false) {  // f64_k -1: kF64K where the tile allows it
     g.tile = t;
     if (wg && wgmma_ok(t, stages)) {
       g = wgmma_kernel(t, stages);
+      // The TMA kernel walks its tiles with as many blocks as fit at once (shared memory
+      // permitting), so that a block's next tile loads while it stores the last.
+      if (g.tma) g.max_blocks = multiprocessors * std::max<int>(1, static_cast<int>(228 * 1024 / (pipeline_shared(g) + 1024)));
       return;
     }
     if (f64_k < 0) f64_k = p.dtype == DType::Float64 && mma_ok(t, stages, kF64K) ? kF64K : 0;
@@ -1277,10 +1294,13 @@ GemmKernel choose_gemm(const GemmProblem& p, int multiprocessors) {
     if (std::string why = wgmma_problem(t, stages ? stages : 4); wg && !why.empty())
       throw Error("ARRAYC_GEMM_TILE=" + forced + " cannot be used for the warpgroup kernel: " + why);
     take(t, stages ? stages : wg ? 4 : 3, f64_k, wg);
-    if (wg && !g.wgmma)
-      throw Error("ARRAYC_GEMM_TILE=" + forced + " cannot be used for the warpgroup kernel: its stages need " +
-                  std::to_string(pipeline_shared(wgmma_kernel(t, stages ? stages : 4))) + " bytes of shared memory (at most " +
-                  std::to_string(kDynamicSharedLimit) + ")");
+    if (GemmKernel k = wgmma_kernel(t, stages ? stages : 4); wg && !g.wgmma) {
+      std::string why = wgmma_registers_problem(k);
+      if (why.empty())
+        why = "its stages need " + std::to_string(pipeline_shared(k)) + " bytes of shared memory (at most " +
+              std::to_string(kDynamicSharedLimit) + ")";
+      throw Error("ARRAYC_GEMM_TILE=" + forced + " cannot be used for the warpgroup kernel: " + why);
+    }
     if (simt) g.mma = false, g.stages = 0, g.f64_k = 0;
     if (f64_k >= 0 && (!g.mma || p.dtype != DType::Float64))
       throw Error("ARRAYC_GEMM_TILE=" + forced + ": /m16kK and /m8k4 are float64 tensor-core shapes, which this tile " +
@@ -1328,14 +1348,21 @@ GemmKernel choose_gemm(const GemmProblem& p, int multiprocessors) {
                                  : Choice{{32, 32, 32, 2, 2}};
   const Choice narrow{{32, 16, 32, 2, 2}};
   // The warpgroup kernel's tiles (16-bit operands on sm_90), from a sweep on an H100 (docs/cuda.md).
+  // The warpgroup kernel's tiles, from sweeps on an H100 (docs/cuda.md): 4096^3 float16 128x256
+  // 0.249 ms, 256x128 0.251, 128x128 0.275, 128x192 0.328 (6 waves of one block an SM against
+  // 4); 3000^2 x @ x.T 128x192 0.172, 128x256 0.181, 256x128 0.183, 128x128 0.202 (3 waves
+  // either way, the narrower tile doing less in each). So 128x192 where it takes no more waves.
   if (wgmma) {
-    const Choice wg_big{{128, 256, 64, 4, 32}, 4}, wg_mid{{128, 128, 64, 4, 16}, 4}, wg_small{{64, 64, 64, 4, 8}, 4};
+    const Choice wg_big{{128, 256, 64, 4, 32}, 4}, wg_narrow{{128, 192, 64, 4, 24}, 4}, wg_mid{{128, 128, 64, 4, 16}, 4},
+        wg_small{{64, 64, 64, 4, 8}, 4};
     Choice c = wg_small;
     for (const Choice& t : {wg_big, wg_mid})
       if (2 * tiles(t.t, p) >= multiprocessors) {
         c = t;
         break;
       }
+    auto waves = [&](const Choice& t) { return (tiles(t.t, p) + multiprocessors - 1) / multiprocessors; };
+    if (c.t.bn == 256 && waves(wg_narrow) <= waves(wg_big)) c = wg_narrow;
     take(c.t, c.stages, 0, true);
     ARRAYC_INTERNAL_CHECK(g.wgmma, "built-in warpgroup gemm tile invalid");
     return g;
@@ -1391,7 +1418,8 @@ unsigned gemm_dynamic_shared(const GemmKernel& g, int sm) {
 }
 
 unsigned gemm_grid(const GemmKernel& g, const GemmProblem& p) {
-  return static_cast<unsigned>(std::clamp<int64_t>(tiles(g.tile, p, g.gram), 1, 0x7fffffff));
+  const int64_t t = tiles(g.tile, p, g.gram);
+  return static_cast<unsigned>(std::clamp<int64_t>(g.max_blocks ? std::min<int64_t>(t, g.max_blocks) : t, 1, 0x7fffffff));
 }
 
 std::string gemm_epilogue_problem(const Kernel& k, const LaunchParams& launch, int product_ptr, const GemmProblem& p,

@@ -101,6 +101,7 @@ struct GemmKernel {
   int f64_k = 0;                       // float64 mma on sm_90+: 0: m8n8k4; 4, 8, 16: m16n8k<f64_k> (see above)
   bool wgmma = false;                  // 16-bit operands on Hopper's warpgroup mma (sm_90 only), see above
   bool tma = false;                    // wgmma with TMA loads and a producer warpgroup, see above
+  int max_blocks = 0;                  // launch at most this many blocks (0: one per tile); not in the text
   const Kernel* epilogue = nullptr;    // fused epilogue (the caller's; it must outlive the kernel)
   int product_leaf = -1;               // the epilogue's leaf that reads the product
 

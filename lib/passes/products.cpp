@@ -36,7 +36,7 @@ std::string product_reason(const Node& dot) {
   bool cpu = dot.device.kind == Device::Kind::CPU;
   // issue 29: a GPU product of 16-bit operands reads them as they are, x @ x.T included.
   if (!cpu && widened_half_operands(dot) != DType::Float32) {
-    r += "; float16/bfloat16 operands read as they are, on the tensor cores (sm_80+)";
+    r += "; float16/bfloat16 operands read as they are, on the tensor cores (sm_80+; on sm_90 wgmma, TMA loads)";
     if (product_form(dot) == ProductForm::Gram)
       return r + "; product-structure: x @ x.T, both triangles there (before sm_80 the tiles of one triangle, mirrored)";
   }

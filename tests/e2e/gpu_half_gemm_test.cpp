@@ -1,6 +1,7 @@
 // float16 and bfloat16 matrix products on a GPU (issue 29): the product kernel reads the 16-bit
 // operands as they are and, on sm_80+, multiplies them on the tensor cores (mma.sync m16n8k16,
-// float32 accumulators), rounding each result once to the operands' dtype. Each result is checked
+// on sm_90 wgmma m64nNk16 (below); float32 accumulators), rounding each result once to the
+// operands' dtype. Each result is checked
 // against the exact product (float64 on the host) with the bound of docs/cuda.md,
 //   |c - exact| <= u |exact| + 1.01 k 2^-23 (|a| @ |b|) + s
 // (u = 2^-11 for float16, 2^-8 for bfloat16: the final rounding; k 2^-23: float32 accumulation of

@@ -344,11 +344,11 @@ TEST(GemmHalfTest, ProductReason) {
   EXPECT_EQ(detail::product_reason(*detail::make_dot(x, w)->inputs[0]),
             "matrix product (tiled product kernel); float16/bfloat16 operands read as they are, on the "
             "tensor cores "
-            "(sm_80+)");
+            "(sm_80+; on sm_90 wgmma, TMA loads)");
   EXPECT_EQ(detail::product_reason(*detail::make_dot(x, detail::make_transpose(x, {1, 0}))->inputs[0]),
             "matrix product (tiled product kernel); float16/bfloat16 operands read as they are, on the "
             "tensor cores "
-            "(sm_80+); product-structure: x @ x.T, both triangles there (before sm_80 the tiles of one "
+            "(sm_80+; on sm_90 wgmma, TMA loads); product-structure: x @ x.T, both triangles there (before sm_80 the tiles of one "
             "triangle, mirrored)");
   detail::NodeRef c = detail::make_param(2, DType::Float16, {64, 32}, cpu());
   EXPECT_EQ(detail::product_reason(*detail::make_dot(c, detail::make_transpose(c, {1, 0}))->inputs[0]),

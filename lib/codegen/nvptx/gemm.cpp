@@ -180,8 +180,8 @@ MmaShape mma_shape(const GemmKernel& g, int sm) {
   if (g.in_dtype == DType::Float16) return {16, 8, 16, {}, {}, 2, llvm::Intrinsic::nvvm_mma_m16n8k16_row_col_f32_f32, false, ""};
   if (g.in_dtype == DType::BFloat16) return {16, 8, 16, {}, {}, 2, llvm::Intrinsic::nvvm_mma_m16n8k16_row_col_bf16, false, ""};
   if (t == DType::Float64 && g.f64_k && sm >= 90) return hopper_f64_shape(g.f64_k);
-  if (t == DType::Float64) return {8, 8, 4, {{0, 0}}, {{0, 0}}, 1, llvm::Intrinsic::nvvm_mma_m8n8k4_row_col_f64, false};
-  return {16, 8, 8, {{0, 0}, {8, 0}, {0, 4}, {8, 4}}, {{0, 0}, {0, 4}}, 2, llvm::Intrinsic::nvvm_mma_m16n8k8_row_col_tf32, true};
+  if (t == DType::Float64) return {8, 8, 4, {{0, 0}}, {{0, 0}}, 1, llvm::Intrinsic::nvvm_mma_m8n8k4_row_col_f64, false, ""};
+  return {16, 8, 8, {{0, 0}, {8, 0}, {0, 4}, {8, 4}}, {{0, 0}, {0, 4}}, 2, llvm::Intrinsic::nvvm_mma_m16n8k8_row_col_tf32, true, ""};
 }
 
 class GemmEmitter {

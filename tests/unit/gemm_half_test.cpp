@@ -8,6 +8,7 @@
 #include <array>
 #include <cstdio>
 #include <cstdlib>
+#include <functional>
 #include <vector>
 
 #include "arrayc/arrayc.h"
@@ -248,6 +249,16 @@ TEST(GemmHalfTest, TmaKernelPtx) {
     EXPECT_EQ(count(text, "setmaxnreg"), *inc ? 2 : 0);
     if (*inc) EXPECT_EQ(count(text, inc), 1);
     EXPECT_EQ(text.find(".local"), std::string::npos);
+  }
+  // What a tensor map cannot describe (or the driver might refuse) takes the cp.async kernel: an
+  // empty k, rows that overlap (a broadcast, stride 0), batches that overlap.
+  for (auto change : std::vector<std::function<void(GemmProblem&)>>{
+           [](GemmProblem& q) { q.k = 0; }, [](GemmProblem& q) { q.a_cs = 0; },
+           [](GemmProblem& q) { q.b_bs = 8; }}) {
+    GemmProblem q = p;
+    change(q);
+    EXPECT_EQ(choose_gemm(q, kSMs).name().find("_tma"), std::string::npos) << choose_gemm(q, kSMs).name();
+    EXPECT_NE(choose_gemm(q, kSMs).name().find("_wg"), std::string::npos) << choose_gemm(q, kSMs).name();
   }
   setenv("ARRAYC_GEMM_TILE", "64x64x64/4x8/wg/cp", 1);  // the cp.async kernel, asked for
   EXPECT_EQ(choose_gemm(p, kSMs).name(), "gemm_float16_float32_64x64x64_4x8_am8_bn8_mma_s4_wg");

@@ -101,6 +101,24 @@ size_t pipeline_shared(const GemmKernel& g) {
 // Why the warpgroup kernel (gemm.h, "wgmma") cannot use tile t with `stages` stages, or "": a
 // warpgroup per 64 rows, all bn columns (64 to 256, whole 64-element atoms), bk = 64 (128-byte
 // rows), the accumulators a warp's (4 x bn / 8), at least 3 stages (S - 2 k-steps ahead).
+// Whether a tensor map can describe both operands of p (cuTensorMapEncodeTiled's limits, with a
+// margin): every extent from 1 to 2^31 - 1 (the TMA's coordinates are 32-bit), each stride
+// that is used positive and past the extent of the dim inside it (no overlapping rows or
+// batches; a batch stride of 0, one matrix for every product, is its own case). Otherwise the
+// warpgroup kernel fills its stages by cp.async.
+bool tma_layout_ok(const GemmProblem& p, const GemmKernel& g) {
+  const int64_t limit = (int64_t{1} << 31) - 1;
+  if (p.m < 1 || p.n < 1 || p.k < 1 || p.m > limit || p.n > limit || p.k > limit || p.batch > limit) return false;
+  auto operand_ok = [&](bool along_k, int64_t outer, int64_t k_stride, int64_t outer_stride, int64_t bs) {
+    const int64_t inner = along_k ? p.k : outer, other = along_k ? outer : p.k;
+    const int64_t other_stride = along_k ? outer_stride : k_stride;
+    if (other > 1 && other_stride < inner) return false;
+    return p.batch == 1 || bs == 0 || bs >= other_stride * other;
+  };
+  return operand_ok(g.a_unit == GemmUnit::K, p.m, p.a_cs, p.a_rs, p.a_bs) &&
+         operand_ok(g.b_unit == GemmUnit::K, p.n, p.b_rs, p.b_cs, p.b_bs);
+}
+
 // Why the registers of kernel g's block cannot hold its accumulators, or "": ptxas compiles
 // every thread to the count its block size leaves (65536 shared out, in steps of 8, at most
 // 255), and a wgmma needs its bn / 2 accumulators and about 30 more at once (256x192 with a
@@ -1253,14 +1271,16 @@ GemmKernel choose_gemm(const GemmProblem& p, int multiprocessors) {
   // Hopper's warpgroup mma (sm_90): 16-bit operands whose unit-stride dims take aligned 16-byte
   // runs (its stages are filled by 16-byte copies only).
   const bool wgmma = half_mma && p.wgmma && g.a_unit != GemmUnit::None && g.a_vec && g.b_unit != GemmUnit::None && g.b_vec;
-  // Its stages filled by TMA loads when the driver makes tensor maps (and `cp` does not ask for
-  // cp.async); the TMA kernel has one more warpgroup, the producer.
+  // Its stages filled by TMA loads when the driver makes tensor maps, `cp` does not ask for
+  // cp.async, and the operands are what a tensor map describes (tma_layout_ok); the TMA kernel
+  // has one more warpgroup, the producer.
   bool cp = false;
+  const bool tma = p.tma && tma_layout_ok(p, g);
   auto wgmma_kernel = [&](const GemmTile& t, int stages) {
     GemmKernel k = g;
     k.tile = t;
     k.mma = k.wgmma = true;
-    k.tma = p.tma && !cp;
+    k.tma = tma && !cp;
     k.stages = stages;
     return k;
   };

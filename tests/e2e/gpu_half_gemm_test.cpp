@@ -148,12 +148,15 @@ TEST_P(HalfProducts, WarpgroupKernel) {
     SCOPED_TRACE(tile);
     if (*tile) setenv("ARRAYC_GEMM_TILE", tile, 1);
     for (DType t : {DType::Float16, DType::BFloat16}) {
-      check_products(t, 400, {{8, 8, 8}, {1, 8, 8}, {72, 40, 136}, {136, 200, 264}, {264, 72, 320}, {64, 1000, 72}, {16, 0, 24}},
+      check_products(t, 400, {{8, 8, 8}, {1, 8, 8}, {72, 40, 136}, {136, 200, 264}, {264, 72, 320}, {64, 1000, 72}},
                      {48, 40, 56}, {72, 40}, "_wg");
+      if (*tile) continue;
       // Operands a tensor map does not describe (rows that overlap: a broadcast row) take the
-      // cp.async kernel.
+      // cp.async kernel; an empty k, whichever kernel takes it, gives zeros.
       Array row = broadcast_to(random_array(t, {1, 40}, 450), {72, 40}), w = random_array(t, {40, 56}, 451);
       expect_within_bound(row, w, dot(row, w));
+      Array e = random_array(t, {16, 0}, 452), f = random_array(t, {0, 24}, 453);
+      expect_within_bound(e, f, dot(e, f));
     }
   }
 }

@@ -208,8 +208,8 @@ void half_rows(int reps, bool sweep) {
   for (const Shape3& s : cases) row(s.name, s);
   if (!sweep) return;
   // The mma.sync kernel's best tile, the warpgroup kernel's filled by cp.async (/cp), then by TMA
-  // with a producer warpgroup (sm_90).
-  for (const char* tile : {"256x128x64/16x8/s3", "128x256x64/4x32/s4/wg/cp", "128x256x64/4x32/s4/wg", "128x256x64/4x32/s3/wg",
+  // with a producer warpgroup (sm_90), in single blocks (/c1) and in clusters of two.
+  for (const char* tile : {"256x128x64/16x8/s3", "128x256x64/4x32/s4/wg/cp", "128x256x64/4x32/s4/wg", "128x256x64/4x32/s4/wg/c2", "128x256x64/4x32/s3/wg",
                            "128x192x64/4x24/s4/wg", "128x128x64/4x16/s4/wg", "256x128x64/4x16/s4/wg"}) {
     setenv("ARRAYC_GEMM_TILE", tile, 1);
     std::string name = std::string("  f16 4096^3 ") + tile;
@@ -217,7 +217,8 @@ void half_rows(int reps, bool sweep) {
   }
   // x @ x.T (B read along k) at 3000^2, whose big tiles leave most of a last wave idle, and at 4096^3.
   const Shape3 gram4096{"", 4096, 4096, 4096, DType::Float16, true};
-  for (const char* tile : {"128x256x64/4x32/s4/wg", "128x192x64/4x24/s4/wg", "256x128x64/4x16/s4/wg", "128x128x64/4x16/s4/wg"})
+  for (const char* tile : {"128x256x64/4x32/s4/wg/c1", "128x192x64/4x24/s4/wg/c1", "128x192x64/4x24/s4/wg/c2", "128x256x64/4x32/s4/wg/c2",
+                           "256x128x64/4x16/s4/wg/c1"})
     for (const Shape3* s : {&cases[2], &gram4096}) {
       setenv("ARRAYC_GEMM_TILE", tile, 1);
       std::string name = std::string(s == &gram4096 ? "  f16 4096 x@x.T " : "  f16 W5 ") + tile;

@@ -138,13 +138,17 @@ TEST_P(HalfProducts, EveryTile) {
 // Hopper's warpgroup kernel (wgmma, sm_90; its stages loaded by TMA or by cp.async): every
 // layout whose unit-stride dims take 16-byte runs (A along k or m, B along n or k), partial tiles
 // in m, n and k, k of 8 and of 1000, batches (one broadcast) and x @ x.T, with the default tiles
-// and forced ones (one to four warpgroups, 64 to 256 columns, 3 to 5 stages).
+// and forced ones (one to four warpgroups, 64 to 256 columns, 3 to 5 stages, clusters or not).
 TEST_P(HalfProducts, WarpgroupKernel) {
   const std::string probe = kernels_of(dot(random_array(DType::Float16, {64, 64}, 1), random_array(DType::Float16, {64, 64}, 2)));
   if (probe.find("_wg") == std::string::npos) GTEST_SKIP() << "not an sm_90 GPU: " << probe;
-  // TMA loads and a producer warpgroup (with tensor maps: CUDA 12+), or cp.async (/cp).
+  // TMA loads and a producer warpgroup (with tensor maps: CUDA 12+) in clusters of two blocks
+  // (an odd number of tile rows leaves a pair's second tile past the end) or single (/c1), or
+  // cp.async (/cp).
   for (const char* tile : {"", "128x256x64/4x32/wg", "128x128x64/4x16/s3/wg", "64x64x64/4x8/s5/wg", "256x128x64/4x16/s3/wg",
-                           "64x256x64/4x32/wg", "128x256x64/4x32/s4/wg/cp", "64x64x64/4x8/s3/wg/cp", "256x128x64/4x16/wg/cp"}) {
+                           "64x256x64/4x32/wg", "128x192x64/4x24/wg", "128x256x64/4x32/wg/c1", "64x64x64/4x8/s3/wg/c1",
+                           "128x256x64/4x32/wg/c2", "64x64x64/4x8/s3/wg/c2", "256x128x64/4x16/s3/wg/c2",
+                           "128x256x64/4x32/s4/wg/cp", "64x64x64/4x8/s3/wg/cp", "256x128x64/4x16/wg/cp"}) {
     SCOPED_TRACE(tile);
     if (*tile) setenv("ARRAYC_GEMM_TILE", tile, 1);
     for (DType t : {DType::Float16, DType::BFloat16}) {

@@ -238,6 +238,45 @@ TEST(GemmHalfTest, TmaKernelPtx) {
   EXPECT_EQ(a.box, (std::array<uint32_t, 3>{64, 64, 1}));
   EXPECT_EQ(b.dims, (std::array<uint64_t, 3>{40, 24, 3}));
   EXPECT_EQ(b.strides, (std::array<uint64_t, 2>{80, 1920}));
+  // Clusters of two blocks (where the driver launches them), one tile above the other, where a
+  // row of A or B is no multiple of 128 bytes (3000^2: 6000): each loads its half of their B
+  // tile into both blocks' stages (multicast: of B's three 64-column atoms, 0 and 2 by rank 0,
+  // 1 by rank 1), and releases a stage in both blocks (a remote arrival through mapa).
+  {
+    GemmProblem q = half_problem(DType::Float16, 3000, 3000, 3000);
+    q.wgmma = q.tma = q.clusters = true;
+    detail::GemmKernel c = choose_gemm(q, kSMs);
+    EXPECT_EQ(c.name(), "gemm_float16_float32_128x192x64_4x24_ak8_bn8_mma_s4_wg_tma_c2");
+    EXPECT_EQ(detail::gemm_grid(c, q), 2u * 12 * 16);  // a pair of tiles a cluster
+    const std::string text = detail::emit_gemm_ptx(c, 90).ptx;
+    dump_ptx("tma_c2", text);
+    expect_counts(text, {
+                            {"cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes [", 1},  // A
+                            {"complete_tx::bytes.multicast::cluster [", 3},
+                            {"mapa.shared::cluster.u32", 2},
+                            {"mbarrier.arrive.shared::cluster.b64", 2},
+                            {"barrier.cluster.arrive.release;", 2},
+                            {"barrier.cluster.wait.acquire;", 2},
+                            {"bar.sync", 0},
+                        });
+    EXPECT_EQ(text.find(".local"), std::string::npos);
+    // B along k (x @ x.T): each rank's half is 96 of the 192 rows: the map's box.
+    q.b_rs = 1, q.b_cs = 3000;
+    c = choose_gemm(q, kSMs);
+    EXPECT_EQ(detail::gemm_tma_operand(c, q, false).box, (std::array<uint32_t, 3>{64, 96, 1}));
+    EXPECT_EQ(detail::gemm_tma_operand(c, q, true).box, (std::array<uint32_t, 3>{64, 128, 1}));
+    // One row of tiles: single blocks; /c1 asks for them, /c2 for clusters.
+    EXPECT_EQ(choose_gemm([&] { GemmProblem r = q; r.m = 60; return r; }(), kSMs).cluster, 1);
+    setenv("ARRAYC_GEMM_TILE", "128x256x64/4x32/wg/c1", 1);
+    EXPECT_EQ(choose_gemm(q, kSMs).name(), "gemm_float16_float32_128x256x64_4x32_ak8_bk8_mma_s4_wg_tma");
+    // Rows of 8192 bytes: single blocks, unless asked.
+    GemmProblem aligned = half_problem(DType::Float16, 4096, 4096, 4096);
+    aligned.wgmma = aligned.tma = aligned.clusters = true;
+    setenv("ARRAYC_GEMM_TILE", "128x256x64/4x32/wg/c2", 1);
+    EXPECT_EQ(choose_gemm(aligned, kSMs).name(), "gemm_float16_float32_128x256x64_4x32_ak8_bn8_mma_s4_wg_tma_c2");
+    unsetenv("ARRAYC_GEMM_TILE");
+    EXPECT_EQ(choose_gemm(aligned, kSMs).cluster, 1);
+  }
   // The registers the producer hands over: four consumer warpgroups get 112 each, one needs
   // none (256 threads have 255 registers each).
   for (auto [tile, inc] : {std::pair{"256x128x64/4x16/s3/wg", "setmaxnreg.inc.sync.aligned.u32 112;"},

@@ -143,7 +143,7 @@ TEST(GemmTest, Float64HopperShapes) {
   EXPECT_ARRAYC_ERROR(choose_gemm(p, kSMs), "ARRAYC_GEMM_TILE=64x64x8/8x4/m16k16: /m16kK and /m8k4 are float64 "
                                             "tensor-core shapes, which this tile cannot use for float64");
   setenv("ARRAYC_GEMM_TILE", "64x64x16/8x4/m16k2", 1);
-  EXPECT_ARRAYC_ERROR(choose_gemm(p, kSMs), "expected BMxBNxBK/TMxTN[/sS][/simt][/wg[/cp]][/m16kK|/m8k4]");
+  EXPECT_ARRAYC_ERROR(choose_gemm(p, kSMs), "expected BMxBNxBK/TMxTN[/sS][/simt][/wg[/cp|/c1|/c2]][/m16kK|/m8k4]");
   p.dtype = DType::Float32;
   setenv("ARRAYC_GEMM_TILE", "64x64x16/8x4/m16k8", 1);
   EXPECT_ARRAYC_ERROR(choose_gemm(p, kSMs), "cannot use for float32");
@@ -156,7 +156,7 @@ TEST(GemmTest, ForcedTileAndItsErrors) {
   EXPECT_EQ(choose_gemm(p, kSMs).name(), "gemm_float32_64x64x16_4x4_ak4_bk4");
   setenv("ARRAYC_GEMM_TILE", "64x64", 1);
   EXPECT_ARRAYC_ERROR(choose_gemm(p, kSMs),
-                      "ARRAYC_GEMM_TILE=64x64: expected BMxBNxBK/TMxTN[/sS][/simt][/wg[/cp]][/m16kK|/m8k4] (S: 2 to 8 stages; K: 4, 8 "
+                      "ARRAYC_GEMM_TILE=64x64: expected BMxBNxBK/TMxTN[/sS][/simt][/wg[/cp|/c1|/c2]][/m16kK|/m8k4] (S: 2 to 8 stages; K: 4, 8 "
                       "or 16), e.g. 128x128x8/8x4/s3");
   setenv("ARRAYC_GEMM_TILE", "64x64x16/8x4/s1", 1);
   EXPECT_ARRAYC_ERROR(choose_gemm(p, kSMs), "expected BMxBNxBK/TMxTN[/sS][/simt]");

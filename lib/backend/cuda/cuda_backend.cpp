@@ -287,6 +287,7 @@ class GemmLaunch final : public Launch {
     if (epilogue_) v_.insert(v_.end(), step->epilogue.launch.params.begin(), step->epilogue.launch.params.end());
     if (shared_ > 48 * 1024) cuda::allow_dynamic_shared(dev_, fn_, shared_);
     if (gk.tma) maps_ = {gemm_tma_operand(gk, p, true), gemm_tma_operand(gk, p, false)}, bf16_ = gk.in_dtype == DType::BFloat16;
+    cluster_ = static_cast<unsigned>(gk.cluster);
   }
   void run(const std::vector<void*>& ptrs) const override {
     counters().kernel_launches++;
@@ -302,7 +303,8 @@ class GemmLaunch final : public Launch {
       cuda::encode_tensor_map(maps[i], bf16_, ptrs[i], maps_[i].dims, maps_[i].strides, maps_[i].box);
       args.push_back(&maps[i]);
     }
-    cuda::launch(dev_, fn_, grid_, block_, args.data(), shared_);
+    if (cluster_ > 1) cuda::launch_cluster(dev_, fn_, grid_, block_, args.data(), shared_, cluster_);
+    else cuda::launch(dev_, fn_, grid_, block_, args.data(), shared_);
   }
   const cuda::Function& function() const { return fn_; }
   const std::string& key() const { return key_; }
@@ -318,6 +320,7 @@ class GemmLaunch final : public Launch {
   unsigned shared_;  // dynamic shared memory (the tensor-core pipeline's stages)
   std::vector<TmaOperand> maps_;  // a TMA kernel's operands as tensor maps (gemm_tma_operand)
   bool bf16_ = false;
+  unsigned cluster_ = 1;  // blocks a cluster
 };
 
 // A product whose epilogue cannot run inside the product kernel (gemm_epilogue_problem says why):
@@ -557,6 +560,7 @@ class CudaBackend final : public Backend {
     p.half_mma = sm >= 80;
     p.wgmma = sm == 90;  // Hopper's warpgroup mma: sm_90a code runs on sm_90 only
     p.tma = p.wgmma && cuda::has_tensor_maps();
+    p.clusters = p.tma && cuda::has_clusters();
     return p;
   }
 
@@ -605,7 +609,7 @@ std::string ptx_for(const Step& step, const Schedule& s, int sm) {
     int sms = d.kind == Device::Kind::GPU ? cuda::device_info(d.index).multiprocessors : kAssumedSMs;
     GemmProblem p = gemm_problem(*dot, 0, 0);
     p.half_mma = sm >= 80;  // issue 29
-    p.wgmma = p.tma = sm == 90;  // as a driver that makes tensor maps (CUDA 12+) runs it
+    p.wgmma = p.tma = p.clusters = sm == 90;  // as a driver that makes tensor maps (CUDA 12+) runs it
     GemmKernel gk = gemm_of(*dot, p, sms);
     std::string ptx = "// ---- " + gk.name() + "\n" + emit_gemm_ptx(gk, sm).ptx;
     if (dot->has_epilogue && !gk.epilogue)  // a CPU product's epilogue, or one the GPU runs on its own

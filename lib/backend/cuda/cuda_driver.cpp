@@ -127,6 +127,26 @@ CUresult cuTensorMapEncodeTiled(CUtensorMap* map, CUtensorMapDataType type, cuui
                                 const cuuint64_t* dims, const cuuint64_t* strides, const cuuint32_t* box,
                                 const cuuint32_t* element_strides, CUtensorMapInterleave interleave,
                                 CUtensorMapSwizzle swizzle, CUtensorMapL2promotion l2, CUtensorMapFloatOOBfill fill);
+// Launches with attributes (thread-block clusters), CUDA 12.0 and later.
+typedef enum CUlaunchAttributeID_enum { CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION = 4 } CUlaunchAttributeID;
+typedef union CUlaunchAttributeValue_union {
+  char pad[64];
+  struct {
+    unsigned int x, y, z;
+  } clusterDim;
+} CUlaunchAttributeValue;
+typedef struct CUlaunchAttribute_st {
+  CUlaunchAttributeID id;
+  char pad[8 - sizeof(CUlaunchAttributeID)];
+  CUlaunchAttributeValue value;
+} CUlaunchAttribute;
+typedef struct CUlaunchConfig_st {
+  unsigned int gridDimX, gridDimY, gridDimZ, blockDimX, blockDimY, blockDimZ, sharedMemBytes;
+  CUstream hStream;
+  CUlaunchAttribute* attrs;
+  unsigned int numAttrs;
+} CUlaunchConfig;
+CUresult cuLaunchKernelEx(const CUlaunchConfig* config, CUfunction f, void** params, void** extra);
 }
 #endif
 static_assert(sizeof(CUtensorMap) == sizeof(arrayc::detail::cuda::TensorMap));
@@ -173,6 +193,7 @@ struct Driver {
   ARRAYC_CUDA_FUNCTIONS(ARRAYC_CUDA_MEMBER)
 #undef ARRAYC_CUDA_MEMBER
   decltype(&::cuTensorMapEncodeTiled) cuTensorMapEncodeTiled = nullptr;  // optional (CUDA 12+): TMA products
+  decltype(&::cuLaunchKernelEx) cuLaunchKernelEx = nullptr;              // optional (CUDA 12+): clusters
   std::string reason;  // why CUDA is unavailable, or ""
   int count = 0;
   std::vector<DeviceInfo> info;
@@ -194,6 +215,7 @@ struct Driver {
     ARRAYC_CUDA_FUNCTIONS(ARRAYC_CUDA_LOAD)
 #undef ARRAYC_CUDA_LOAD
     cuTensorMapEncodeTiled = reinterpret_cast<decltype(cuTensorMapEncodeTiled)>(dlsym(lib, "cuTensorMapEncodeTiled"));
+    cuLaunchKernelEx = reinterpret_cast<decltype(cuLaunchKernelEx)>(dlsym(lib, "cuLaunchKernelEx"));
     if (CUresult r = cuInit(0); r != CUDA_SUCCESS) {
       reason = r == CUDA_ERROR_NO_DEVICE ? "no CUDA device" : "cuInit failed: " + error_text(r);
       return;
@@ -594,6 +616,36 @@ int driver_version() {
 bool has_tensor_maps() {
   Driver& drv = driver();
   return drv.reason.empty() && drv.cuTensorMapEncodeTiled != nullptr;
+}
+
+bool has_clusters() {
+  Driver& drv = driver();
+  return drv.reason.empty() && drv.cuLaunchKernelEx != nullptr;
+}
+
+void launch_cluster(int dev, const Function& f, unsigned grid, unsigned block, void** args, unsigned shared_bytes,
+                    unsigned cluster) {
+  ARRAYC_INTERNAL_CHECK(has_clusters() && grid % cluster == 0, "a cluster launch without cuLaunchKernelEx or whole clusters");
+  DeviceState& d = device(dev);
+  {
+    std::lock_guard<std::mutex> lock(d.mu);
+    d.last_kernel = f.name;
+  }
+  CUlaunchAttribute attr{};
+  attr.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+  attr.value.clusterDim.x = cluster;
+  attr.value.clusterDim.y = attr.value.clusterDim.z = 1;
+  CUlaunchConfig c{};
+  c.gridDimX = grid, c.gridDimY = c.gridDimZ = 1;
+  c.blockDimX = block, c.blockDimY = c.blockDimZ = 1;
+  c.sharedMemBytes = shared_bytes;
+  c.hStream = d.stream;
+  c.attrs = &attr;
+  c.numAttrs = 1;
+  CUresult r = driver().cuLaunchKernelEx(&c, static_cast<CUfunction>(f.fn), args, nullptr);
+  driver().check(r, dev,
+                 "launching kernel " + f.name + " (grid " + std::to_string(grid) + " in clusters of " + std::to_string(cluster) +
+                     ", block " + std::to_string(block) + ")");
 }
 
 void encode_tensor_map(TensorMap& map, bool bfloat16, const void* address, const std::array<uint64_t, 3>& dims,

@@ -94,6 +94,11 @@ int driver_version();
 struct alignas(64) TensorMap {
   uint64_t opaque[16];
 };
+// Whether the driver launches thread-block clusters (cuLaunchKernelEx, CUDA 12 and later), and
+// such a launch: `grid` blocks (a multiple of `cluster`) in clusters of `cluster` along x.
+bool has_clusters();
+void launch_cluster(int dev, const Function& f, unsigned grid, unsigned block, void** args, unsigned shared_bytes,
+                    unsigned cluster);
 // Whether the driver can make tensor maps (cuTensorMapEncodeTiled, CUDA 12 and later).
 bool has_tensor_maps();
 // A rank-3 tiled map of float16 (or bfloat16) elements at `address`: dims innermost first (the

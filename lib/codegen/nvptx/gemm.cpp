@@ -10,6 +10,7 @@
 #include <array>
 #include <cctype>
 #include <cstdio>
+#include <cstdlib>
 #include <functional>
 #include <memory>
 #include <tuple>
@@ -117,6 +118,17 @@ bool tma_layout_ok(const GemmProblem& p, const GemmKernel& g) {
   };
   return operand_ok(g.a_unit == GemmUnit::K, p.m, p.a_cs, p.a_rs, p.a_bs) &&
          operand_ok(g.b_unit == GemmUnit::K, p.n, p.b_rs, p.b_cs, p.b_bs);
+}
+
+// Whether a row of A or of B (its stride along the dim that is not unit-stride, in bytes) is
+// no multiple of 128 bytes, so that every 128-byte row a TMA box reads spans two L2 lines. There
+// the warpgroup kernel runs in clusters of two blocks sharing B's loads, halving B's L2 traffic:
+// on an H100, 3000^2 x @ x.T float16 took 0.128 ms that way against 0.166 in single blocks,
+// while 4096^3 x @ w (rows of 8192 bytes) took 0.249 against 0.240.
+bool tma_rows_misaligned(const GemmProblem& p, const GemmKernel& g) {
+  const int64_t e = static_cast<int64_t>(dtype_size(p.in_dtype));
+  const int64_t a_pitch = g.a_unit == GemmUnit::K ? p.a_rs : p.a_cs, b_pitch = g.b_unit == GemmUnit::K ? p.b_cs : p.b_rs;
+  return (a_pitch * e) % 128 != 0 || (b_pitch * e) % 128 != 0;
 }
 
 // Why the registers of kernel g's block cannot hold its accumulators, or "": ptxas compiles
@@ -317,9 +329,21 @@ class GemmEmitter {
       return std::tuple<Value*, Value*, Value*>{p, ti, tj};
     };
     if (tma_) {
-      tma_main(A, B, raw_tid, total, ktiles, [&](Value* tile) {
-        auto [p, ti, tj] = tile_at(tile);
-        return std::tuple<Value*, Value*, Value*>{p, b_.CreateMul(ti, i64(t_.bm)), b_.CreateMul(tj, i64(t_.bn))};
+      // A cluster of two blocks walks pairs of tiles one above the other (rows ti = 2 ti2 + its
+      // rank), which share their tiles of B; a pair's second tile past the last row computes
+      // what no store keeps.
+      const int c = g_.cluster;
+      Value* rank = c > 1 ? b_.CreateURem(sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x), i64(c)) : i64(0);
+      Value* per_c = b_.CreateMul(ceil_div(mt, c), nt);
+      tma_main(A, B, raw_tid, c > 1 ? b_.CreateMul(per_c, batch) : total, ktiles, rank, [&](Value* tile) {
+        if (c == 1) {
+          auto [p, ti, tj] = tile_at(tile);
+          return std::tuple<Value*, Value*, Value*>{p, b_.CreateMul(ti, i64(t_.bm)), b_.CreateMul(tj, i64(t_.bn))};
+        }
+        Value* p = b_.CreateUDiv(tile, per_c);
+        Value* r = b_.CreateURem(tile, per_c);
+        Value* ti = b_.CreateAdd(b_.CreateMul(b_.CreateUDiv(r, nt), i64(c)), rank);
+        return std::tuple<Value*, Value*, Value*>{p, b_.CreateMul(ti, i64(t_.bm)), b_.CreateMul(b_.CreateURem(r, nt), i64(t_.bn))};
       }, [&](Value* p, Value* m0, Value* n0) { mma_store(Store{pc, p, b_.CreateMul(p, b_.CreateMul(m, n)), m, n}, m0, n0); });
       b_.CreateRetVoid();
       return;
@@ -583,7 +607,7 @@ class GemmEmitter {
     std::string constraints;
     for (Value* v : args) {
       ins.push_back(v->getType());
-      constraints += v->getType()->isIntegerTy(64) ? "l," : "r,";
+      constraints += v->getType()->isIntegerTy(64) ? "l," : v->getType()->isIntegerTy(16) ? "h," : "r,";
     }
     auto* fty = llvm::FunctionType::get(b_.getVoidTy(), ins, false);
     b_.CreateCall(fty, llvm::InlineAsm::get(fty, ptx, constraints + "~{memory}", true), args);
@@ -715,14 +739,31 @@ class GemmEmitter {
   // The TMA loads of operand o's k-step at k0 (its tile starting at x0, product p) into the stage
   // at shared byte address `dst`, completing on mbarrier `bar`: one box of 64 k by rows
   // (K-major), or one box of 64 x by 64 k per 64-element atom (MN-major).
-  void tma_load(const Operand& o, Value* map, Value* dst, Value* k0, Value* x0, Value* p, Value* bar) {
-    const std::string ptx =
-        "cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes [$0], [$1, {$2, $3, $4}], [$5];";
+  // `share` (B in a cluster of two): this block loads its half, the rows (K-major) or the atoms
+  // (MN-major) of its rank's parity, into both blocks' stages at the same offsets (multicast);
+  // each block's full mbarrier then counts both halves' bytes.
+  void tma_load(const Operand& o, Value* map, Value* dst, Value* k0, Value* x0, Value* p, Value* bar, Value* share = nullptr) {
+    const std::string ptx = std::string("cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes") +
+                            (share ? ".multicast::cluster" : "") + " [$0], [$1, {$2, $3, $4}], [$5]" + (share ? ", $6;" : ";");
     Value* addr = b_.CreatePtrToInt(map, b_.getInt64Ty());
-    if (o.tile.x_major) return asm_statement(ptx, {i32(dst), addr, i32(k0), i32(x0), i32(p), bar});
-    for (int j = 0; j < o.tile.rows / 64; ++j)
-      asm_statement(ptx, {i32(b_.CreateAdd(dst, i64(j * 64 * o.tile.bk * in_esize_))), addr,
-                          i32(b_.CreateAdd(x0, i64(64 * j))), i32(k0), i32(p), bar});
+    auto load = [&](Value* to, Value* c0, Value* c1) {
+      std::vector<Value*> args{i32(to), addr, i32(c0), i32(c1), i32(p), bar};
+      if (share) args.push_back(b_.getInt16(3));
+      asm_statement(ptx, args);
+    };
+    if (o.tile.x_major) {
+      if (!share) return load(dst, k0, x0);
+      Value* half = b_.CreateMul(share, i64(o.tile.rows / 2));
+      return load(b_.CreateAdd(dst, b_.CreateMul(half, i64(o.tile.bk * in_esize_))), k0, b_.CreateAdd(x0, half));
+    }
+    for (int j = 0; j < o.tile.rows / 64; ++j) {
+      auto one = [&] { load(b_.CreateAdd(dst, i64(j * 64 * o.tile.bk * in_esize_)), b_.CreateAdd(x0, i64(64 * j)), k0); };
+      if (share) {
+        if_then(b_.CreateICmpEQ(share, i64(j % 2)), one);
+      } else {
+        one();
+      }
+    }
   }
 
   // The block: thread 0 sets up the stages' mbarriers, then warpgroup 0 (the producer) gives back
@@ -731,10 +772,10 @@ class GemmEmitter {
   // registers, and walk the same tiles and k-steps, each waiting for its stage's bytes,
   // multiplying, and releasing the stage of the k-step before (whose wgmmas are then done).
   // `tile_of` gives a linear tile's product and first row and column; `store` writes a tile.
-  void tma_main(const Operand& A, const Operand& B, Value* raw_tid, Value* total, Value* ktiles,
+  void tma_main(const Operand& A, const Operand& B, Value* raw_tid, Value* total, Value* ktiles, Value* rank,
                 const std::function<std::tuple<Value*, Value*, Value*>(Value*)>& tile_of,
                 const std::function<void(Value*, Value*, Value*)>& store) {
-    const int S = g_.stages, consumers = t_.bm / 64;
+    const int S = g_.stages, consumers = t_.bm / 64, cluster = g_.cluster;
     // Registers a thread: the producer keeps 40 (fewer spill its loop) and gives the rest of its
     // share to the consumers (setmaxnreg), which hold their accumulators without spilling: the
     // SM's 65536 shared out in steps of 8, at most 232. One consumer warpgroup (256 threads) has
@@ -750,13 +791,17 @@ class GemmEmitter {
     if_then(b_.CreateICmpEQ(raw_tid, i64(0)), [&] {
       for (int s = 0; s < S; ++s) {
         asm_statement("mbarrier.init.shared::cta.b64 [$0], $1;", {full(i64(s)), b_.getInt32(1)});
-        asm_statement("mbarrier.init.shared::cta.b64 [$0], $1;", {empty(i64(s)), b_.getInt32(consumers)});
+        // Released by every consumer warpgroup of the cluster: a stage is loaded into both blocks.
+        asm_statement("mbarrier.init.shared::cta.b64 [$0], $1;", {empty(i64(s)), b_.getInt32(consumers * cluster)});
       }
       asm_statement("fence.mbarrier_init.release.cluster;");
     });
-    barrier();
-    Value* first = sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x);
-    Value* step = sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_nctaid_x);
+    // Every block's mbarriers exist before any block of its cluster loads into it or arrives on them.
+    auto cluster_barrier = [&] { asm_statement("barrier.cluster.arrive.release;\nbarrier.cluster.wait.acquire;"); };
+    if (cluster > 1) cluster_barrier();
+    else barrier();
+    Value* first = b_.CreateUDiv(sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x), i64(cluster));
+    Value* step = b_.CreateUDiv(sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_nctaid_x), i64(cluster));
     // k-steps so far (stage it % S, phase (it / S) % 2), in the entry block so that it lives in a register
     llvm::IRBuilder<> entry(&f_->getEntryBlock(), f_->getEntryBlock().begin());
     Value* it = entry.CreateAlloca(b_.getInt64Ty(), nullptr, "it");
@@ -782,7 +827,7 @@ class GemmEmitter {
                 Value* at = b_.CreateAdd(stages0, b_.CreateMul(s, i64(stage_bytes)));
                 Value* k0 = b_.CreateMul(kt, i64(t_.bk));
                 tma_load(A, maps_[0], at, k0, m0, pa, full(s));
-                tma_load(B, maps_[1], b_.CreateAdd(at, i64(a_bytes)), k0, n0, pb, full(s));
+                tma_load(B, maps_[1], b_.CreateAdd(at, i64(a_bytes)), k0, n0, pb, full(s), cluster > 1 ? rank : nullptr);
                 b_.CreateStore(b_.CreateAdd(i, i64(1)), it);
               });
             });
@@ -794,7 +839,13 @@ class GemmEmitter {
           Value* a_rows = warpgroup_rows(ctid);
           Value* leader = b_.CreateICmpEQ(b_.CreateAnd(ctid, i64(127)), i64(0));
           auto release = [&](Value* i) {  // k-step i's stage, by one thread of each consumer warpgroup
-            if_then(leader, [&] { asm_statement("mbarrier.arrive.shared::cta.b64 _, [$0];", {empty(stage(i))}); });
+            if_then(leader, [&] {
+              asm_statement("mbarrier.arrive.shared::cta.b64 _, [$0];", {empty(stage(i))});
+              if (cluster > 1)  // and in the other block, whose loads write this block's stage too
+                asm_statement("{\n.reg .b32 ra;\nmapa.shared::cluster.u32 ra, $0, $1;\n"
+                              "mbarrier.arrive.shared::cluster.b64 _, [ra];\n}",
+                              {empty(stage(i)), i32(b_.CreateXor(rank, i64(1)))});
+            });
           };
           loop(first, total, step, [&](Value* tile) {
             auto [p, m0, n0] = tile_of(tile);
@@ -814,6 +865,8 @@ class GemmEmitter {
             store(p, m0, n0);
           });
         });
+    // No block leaves while the other may still load into it or arrive on its mbarriers.
+    if (cluster > 1) cluster_barrier();
   }
 
   // The prefetch registers into shared-memory buffer `buf`.
@@ -1163,12 +1216,14 @@ class GemmEmitter {
 
 // A tile forced by ARRAYC_GEMM_TILE: BMxBNxBK/TMxTN, then "/sS" (S pipeline stages on the tensor
 // cores, 0: the default), "/simt" (no tensor cores), "/wg" (the warpgroup kernel; "/cp": filled by
-// cp.async, not TMA) and "/m16kK" or
+// cp.async, not TMA; "/c1", "/c2": TMA in single blocks, in clusters of two) and "/m16kK" or
 // "/m8k4" (the float64 mma shape: f64_k = K, or 0 for m8n8k4; -1: not given) in any order.
-GemmTile parse_tile(const std::string& s, DType dtype, bool& simt, bool& wg, bool& cp, int& stages, int& f64_k) {
+GemmTile parse_tile(const std::string& s, DType dtype, bool& simt, bool& wg, bool& cp, int& clusters, int& stages,
+                    int& f64_k) {
   GemmTile t;
   char tail = 0;
   simt = wg = cp = false;
+  clusters = 0;
   stages = 0;
   f64_k = -1;
   std::string tile = s;
@@ -1178,6 +1233,7 @@ GemmTile parse_tile(const std::string& s, DType dtype, bool& simt, bool& wg, boo
     if (opt == "simt") simt = true;
     else if (opt == "wg") wg = true;
     else if (opt == "cp") cp = true;
+    else if (opt == "c1" || opt == "c2") clusters = opt[1] - '0';
     else if (std::sscanf(opt.c_str(), "s%d%c", &n, &tail) == 1 && n >= 2 && n <= 8) stages = n;
     else if (opt == "m8k4") f64_k = 0;
     else if (std::sscanf(opt.c_str(), "m16k%d%c", &n, &tail) == 1 && (n == 4 || n == 8 || n == 16)) f64_k = n;
@@ -1186,7 +1242,7 @@ GemmTile parse_tile(const std::string& s, DType dtype, bool& simt, bool& wg, boo
   }
   if (std::sscanf(tile.c_str(), "%dx%dx%d/%dx%d%c", &t.bm, &t.bn, &t.bk, &t.tm, &t.tn, &tail) != 5)
     throw Error("ARRAYC_GEMM_TILE=" + s +
-                ": expected BMxBNxBK/TMxTN[/sS][/simt][/wg[/cp]][/m16kK|/m8k4] (S: 2 to 8 stages; K: 4, 8 or 16), e.g. 128x128x8/8x4/s3");
+                ": expected BMxBNxBK/TMxTN[/sS][/simt][/wg[/cp|/c1|/c2]][/m16kK|/m8k4] (S: 2 to 8 stages; K: 4, 8 or 16), e.g. 128x128x8/8x4/s3");
   if (std::string why = tile_problem(t, dtype); !why.empty() && !wg)  // the warpgroup kernel's: wgmma_problem
     throw Error("ARRAYC_GEMM_TILE=" + s + " cannot be used for " + dtype_name(dtype) + ": " + why);
   return t;
@@ -1220,6 +1276,7 @@ std::string GemmKernel::name() const {
          operand('a', a_unit, a_vec) + "_" + operand('b', b_unit, b_vec) + (gram ? "_gram" : "") +
          (mma ? (dtype == DType::Float32 && !is_half(in_dtype) ? "_tf32_s" : "_mma_s") + std::to_string(stages) : "") +
          (mma && f64_k ? "_k" + std::to_string(f64_k) : "") + (wgmma ? "_wg" : "") + (tma ? "_tma" : "") +
+         (cluster > 1 ? "_c" + std::to_string(cluster) : "") +
          (epilogue ? "_ep_" + identifier(epilogue->name) : "");
 }
 
@@ -1275,12 +1332,16 @@ GemmKernel choose_gemm(const GemmProblem& p, int multiprocessors) {
   // cp.async, and the operands are what a tensor map describes (tma_layout_ok); the TMA kernel
   // has one more warpgroup, the producer.
   bool cp = false;
+  int clusters = 0;  // 0: where rows are misaligned (tma_rows_misaligned), 1: never, 2: always
   const bool tma = p.tma && tma_layout_ok(p, g);
   auto wgmma_kernel = [&](const GemmTile& t, int stages) {
     GemmKernel k = g;
     k.tile = t;
     k.mma = k.wgmma = true;
     k.tma = tma && !cp;
+    k.cluster = k.tma && p.clusters && (p.m + t.bm - 1) / t.bm >= 2 && (clusters == 2 || (clusters == 0 && tma_rows_misaligned(p, g)))
+                    ? 2
+                    : 1;
     k.stages = stages;
     return k;
   };
@@ -1293,9 +1354,12 @@ GemmKernel choose_gemm(const GemmProblem& p, int multiprocessors) {
     g.tile = t;
     if (wg && wgmma_ok(t, stages)) {
       g = wgmma_kernel(t, stages);
-      // The TMA kernel walks its tiles with as many blocks as fit at once (shared memory
-      // permitting), so that a block's next tile loads while it stores the last.
-      if (g.tma) g.max_blocks = multiprocessors * std::max<int>(1, static_cast<int>(228 * 1024 / (pipeline_shared(g) + 1024)));
+      // The TMA kernel in single blocks walks its tiles with as many blocks as fit at once (shared
+      // memory permitting), so that a block's next tile loads while it stores the last. Clusters
+      // take one pair of tiles each: how many clusters fit at once depends on how the SMs group
+      // (the two blocks of a cluster share a GPC), which a persistent grid would have to know.
+      if (g.tma && g.cluster == 1)
+        g.max_blocks = multiprocessors * std::max<int>(1, static_cast<int>(228 * 1024 / (pipeline_shared(g) + 1024)));
       return;
     }
     if (f64_k < 0) f64_k = p.dtype == DType::Float64 && mma_ok(t, stages, kF64K) ? kF64K : 0;
@@ -1306,7 +1370,7 @@ GemmKernel choose_gemm(const GemmProblem& p, int multiprocessors) {
   if (std::string forced = gemm_tile_setting(); !forced.empty()) {
     bool simt = false, wg = false;
     int stages = 0, f64_k = -1;
-    GemmTile t = parse_tile(forced, p.dtype, simt, wg, cp, stages, f64_k);
+    GemmTile t = parse_tile(forced, p.dtype, simt, wg, cp, clusters, stages, f64_k);
     g.gram = gram && t.bm == t.bn;  // a tile that is not square: a general product
     if (wg && !wgmma)
       throw Error("ARRAYC_GEMM_TILE=" + forced + ": /wg is the warpgroup kernel, for float16/bfloat16 operands read in " +
@@ -1429,7 +1493,8 @@ TmaOperand gemm_tma_operand(const GemmKernel& g, const GemmProblem& p, bool is_a
   t.dims = {static_cast<uint64_t>(along_k ? p.k : outer), other_extent, static_cast<uint64_t>(bs ? p.batch : 1)};
   t.strides = {other_extent > 1 ? static_cast<uint64_t>(other) * e : 16, bs && p.batch > 1 ? static_cast<uint64_t>(bs) * e : 16};
   const int rows = is_a ? g.tile.bm : g.tile.bn;
-  t.box = {64, static_cast<uint32_t>(along_k ? rows : g.tile.bk), 1};  // K-major: all rows; MN-major: a 64 x bk atom
+  // K-major: all rows (B shared by a cluster: this block's share of them); MN-major: a 64 x bk atom.
+  t.box = {64, static_cast<uint32_t>(along_k ? (is_a ? rows : rows / g.cluster) : g.tile.bk), 1};
   return t;
 }
 
@@ -1438,6 +1503,11 @@ unsigned gemm_dynamic_shared(const GemmKernel& g, int sm) {
 }
 
 unsigned gemm_grid(const GemmKernel& g, const GemmProblem& p) {
+  if (g.cluster > 1) {  // clusters walk tiles in groups one above the other
+    const int64_t groups = (p.m + g.tile.bm * g.cluster - 1) / (g.tile.bm * g.cluster) * ((p.n + g.tile.bn - 1) / g.tile.bn) * p.batch;
+    const int64_t clusters = g.max_blocks ? std::min<int64_t>(groups, g.max_blocks / g.cluster) : groups;
+    return static_cast<unsigned>(std::clamp<int64_t>(clusters, 1, 0x3fffffff) * g.cluster);
+  }
   const int64_t t = tiles(g.tile, p, g.gram);
   return static_cast<unsigned>(std::clamp<int64_t>(g.max_blocks ? std::min<int64_t>(t, g.max_blocks) : t, 1, 0x7fffffff));
 }

@@ -59,6 +59,10 @@
 //    each with two mbarriers: "full" (its loads' bytes arrived) and "empty" (every consumer
 //    warpgroup's wgmmas on it are done). The consumer warpgroups never wait for each other:
 //    no block-wide barrier after the start.
+//    cluster 2 (where a row of A or B is no multiple of 128 bytes, or forced): blocks 2c and
+//    2c + 1 form a cluster and walk pairs of tiles one above the other; each loads its half of
+//    their shared B tile into both blocks' stages (TMA multicast), and a stage is released by
+//    the consumers of both blocks (remote mbarrier arrivals), halving the L2 traffic of B.
 //  - gram: the product of a matrix with its own transpose (m == n, square tile, batch 1). Only
 //    the tiles on and below the diagonal are computed; a tile below it is stored twice, at its
 //    place and mirrored. The result is exactly symmetric: a diagonal tile's (i, j) and (j, i)
@@ -101,6 +105,7 @@ struct GemmKernel {
   int f64_k = 0;                       // float64 mma on sm_90+: 0: m8n8k4; 4, 8, 16: m16n8k<f64_k> (see above)
   bool wgmma = false;                  // 16-bit operands on Hopper's warpgroup mma (sm_90 only), see above
   bool tma = false;                    // wgmma with TMA loads and a producer warpgroup, see above
+  int cluster = 1;                     // tma: 2: clusters of two blocks (tiles one above the other) sharing B's loads
   int max_blocks = 0;                  // launch at most this many blocks (0: one per tile); not in the text
   const Kernel* epilogue = nullptr;    // fused epilogue (the caller's; it must outlive the kernel)
   int product_leaf = -1;               // the epilogue's leaf that reads the product
@@ -122,15 +127,17 @@ struct GemmProblem {
   bool half_mma = false;              // 16-bit operands may run on the tensor cores (sm_80+)
   bool wgmma = false;                 // ... and on Hopper's warpgroup mma (sm_90 exactly: sm_90a code)
   bool tma = false;                   // ... with TMA loads (the driver makes tensor maps)
+  bool clusters = false;              // ... in clusters of two blocks (the driver launches clusters)
   int64_t a_rs = 0, a_cs = 0, a_bs = 0, b_rs = 0, b_cs = 0, b_bs = 0;
 };
 
 // The kernel for a problem on a GPU with `multiprocessors` SMs: layouts and vector loads from
 // the strides and alignment; the tile from the shape (big tiles when there are enough of them to
 // fill the GPU, smaller ones otherwise, narrow ones for products with few columns).
-// ARRAYC_GEMM_TILE=BMxBNxBK/TMxTN[/sS][/simt][/wg[/cp]] forces a tile (for tuning; /sS: S pipeline
-// stages on the tensor cores; /wg: the warpgroup kernel, BMx BNx64/4x(BN/8), with TMA loads where
-// the problem allows them, /cp: with cp.async); an invalid one is an arrayc::Error.
+// ARRAYC_GEMM_TILE=BMxBNxBK/TMxTN[/sS][/simt][/wg[/cp|/c1|/c2]] forces a tile (for tuning; /sS:
+// S pipeline stages on the tensor cores; /wg: the warpgroup kernel, BMx BNx64/4x(BN/8), with TMA
+// loads where the problem allows them, /cp: with cp.async, /c1, /c2: TMA in single blocks, in
+// clusters of two); an invalid one is an arrayc::Error.
 GemmKernel choose_gemm(const GemmProblem& p, int multiprocessors);
 
 // Blocks to launch for p with kernel g (the tiles, capped).

@@ -41,6 +41,15 @@ GemmProblem half_problem(DType t, int64_t m, int64_t k, int64_t n) {
   return p;
 }
 
+// The same on an sm_90 GPU: the warpgroup kernel allowed, with TMA loads, in clusters, or not.
+GemmProblem hopper_problem(DType t, int64_t m, int64_t k, int64_t n, bool tma, bool clusters = false) {
+  GemmProblem p = half_problem(t, m, k, n);
+  p.wgmma = true;
+  p.tma = tma;
+  p.clusters = clusters;
+  return p;
+}
+
 // DUMP_WGMMA_PTX=PREFIX writes a kernel's PTX to PREFIX_<what>.ptx, for ptxas by hand (the
 // sm_90a kernels cannot run without an H100; ptxas -arch=sm_90a -v says what they would use).
 void dump_ptx(const std::string& what, const std::string& ptx) {
@@ -127,8 +136,7 @@ TEST(GemmHalfTest, WarpgroupKernelPtx) {
   for (DType t : {DType::Float16, DType::BFloat16}) {
     SCOPED_TRACE(dtype_name(t));
     const std::string name = dtype_name(t), ab = t == DType::Float16 ? "f16.f16" : "bf16.bf16";
-    GemmProblem p = half_problem(t, 4096, 4096, 4096);
-    p.wgmma = true;
+    GemmProblem p = hopper_problem(t, 4096, 4096, 4096, false);
     detail::GemmKernel g = choose_gemm(p, kSMs);
     ASSERT_TRUE(g.wgmma);
     EXPECT_EQ(g.name(), "gemm_" + name + "_float32_128x256x64_4x32_ak8_bn8_mma_s4_wg");
@@ -162,22 +170,10 @@ TEST(GemmHalfTest, WarpgroupKernelPtx) {
     EXPECT_EQ(g.name(), "gemm_" + name + "_float32_128x256x64_4x32_am8_bk8_mma_s4_wg");
     EXPECT_EQ(count(detail::emit_gemm_ptx(g, 90).ptx, "p, 1, 1, 1, 0;"), 4);
     // Few tiles: 64 x 64 (one warpgroup); no 16-byte runs (rows of 33): the mma.sync kernel.
-    g = choose_gemm(
-        [&] {
-          GemmProblem q = half_problem(t, 256, 512, 256);
-          q.wgmma = true;
-          return q;
-        }(),
-        kSMs);
+    g = choose_gemm(hopper_problem(t, 256, 512, 256, false), kSMs);
     EXPECT_EQ(g.name(), "gemm_" + name + "_float32_64x64x64_4x8_ak8_bn8_mma_s4_wg");
     EXPECT_EQ(count(detail::emit_gemm_ptx(g, 90).ptx, "wgmma.mma_async.sync.aligned.m64n64k16"), 4);
-    g = choose_gemm(
-        [&] {
-          GemmProblem q = half_problem(t, 500, 33, 520);
-          q.wgmma = true;
-          return q;
-        }(),
-        kSMs);
+    g = choose_gemm(hopper_problem(t, 500, 33, 520, false), kSMs);
     EXPECT_FALSE(g.wgmma);
     EXPECT_EQ(g.name(), "gemm_" + name + "_float32_64x64x32_8x4_ak1_bn8_mma_s4");
   }
@@ -189,8 +185,7 @@ TEST(GemmHalfTest, WarpgroupKernelPtx) {
 // the register hand-over, a single block-wide barrier (after the mbarriers' set-up), the
 // tensor maps as 64-byte-aligned parameters, read in place; and the maps' geometry.
 TEST(GemmHalfTest, TmaKernelPtx) {
-  GemmProblem p = half_problem(DType::BFloat16, 4096, 4096, 4096);
-  p.wgmma = p.tma = true;
+  GemmProblem p = hopper_problem(DType::BFloat16, 4096, 4096, 4096, true);
   detail::GemmKernel g = choose_gemm(p, kSMs);
   EXPECT_EQ(g.name(), "gemm_bfloat16_float32_128x256x64_4x32_ak8_bn8_mma_s4_wg_tma");
   EXPECT_EQ(g.threads(), 384);
@@ -226,8 +221,7 @@ TEST(GemmHalfTest, TmaKernelPtx) {
   EXPECT_EQ(a.strides, (std::array<uint64_t, 2>{8192, 16}));
   EXPECT_EQ(a.box, (std::array<uint32_t, 3>{64, 128, 1}));
   EXPECT_EQ(b.box, (std::array<uint32_t, 3>{64, 64, 1}));
-  p = half_problem(DType::Float16, 100, 24, 40);
-  p.wgmma = p.tma = true;
+  p = hopper_problem(DType::Float16, 100, 24, 40, true);
   p.batch = 3, p.a_bs = 0, p.b_bs = 24 * 40;
   p.a_rs = 1, p.a_cs = 104;  // A along m, rows of 104 (a view)
   g = choose_gemm(p, kSMs);
@@ -243,8 +237,7 @@ TEST(GemmHalfTest, TmaKernelPtx) {
   // tile into both blocks' stages (multicast: of B's three 64-column atoms, 0 and 2 by rank 0,
   // 1 by rank 1), and releases a stage in both blocks (a remote arrival through mapa).
   {
-    GemmProblem q = half_problem(DType::Float16, 3000, 3000, 3000);
-    q.wgmma = q.tma = q.clusters = true;
+    GemmProblem q = hopper_problem(DType::Float16, 3000, 3000, 3000, true, true);
     detail::GemmKernel c = choose_gemm(q, kSMs);
     EXPECT_EQ(c.name(), "gemm_float16_float32_128x192x64_4x24_ak8_bn8_mma_s4_wg_tma_c2");
     EXPECT_EQ(detail::gemm_grid(c, q), 2u * 12 * 16);  // a pair of tiles a cluster
@@ -270,8 +263,7 @@ TEST(GemmHalfTest, TmaKernelPtx) {
     setenv("ARRAYC_GEMM_TILE", "128x256x64/4x32/wg/c1", 1);
     EXPECT_EQ(choose_gemm(q, kSMs).name(), "gemm_float16_float32_128x256x64_4x32_ak8_bk8_mma_s4_wg_tma");
     // Rows of 8192 bytes: single blocks, unless asked.
-    GemmProblem aligned = half_problem(DType::Float16, 4096, 4096, 4096);
-    aligned.wgmma = aligned.tma = aligned.clusters = true;
+    GemmProblem aligned = hopper_problem(DType::Float16, 4096, 4096, 4096, true, true);
     setenv("ARRAYC_GEMM_TILE", "128x256x64/4x32/wg/c2", 1);
     EXPECT_EQ(choose_gemm(aligned, kSMs).name(), "gemm_float16_float32_128x256x64_4x32_ak8_bn8_mma_s4_wg_tma_c2");
     unsetenv("ARRAYC_GEMM_TILE");
@@ -306,8 +298,7 @@ TEST(GemmHalfTest, TmaKernelPtx) {
 
 // ARRAYC_GEMM_TILE=.../wg forces the warpgroup kernel, and says why when it cannot.
 TEST(GemmHalfTest, ForcedWarpgroupTileAndItsErrors) {
-  GemmProblem p = half_problem(DType::Float16, 1000, 512, 1000);
-  p.wgmma = true;
+  GemmProblem p = hopper_problem(DType::Float16, 1000, 512, 1000, false);
   setenv("ARRAYC_GEMM_TILE", "256x128x64/4x16/s3/wg", 1);
   detail::GemmKernel g = choose_gemm(p, kSMs);
   EXPECT_EQ(g.name(), "gemm_float16_float32_256x128x64_4x16_ak8_bn8_mma_s3_wg");
@@ -316,21 +307,19 @@ TEST(GemmHalfTest, ForcedWarpgroupTileAndItsErrors) {
             4);
   setenv("ARRAYC_GEMM_TILE", "256x128x64/16x8/s3", 1);  // without /wg: the mma.sync kernel
   EXPECT_EQ(choose_gemm(p, kSMs).name(), "gemm_float16_float32_256x128x64_16x8_ak8_bn8_mma_s3");
-  setenv("ARRAYC_GEMM_TILE", "128x128x32/4x16/wg", 1);
-  EXPECT_ARRAYC_ERROR(
-      choose_gemm(p, kSMs),
-      "ARRAYC_GEMM_TILE=128x128x32/4x16/wg cannot be used for the warpgroup kernel: BK must be 64 (rows of "
-      "128 bytes)");
-  setenv("ARRAYC_GEMM_TILE", "128x128x64/8x8/wg", 1);
-  EXPECT_ARRAYC_ERROR(choose_gemm(p, kSMs), "the thread tile must be 4x16 (a warp's 16 rows by BN)");
-  setenv("ARRAYC_GEMM_TILE", "32x64x64/4x8/wg", 1);
-  EXPECT_ARRAYC_ERROR(choose_gemm(p, kSMs), "BM must be 64, 128 or 256 (a warpgroup per 64 rows)");
-  setenv("ARRAYC_GEMM_TILE", "128x128x64/4x16/s2/wg", 1);
-  EXPECT_ARRAYC_ERROR(choose_gemm(p, kSMs), "it needs at least 3 stages");
-  setenv("ARRAYC_GEMM_TILE", "128x256x64/4x32/s5/wg", 1);
-  EXPECT_ARRAYC_ERROR(choose_gemm(p, kSMs), "its stages need 246784 bytes of shared memory (at most 232448)");
-  setenv("ARRAYC_GEMM_TILE", "256x256x64/4x32/s3/wg", 1);
-  EXPECT_ARRAYC_ERROR(choose_gemm(p, kSMs), "its 512 threads get 128 registers each, and a wgmma of 256 columns needs about 158");
+  for (auto [tile, message] : std::vector<std::pair<const char*, const char*>>{
+           {"128x128x32/4x16/wg",
+            "ARRAYC_GEMM_TILE=128x128x32/4x16/wg cannot be used for the warpgroup kernel: BK must be 64 (rows of 128 bytes)"},
+           {"128x128x64/8x8/wg", "the thread tile must be 4x16 (a warp's 16 rows by BN)"},
+           {"32x64x64/4x8/wg", "BM must be 64, 128 or 256 (a warpgroup per 64 rows)"},
+           {"128x96x64/4x12/wg", "BN must be 64, 128, 192 or 256"},
+           {"128x128x64/4x16/s2/wg", "it needs at least 3 stages"},
+           {"128x256x64/4x32/s5/wg", "its stages need 246784 bytes of shared memory (at most 232448)"},
+           {"256x256x64/4x32/s3/wg", "its 512 threads get 128 registers each, and a wgmma of 256 columns needs about 158"}}) {
+    SCOPED_TRACE(tile);
+    setenv("ARRAYC_GEMM_TILE", tile, 1);
+    EXPECT_ARRAYC_ERROR(choose_gemm(p, kSMs), message);
+  }
   p.tma = true;  // a producer warpgroup too: 640 threads of 96 registers
   setenv("ARRAYC_GEMM_TILE", "256x192x64/4x24/s3/wg", 1);
   EXPECT_ARRAYC_ERROR(choose_gemm(p, kSMs),

@@ -303,8 +303,7 @@ class GemmLaunch final : public Launch {
       cuda::encode_tensor_map(maps[i], bf16_, ptrs[i], maps_[i].dims, maps_[i].strides, maps_[i].box);
       args.push_back(&maps[i]);
     }
-    if (cluster_ > 1) cuda::launch_cluster(dev_, fn_, grid_, block_, args.data(), shared_, cluster_);
-    else cuda::launch(dev_, fn_, grid_, block_, args.data(), shared_);
+    cuda::launch(dev_, fn_, grid_, block_, args.data(), shared_, 1, cluster_);
   }
   const cuda::Function& function() const { return fn_; }
   const std::string& key() const { return key_; }

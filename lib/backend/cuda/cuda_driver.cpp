@@ -623,31 +623,6 @@ bool has_clusters() {
   return drv.reason.empty() && drv.cuLaunchKernelEx != nullptr;
 }
 
-void launch_cluster(int dev, const Function& f, unsigned grid, unsigned block, void** args, unsigned shared_bytes,
-                    unsigned cluster) {
-  ARRAYC_INTERNAL_CHECK(has_clusters() && grid % cluster == 0, "a cluster launch without cuLaunchKernelEx or whole clusters");
-  DeviceState& d = device(dev);
-  {
-    std::lock_guard<std::mutex> lock(d.mu);
-    d.last_kernel = f.name;
-  }
-  CUlaunchAttribute attr{};
-  attr.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
-  attr.value.clusterDim.x = cluster;
-  attr.value.clusterDim.y = attr.value.clusterDim.z = 1;
-  CUlaunchConfig c{};
-  c.gridDimX = grid, c.gridDimY = c.gridDimZ = 1;
-  c.blockDimX = block, c.blockDimY = c.blockDimZ = 1;
-  c.sharedMemBytes = shared_bytes;
-  c.hStream = d.stream;
-  c.attrs = &attr;
-  c.numAttrs = 1;
-  CUresult r = driver().cuLaunchKernelEx(&c, static_cast<CUfunction>(f.fn), args, nullptr);
-  driver().check(r, dev,
-                 "launching kernel " + f.name + " (grid " + std::to_string(grid) + " in clusters of " + std::to_string(cluster) +
-                     ", block " + std::to_string(block) + ")");
-}
-
 void encode_tensor_map(TensorMap& map, bool bfloat16, const void* address, const std::array<uint64_t, 3>& dims,
                        const std::array<uint64_t, 2>& strides, const std::array<uint32_t, 3>& box) {
   Driver& drv = driver();
@@ -732,17 +707,36 @@ void allow_dynamic_shared(int dev, const Function& f, unsigned bytes) {
 }
 
 void launch(int dev, const Function& f, unsigned grid, unsigned block, void** args, unsigned shared_bytes,
-            unsigned grid_y) {
+            unsigned grid_y, unsigned cluster) {
+  ARRAYC_INTERNAL_CHECK(cluster == 1 || (has_clusters() && grid_y == 1 && grid % cluster == 0),
+                        "a cluster launch without cuLaunchKernelEx or whole clusters");
   DeviceState& d = device(dev);
   {
     std::lock_guard<std::mutex> lock(d.mu);
     d.last_kernel = f.name;
   }
-  CUresult r = driver().cuLaunchKernel(static_cast<CUfunction>(f.fn), grid, grid_y, 1, block, 1, 1, shared_bytes,
-                                       d.stream, args, nullptr);
+  CUresult r;
+  if (cluster == 1) {
+    r = driver().cuLaunchKernel(static_cast<CUfunction>(f.fn), grid, grid_y, 1, block, 1, 1, shared_bytes, d.stream, args,
+                                nullptr);
+  } else {  // thread-block clusters of `cluster` blocks along x
+    CUlaunchAttribute attr{};
+    attr.id = CU_LAUNCH_ATTRIBUTE_CLUSTER_DIMENSION;
+    attr.value.clusterDim.x = cluster;
+    attr.value.clusterDim.y = attr.value.clusterDim.z = 1;
+    CUlaunchConfig c{};
+    c.gridDimX = grid, c.gridDimY = c.gridDimZ = 1;
+    c.blockDimX = block, c.blockDimY = c.blockDimZ = 1;
+    c.sharedMemBytes = shared_bytes;
+    c.hStream = d.stream;
+    c.attrs = &attr;
+    c.numAttrs = 1;
+    r = driver().cuLaunchKernelEx(&c, static_cast<CUfunction>(f.fn), args, nullptr);
+  }
   driver().check(r, dev,
                  "launching kernel " + f.name + " (grid " + std::to_string(grid) + "x" + std::to_string(grid_y) +
-                     ", block " + std::to_string(block) + ")");
+                     (cluster > 1 ? " in clusters of " + std::to_string(cluster) : std::string()) + ", block " +
+                     std::to_string(block) + ")");
 }
 
 void synchronize(int dev) {

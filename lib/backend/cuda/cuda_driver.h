@@ -94,11 +94,8 @@ int driver_version();
 struct alignas(64) TensorMap {
   uint64_t opaque[16];
 };
-// Whether the driver launches thread-block clusters (cuLaunchKernelEx, CUDA 12 and later), and
-// such a launch: `grid` blocks (a multiple of `cluster`) in clusters of `cluster` along x.
+// Whether the driver launches thread-block clusters (cuLaunchKernelEx, CUDA 12 and later).
 bool has_clusters();
-void launch_cluster(int dev, const Function& f, unsigned grid, unsigned block, void** args, unsigned shared_bytes,
-                    unsigned cluster);
 // Whether the driver can make tensor maps (cuTensorMapEncodeTiled, CUDA 12 and later).
 bool has_tensor_maps();
 // A rank-3 tiled map of float16 (or bfloat16) elements at `address`: dims innermost first (the
@@ -112,8 +109,10 @@ void encode_tensor_map(TensorMap& map, bool bfloat16, const void* address, const
 void allow_dynamic_shared(int dev, const Function& f, unsigned bytes);
 // Launches f with a grid of grid x grid_y blocks of `block` threads; args as cuLaunchKernel's
 // kernelParams (one pointer per kernel parameter, pointing at its value). Asynchronous.
+// `cluster` > 1: in thread-block clusters of that many blocks along x (grid_y 1, grid a multiple
+// of it; needs has_clusters()).
 void launch(int dev, const Function& f, unsigned grid, unsigned block, void** args,
-            unsigned shared_bytes = 0, unsigned grid_y = 1);
+            unsigned shared_bytes = 0, unsigned grid_y = 1, unsigned cluster = 1);
 // Waits for the device's stream. A failure inside a kernel (e.g. an illegal address) surfaces
 // here as arrayc::Error naming the last kernel launched on the stream and the CUDA error. Such
 // errors are sticky: the device cannot be used again in this process, and every later call on

@@ -10,7 +10,6 @@
 #include <array>
 #include <cctype>
 #include <cstdio>
-#include <cstdlib>
 #include <functional>
 #include <memory>
 #include <tuple>
@@ -99,9 +98,6 @@ size_t pipeline_shared(const GemmKernel& g) {
          (g.wgmma ? 1024 : 0) + (g.tma ? 16 * g.stages : 0);
 }
 
-// Why the warpgroup kernel (gemm.h, "wgmma") cannot use tile t with `stages` stages, or "": a
-// warpgroup per 64 rows, all bn columns (64 to 256, whole 64-element atoms), bk = 64 (128-byte
-// rows), the accumulators a warp's (4 x bn / 8), at least 3 stages (S - 2 k-steps ahead).
 // Whether a tensor map can describe both operands of p (cuTensorMapEncodeTiled's limits, with a
 // margin): every extent from 1 to 2^31 - 1 (the TMA's coordinates are 32-bit), each stride
 // that is used positive and past the extent of the dim inside it (no overlapping rows or
@@ -144,13 +140,15 @@ std::string wgmma_registers_problem(const GemmKernel& g) {
   return "";
 }
 
+// Why the warpgroup kernel (gemm.h, "wgmma") cannot use tile t with `stages` stages, or "": a
+// warpgroup per 64 rows, all bn columns (64 to 256, whole 64-element atoms), bk = 64 (128-byte
+// rows), the accumulators a warp's (4 x bn / 8), at least 3 stages (S - 2 k-steps ahead).
 std::string wgmma_problem(const GemmTile& t, int stages) {
   if (t.bm != 64 && t.bm != 128 && t.bm != 256) return "BM must be 64, 128 or 256 (a warpgroup per 64 rows)";
   if (t.bn % 64 || t.bn > 256) return "BN must be 64, 128, 192 or 256";
   if (t.bk != 64) return "BK must be 64 (rows of 128 bytes)";
   if (t.tm != 4 || t.tn != t.bn / 8) return "the thread tile must be 4x" + std::to_string(t.bn / 8) + " (a warp's 16 rows by BN)";
   if (stages < 3) return "it needs at least 3 stages";
-  if (t.bn * 64 % (2 * t.bm * 8)) return "each thread must copy whole 16-byte runs of B";
   return "";
 }
 
@@ -575,28 +573,47 @@ class GemmEmitter {
     if (wg_) return wgmma_pipeline(A, B, k, ktiles);
     const int S = g_.stages;
     const int64_t stage_len = A.tile.stage_len() + B.tile.stage_len();
-    auto issue = [&](Value* kt, Value* s) {  // k-step kt into stage s
-      Value* at = b_.CreateMul(s, i64(stage_len));
-      Value* k0 = b_.CreateMul(kt, i64(t_.bk));
-      copy_async(A, k0, k, at);
-      copy_async(B, k0, k, b_.CreateAdd(at, i64(A.tile.stage_len())));
-    };
-    auto commit = [&] { b_.CreateIntrinsic(llvm::Intrinsic::nvvm_cp_async_commit_group, {}, {}); };
-    for (int s = 0; s + 1 < S; ++s) {
-      if_then(b_.CreateICmpSLT(i64(s), ktiles), [&] { issue(i64(s), i64(s)); });
-      commit();
-    }
+    auto stage_at = [&](Value* s) { return b_.CreateMul(s, i64(stage_len)); };
+    copy_ahead(A, B, k, ktiles, S - 1, stage_at);
     loop(i64(0), ktiles, i64(1), [&](Value* kt) {
       b_.CreateIntrinsic(llvm::Intrinsic::nvvm_cp_async_wait_group, {}, {b_.getInt32(S - 2)});
       barrier();
-      Value* next = b_.CreateAdd(kt, i64(S - 1));
-      if_then(b_.CreateICmpSLT(next, ktiles), [&] { issue(next, b_.CreateURem(next, i64(S))); });
-      commit();
+      copy_next(A, B, k, ktiles, b_.CreateAdd(kt, i64(S - 1)), stage_at);
       Value* at = b_.CreateMul(b_.CreateURem(kt, i64(S)), i64(stage_len));
       if (half_) half_multiply(A, B, at, b_.CreateAdd(at, i64(A.tile.stage_len())));
       else mma_multiply(A, B, at, b_.CreateAdd(at, i64(A.tile.stage_len())));
     });
     barrier();  // the next tile's copies overwrite the stages
+  }
+
+  // The cp.async copies of k-step kt of both operands into the stage whose first element is
+  // `at` (an element index into the dynamic shared memory).
+  void copy_step(const Operand& A, const Operand& B, Value* k, Value* kt, Value* at) {
+    Value* k0 = b_.CreateMul(kt, i64(t_.bk));
+    copy_async(A, k0, k, at);
+    copy_async(B, k0, k, b_.CreateAdd(at, i64(A.tile.stage_len())));
+  }
+  void commit_copies() { b_.CreateIntrinsic(llvm::Intrinsic::nvvm_cp_async_commit_group, {}, {}); }
+  // The pipelines' prologue: k-steps 0 .. ahead - 1 into stages 0 .. ahead - 1, one commit group
+  // each (empty past the last k-step). `stage_at` gives a stage's first element.
+  void copy_ahead(const Operand& A, const Operand& B, Value* k, Value* ktiles, int ahead,
+                  const std::function<Value*(Value*)>& stage_at) {
+    for (int s = 0; s < ahead; ++s) {
+      if_then(b_.CreateICmpSLT(i64(s), ktiles), [&] { copy_step(A, B, k, i64(s), stage_at(i64(s))); });
+      commit_copies();
+    }
+  }
+  // In the loop: k-step `next` (if there is one) into its stage of the ring, then a commit group.
+  void copy_next(const Operand& A, const Operand& B, Value* k, Value* ktiles, Value* next,
+                 const std::function<Value*(Value*)>& stage_at) {
+    if_then(b_.CreateICmpSLT(next, ktiles), [&] { copy_step(A, B, k, next, stage_at(b_.CreateURem(next, i64(g_.stages)))); });
+    commit_copies();
+  }
+
+  // Bytes from shared address `shared0` (the dynamic shared memory's start) to the next 1024-byte
+  // boundary, the 128-byte swizzle's period, where the warpgroup kernels' stages start.
+  Value* swizzle_period_offset(Value* shared0) {
+    return b_.CreateAnd(b_.CreateSub(i64(1024), b_.CreateAnd(shared0, i64(1023))), i64(1023));
   }
 
   // ---- the warpgroup kernel (sm_90a) ----
@@ -657,27 +674,15 @@ class GemmEmitter {
     const int esize = in_esize_;
     // The first element of the stages: the first 1024-byte boundary of the dynamic shared memory.
     Value* shared0 = b_.CreatePtrToInt(dyn_, b_.getInt64Ty());
-    Value* first = b_.CreateUDiv(b_.CreateAnd(b_.CreateSub(i64(1024), b_.CreateAnd(shared0, i64(1023))), i64(1023)), i64(esize));
+    Value* first = b_.CreateUDiv(swizzle_period_offset(shared0), i64(esize));
     auto stage_at = [&](Value* s) { return b_.CreateAdd(first, b_.CreateMul(s, i64(stage_len))); };
-    auto issue = [&](Value* kt, Value* s) {
-      Value* at = stage_at(s);
-      Value* k0 = b_.CreateMul(kt, i64(t_.bk));
-      copy_async(A, k0, k, at);
-      copy_async(B, k0, k, b_.CreateAdd(at, i64(A.tile.stage_len())));
-    };
-    auto commit = [&] { b_.CreateIntrinsic(llvm::Intrinsic::nvvm_cp_async_commit_group, {}, {}); };
-    for (int s = 0; s + 2 < S; ++s) {
-      if_then(b_.CreateICmpSLT(i64(s), ktiles), [&] { issue(i64(s), i64(s)); });
-      commit();
-    }
+    copy_ahead(A, B, k, ktiles, S - 2, stage_at);
     Value* a_rows = warpgroup_rows(sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x));
     loop(i64(0), ktiles, i64(1), [&](Value* kt) {
       b_.CreateIntrinsic(llvm::Intrinsic::nvvm_cp_async_wait_group, {}, {b_.getInt32(S - 3)});
       asm_statement("fence.proxy.async.shared::cta;");
       barrier();
-      Value* next = b_.CreateAdd(kt, i64(S - 2));
-      if_then(b_.CreateICmpSLT(next, ktiles), [&] { issue(next, b_.CreateURem(next, i64(S))); });
-      commit();
+      copy_next(A, B, k, ktiles, b_.CreateAdd(kt, i64(S - 2)), stage_at);
       Value* at = b_.CreateAdd(shared0, b_.CreateMul(stage_at(b_.CreateURem(kt, i64(S))), i64(esize)));
       wgmma_step(A, B, b_.CreateAdd(at, a_rows), b_.CreateAdd(at, i64(A.tile.stage_len() * esize)));
     });
@@ -784,7 +789,7 @@ class GemmEmitter {
         consumers < 2 ? std::pair{0, 0} : std::pair{40, std::min(232, (65536 - 128 * 40) / (128 * consumers) / 8 * 8)};
     const int64_t a_bytes = A.tile.stage_len() * in_esize_, stage_bytes = a_bytes + B.tile.stage_len() * in_esize_;
     Value* shared0 = b_.CreatePtrToInt(dyn_, b_.getInt64Ty());
-    Value* stages0 = b_.CreateAdd(shared0, b_.CreateAnd(b_.CreateSub(i64(1024), b_.CreateAnd(shared0, i64(1023))), i64(1023)));
+    Value* stages0 = b_.CreateAdd(shared0, swizzle_period_offset(shared0));
     Value* bars = b_.CreateAdd(stages0, i64(S * stage_bytes));
     auto full = [&](Value* s) { return i32(b_.CreateAdd(bars, b_.CreateMul(s, i64(8)))); };
     auto empty = [&](Value* s) { return i32(b_.CreateAdd(bars, b_.CreateAdd(b_.CreateMul(s, i64(8)), i64(8 * S)))); };
@@ -1375,10 +1380,12 @@ GemmKernel choose_gemm(const GemmProblem& p, int multiprocessors) {
     if (wg && !wgmma)
       throw Error("ARRAYC_GEMM_TILE=" + forced + ": /wg is the warpgroup kernel, for float16/bfloat16 operands read in " +
                   "16-byte runs on an sm_90 GPU, which this product of " + dtype_name(p.in_dtype) + " is not");
-    if (std::string why = wgmma_problem(t, stages ? stages : 4); wg && !why.empty())
+    const int wg_stages = stages ? stages : 4;  // the warpgroup kernel's default; the others' 3
+    if (std::string why = wgmma_problem(t, wg_stages); wg && !why.empty())
       throw Error("ARRAYC_GEMM_TILE=" + forced + " cannot be used for the warpgroup kernel: " + why);
-    take(t, stages ? stages : wg ? 4 : 3, f64_k, wg);
-    if (GemmKernel k = wgmma_kernel(t, stages ? stages : 4); wg && !g.wgmma) {
+    take(t, wg ? wg_stages : stages ? stages : 3, f64_k, wg);
+    if (wg && !g.wgmma) {
+      GemmKernel k = wgmma_kernel(t, wg_stages);
       std::string why = wgmma_registers_problem(k);
       if (why.empty())
         why = "its stages need " + std::to_string(pipeline_shared(k)) + " bytes of shared memory (at most " +
@@ -1431,8 +1438,7 @@ GemmKernel choose_gemm(const GemmProblem& p, int multiprocessors) {
                        : f64     ? Choice{{32, 32, 16, 2, 2}}
                                  : Choice{{32, 32, 32, 2, 2}};
   const Choice narrow{{32, 16, 32, 2, 2}};
-  // The warpgroup kernel's tiles (16-bit operands on sm_90), from a sweep on an H100 (docs/cuda.md).
-  // The warpgroup kernel's tiles, from sweeps on an H100 (docs/cuda.md): 4096^3 float16 128x256
+  // The warpgroup kernel's tiles (16-bit operands on sm_90), from sweeps on an H100 (docs/cuda.md): 4096^3 float16 128x256
   // 0.249 ms, 256x128 0.251, 128x128 0.275, 128x192 0.328 (6 waves of one block an SM against
   // 4); 3000^2 x @ x.T 128x192 0.172, 128x256 0.181, 256x128 0.183, 128x128 0.202 (3 waves
   // either way, the narrower tile doing less in each). So 128x192 where it takes no more waves.

@@ -17,7 +17,9 @@
 //   the peers' --tf32 sets torch.backends.cuda.matmul.allow_tf32). --case H: the float16/bfloat16
 //   rows only (also part of every --gpu run): 4096^3 x @ w and W5's x @ x.T at 3000^2, on the
 //   16-bit tensor cores; --sweep adds the 4096^3 float16 product with each tile of a list forced
-//   (ARRAYC_GEMM_TILE), to choose the built-in ones.
+//   (ARRAYC_GEMM_TILE), to choose the built-in ones. --case T (with --tf32): float32 products on
+//   TF32 at 4096^3 (x @ w, x @ y.T, x @ w on mma.sync) and 3000^2 (x @ y.T); --sweep adds both
+//   x @ y.T rows with each of a list of warpgroup tiles forced.
 // --skinny: the generated skinny kernel against OpenBLAS on the same buffers, shape by shape
 //   (docs/blas.md, "Skinny products").
 // --gpu --tiles T1,T2,...: a tile sweep of the --case rows (W4, W5 as one triangle and as a
@@ -227,6 +229,35 @@ void half_rows(int reps, bool sweep) {
   unsetenv("ARRAYC_GEMM_TILE");
 }
 
+// float32 products on TF32 (--tf32, issue 29): 4096^3 x @ w (on sm_90: w copied along k, then
+// the warpgroup kernel), x @ y.T (both along k: the warpgroup kernel alone), the same x @ w on
+// mma.sync (the tile it took before the warpgroup kernel, forced), and 3000^2 x @ y.T. Medians in
+// ms and TFLOP/s (2 m n k per call).
+void tf32_rows(int reps, bool sweep) {
+  const Shape3 xw{"T tf32 4096^3 x@w", 4096, 4096, 4096, DType::Float32, false},
+      xyt{"T tf32 4096^3 x@y.T", 4096, 4096, 4096, DType::Float32, true},
+      w5{"T tf32 3000^2 x@y.T", 3000, 3000, 3000, DType::Float32, true};
+  auto row = [&](const char* name, const Shape3& s, bool general) {
+    double ms = median_ms(product_call(s, general), reps);
+    std::printf("%-32s %10.3f ms  %7.1f TFLOP/s\n", name, ms, 2.0 * s.m * s.n * s.k / ms * 1e-9);
+    std::fflush(stdout);
+  };
+  row(xw.name, xw, false);
+  row(xyt.name, xyt, true);
+  setenv("ARRAYC_GEMM_TILE", "256x128x32/16x8/s3", 1);
+  row("T tf32 4096^3 x@w on mma.sync", xw, false);
+  unsetenv("ARRAYC_GEMM_TILE");
+  row(w5.name, w5, true);
+  if (!sweep) return;
+  for (const char* tile : {"128x256x32/4x32/s3/wg", "128x192x32/4x24/s4/wg", "128x192x32/4x24/s5/wg", "256x128x32/4x16/s3/wg",
+                           "256x128x32/4x16/s4/wg", "128x128x32/4x16/s4/wg", "128x128x32/4x16/s6/wg", "128x256x32/4x32/s4/wg/c2"})
+    for (const Shape3* s : {&xyt, &w5}) {
+      setenv("ARRAYC_GEMM_TILE", tile, 1);
+      row((std::string("  ") + (s == &w5 ? "3000^2 " : "4096^3 ") + tile).c_str(), *s, true);
+    }
+  unsetenv("ARRAYC_GEMM_TILE");
+}
+
 // The GPU rows (--gpu).
 void gpu_rows(bool big, int reps, bool sweep) {
   std::printf("== arrayc rows on gpu(0)%s\n",
@@ -244,6 +275,7 @@ void gpu_rows(bool big, int reps, bool sweep) {
     std::fflush(stdout);
   }
   if (only.empty() || only == "H") half_rows(reps, sweep);
+  if ((only.empty() || only == "T") && arrayc::matmul_precision() == arrayc::MatmulPrecision::High) tf32_rows(reps, sweep);
   std::vector<Layer> layers{{256, 784, 256}, {2048, 2048, 2048}};
   if (big) layers.push_back({4096, 4096, 4096});
   if (!only.empty() && only != "W9") return;

@@ -118,6 +118,13 @@ class Tf32Products : public GemmTiles {
     return false;
   }
 
+  // The names of the kernels that compute a, one a line.
+  static std::string kernels_of(const Array& a) {
+    std::string names;
+    for (const KernelStages& k : inspect({a}, true).kernels) names += k.name + "\n";
+    return names;
+  }
+
   static void expect_within_tf32(const Array& a, const Array& b, const Array& got) {
     Array a64 = cast(a, DType::Float64).to(cpu()), b64 = cast(b, DType::Float64).to(cpu());
     const int64_t k = a.shape().back();
@@ -182,6 +189,60 @@ TEST_P(Tf32Products, WithinTheTf32Bound) {
                             cast(b, DType::Float64).to(cpu()), 0.0);
   Array bound = matmul(abs(cast(x, DType::Float64).to(cpu())), abs(cast(w, DType::Float64).to(cpu()))) *
                 (std::ldexp(1.0, -10) + 520 * std::ldexp(1.0, -23)) + 1e-6 * abs(exact);
+  EXPECT_LE(max(abs(cast(fused, DType::Float64).to(cpu()) - exact) - bound).item<double>(), 0.0);
+}
+
+// TF32 on Hopper's warpgroup kernel (sm_90): operands both along k go to wgmma as they are; x @ w
+// (B along n) and x.T @ w.T (A along m) copy that operand transposed first where the product has
+// at least 512 rows (columns). The TMA rounds the operands to TF32 as it loads them, as
+// cvt.rna does on mma.sync: 1 + 3 2^-12 becomes 1 + 2^-10 (truncated, it would be 1).
+TEST_P(Tf32Products, WarpgroupKernel) {
+  set_matmul_precision(MatmulPrecision::High);
+  Array r = full({1024, 64}, 1.0 + 3 * std::ldexp(1.0, -12)), along_k = transpose(ones({1024, 64})), along_n = ones({64, 1024});
+  const std::string probe = kernels_of(dot(r, along_k));
+  if (probe.find("_wg") == std::string::npos) GTEST_SKIP() << "not an sm_90 GPU: " << probe;
+  const float rounded = 64.0f + 64.0f * std::ldexp(1.0f, -10);
+  EXPECT_EQ(max(abs(dot(r, along_k) - rounded)).item<float>(), 0.0f);
+  EXPECT_EQ(max(abs(dot(r, along_n) - rounded)).item<float>(), 0.0f);
+  const std::string copied = kernels_of(dot(r, along_n));
+  EXPECT_NE(copied.find("transpose_32bit"), std::string::npos) << copied;
+  EXPECT_NE(copied.find("_ak4_bk4_tf32_s4_wg_tma"), std::string::npos) << copied;
+  const int64_t shapes[][3] = {{600, 520, 700}, {8, 8, 8}, {72, 40, 136}, {530, 1000, 72}, {520, 36, 264}, {1030, 12, 600}};
+  for (const char* tile : {"", "128x256x32/4x32/wg", "64x64x32/4x8/s3/wg", "128x128x32/4x16/wg/c2", "256x128x32/4x16/s3/wg/c1",
+                           "128x192x32/4x24/s5/wg"}) {
+    SCOPED_TRACE(tile);
+    if (*tile) setenv("ARRAYC_GEMM_TILE", tile, 1);
+    for (const auto& s : shapes) {
+      SCOPED_TRACE("m, k, n = " + std::to_string(s[0]) + ", " + std::to_string(s[1]) + ", " + std::to_string(s[2]));
+      Array a = random_array(DType::Float32, {s[0], s[1]}, 800), b = random_array(DType::Float32, {s[1], s[2]}, 801);
+      Array bt = transpose(random_array(DType::Float32, {s[2], s[1]}, 802));
+      Array at = transpose(random_array(DType::Float32, {s[1], s[0]}, 803));
+      EXPECT_NE(kernels_of(dot(a, bt)).find("_wg"), std::string::npos);
+      expect_within_tf32(a, bt, dot(a, bt));
+      // A forced /wg tile is refused where no operand is copied (tests/unit: gemm_half_test.cpp).
+      if (!*tile || s[0] >= 512) expect_within_tf32(a, b, dot(a, b));
+      if (!*tile || s[2] >= 512) expect_within_tf32(at, bt, dot(at, bt));
+      if (s[0] >= 512) EXPECT_NE(kernels_of(dot(a, b)).find("transpose_32bit"), std::string::npos);
+      if (s[2] >= 512) EXPECT_NE(kernels_of(dot(at, bt)).find("transpose_32bit"), std::string::npos);
+    }
+    // Batches: one B for every product (copied once), and a B each.
+    Array x = random_array(DType::Float32, {3, 600, 40}, 804), w = random_array(DType::Float32, {40, 72}, 805);
+    Array y = random_array(DType::Float32, {3, 40, 64}, 806);
+    EXPECT_NE(kernels_of(matmul(x, w)).find("transpose_32bit"), std::string::npos);
+    Array xw = matmul(x, w), xy = matmul(x, y);
+    for (int64_t i = 0; i < 3; ++i) expect_within_tf32(x[i], w, xw[i]), expect_within_tf32(x[i], y[i], xy[i]);
+  }
+  unsetenv("ARRAYC_GEMM_TILE");
+  // An epilogue on the warpgroup kernel's tiles, B copied first: relu(x @ w + b).
+  Array x = random_array(DType::Float32, {600, 520}, 810), w = random_array(DType::Float32, {520, 264}, 811);
+  Array b = random_array(DType::Float32, {264}, 812);
+  Array fused = maximum(dot(x, w) + b, 0.0);
+  const std::string k = kernels_of(fused);
+  EXPECT_NE(k.find("_wg_tma"), std::string::npos) << k;
+  EXPECT_NE(k.find("_ep_"), std::string::npos) << k;  // the bias and relu inside the product kernel
+  Array x64 = cast(x, DType::Float64).to(cpu()), w64 = cast(w, DType::Float64).to(cpu());
+  Array exact = maximum(dot(x64, w64) + cast(b, DType::Float64).to(cpu()), 0.0);
+  Array bound = matmul(abs(x64), abs(w64)) * (std::ldexp(1.0, -10) + 520 * std::ldexp(1.0, -23)) + 1e-6 * abs(exact);
   EXPECT_LE(max(abs(cast(fused, DType::Float64).to(cpu()) - exact) - bound).item<double>(), 0.0);
 }
 

@@ -296,6 +296,87 @@ TEST(GemmHalfTest, TmaKernelPtx) {
   unsetenv("ARRAYC_GEMM_TILE");
 }
 
+// TF32 on the warpgroup kernel (set_matmul_precision(High) on sm_90): float32 operands both
+// along k (x @ y.T), loaded by the TMA (whose tf32 element type rounds them); 128-byte rows are
+// bk = 32, and each k-step is four wgmma k8. Other layouts keep mma.sync (its cvt.rna rounding).
+TEST(GemmHalfTest, Tf32WarpgroupKernelPtx) {
+  GemmProblem p;
+  p.dtype = DType::Float32;
+  p.tf32 = p.wgmma = p.tma = true;
+  p.m = p.n = p.k = 4096;
+  p.a_rs = 4096, p.a_cs = 1, p.b_rs = 1, p.b_cs = 4096;
+  detail::GemmKernel g = choose_gemm(p, kSMs);
+  EXPECT_EQ(g.name(), "gemm_float32_128x256x32_4x32_ak4_bk4_tf32_s4_wg_tma");
+  detail::PtxKernel k = detail::emit_gemm_ptx(g, 90);
+  dump_ptx("tf32", k.ptx);
+  expect_counts(k.ptx, {
+                           {"wgmma.mma_async.sync.aligned.m64n256k8.f32.tf32.tf32", 4},
+                           {"cp.async.bulk.tensor.3d.shared::cluster.global.mbarrier::complete_tx::bytes", 2},
+                           {"cvt.rna.tf32.f32", 0},
+                           {"setmaxnreg.inc.sync.aligned.u32 232;", 1},
+                       });
+  EXPECT_EQ(k.ptx.find(".local"), std::string::npos);
+  EXPECT_EQ(detail::gemm_dynamic_shared(g, 90), 4u * (128 + 256) * 32 * 4 + 1024 + 4 * 16);
+  EXPECT_EQ(detail::gemm_tma_operand(g, p, true).box, (std::array<uint32_t, 3>{32, 128, 1}));
+  EXPECT_EQ(detail::gemm_tma_operand(g, p, false).box, (std::array<uint32_t, 3>{32, 256, 1}));
+  // Small products take the small tile; 3000^2 (rows of 12000 bytes) clusters of two.
+  GemmProblem q = p;
+  q.m = q.n = q.k = q.a_rs = q.b_cs = 3000;
+  q.clusters = true;
+  EXPECT_EQ(choose_gemm(q, kSMs).name(), "gemm_float32_128x192x32_4x24_ak4_bk4_tf32_s4_wg_tma_c2");
+  q.m = q.n = 200;
+  q.k = q.a_rs = q.b_cs = 256;  // rows of 1024 bytes
+  EXPECT_EQ(choose_gemm(q, kSMs).name(), "gemm_float32_64x64x32_4x8_ak4_bk4_tf32_s4_wg_tma");
+  // Not the warpgroup kernel: B along n, no tensor maps, TF32 off, a Gram product.
+  for (auto change : std::vector<std::function<void(GemmProblem&)>>{
+           [](GemmProblem& q) { q.b_rs = 4096, q.b_cs = 1; }, [](GemmProblem& q) { q.tma = false; },
+           [](GemmProblem& q) { q.tf32 = false; }, [](GemmProblem& q) { q.gram = true; }}) {
+    GemmProblem r = p;
+    change(r);
+    EXPECT_EQ(choose_gemm(r, kSMs).name().find("_wg"), std::string::npos) << choose_gemm(r, kSMs).name();
+  }
+  // x @ w (B along n): B is copied transposed first ([n][k]), where m is large enough to pay.
+  GemmProblem xw = p;
+  xw.b_rs = 4096, xw.b_cs = 1;
+  EXPECT_EQ(detail::gemm_transposed_operand(xw, kSMs), 2);
+  GemmProblem staged = detail::gemm_transposed_problem(xw, 2);
+  EXPECT_EQ(choose_gemm(staged, kSMs).name(), "gemm_float32_128x256x32_4x32_ak4_bk4_tf32_s4_wg_tma");
+  detail::GemmTranspose t = detail::gemm_transpose(xw, 2);
+  EXPECT_EQ((std::array<int64_t, 6>{t.x, t.y, t.batch, t.x_stride, t.y_stride, t.batch_stride}),
+            (std::array<int64_t, 6>{4096, 4096, 1, 1, 4096, 0}));
+  xw.m = detail::kTransposeMinOther - 1;
+  EXPECT_EQ(detail::gemm_transposed_operand(xw, kSMs), 0);
+  // x.T @ y.T (A along m): A is copied; both along their outer dims, or TF32 off: neither.
+  GemmProblem ty = p;
+  ty.a_rs = 1, ty.a_cs = 4096;
+  EXPECT_EQ(detail::gemm_transposed_operand(ty, kSMs), 1);
+  staged = detail::gemm_transposed_problem(ty, 1);
+  EXPECT_EQ((std::array<int64_t, 3>{staged.a_rs, staged.a_cs, staged.a_bs}), (std::array<int64_t, 3>{4096, 1, 4096 * 4096}));
+  ty.b_rs = 4096, ty.b_cs = 1;
+  EXPECT_EQ(detail::gemm_transposed_operand(ty, kSMs), 0);
+  xw.m = 4096, xw.tf32 = false;
+  EXPECT_EQ(detail::gemm_transposed_operand(xw, kSMs), 0);
+  // A batch of products sharing one B (stride 0): one copy of it.
+  xw.tf32 = true, xw.batch = 3, xw.a_bs = 4096 * 4096, xw.b_bs = 0;
+  EXPECT_EQ(detail::gemm_transposed_operand(xw, kSMs), 2);
+  EXPECT_EQ(detail::gemm_transposed_problem(xw, 2).b_bs, 0);
+  EXPECT_EQ(detail::gemm_transpose(xw, 2).batch, 1);
+  // The transpose kernel: 64 x 64 tiles through shared memory, 16 loads and stores of 32 bits a
+  // thread, the loads unconditional (all in flight at once).
+  const std::string tp = detail::emit_transpose_ptx(90).ptx;
+  dump_ptx("transpose", tp);
+  expect_counts(tp, {{"ld.global.nc.u32", 16}, {"st.global.u32", 16}, {"st.shared.u32", 16}, {"ld.shared.u32", 16}, {"bar.sync", 2}});
+  setenv("ARRAYC_GEMM_TILE", "128x128x32/4x16/wg", 1);
+  EXPECT_EQ(choose_gemm(p, kSMs).name(), "gemm_float32_128x128x32_4x16_ak4_bk4_tf32_s4_wg_tma");
+  setenv("ARRAYC_GEMM_TILE", "128x128x64/4x16/wg", 1);
+  EXPECT_ARRAYC_ERROR(choose_gemm(p, kSMs), "BK must be 32 for float32 (rows of 128 bytes)");
+  setenv("ARRAYC_GEMM_TILE", "128x128x32/4x16/wg/cp", 1);
+  EXPECT_ARRAYC_ERROR(choose_gemm(p, kSMs),
+                      "ARRAYC_GEMM_TILE=128x128x32/4x16/wg/cp: TF32 operands of the warpgroup kernel are loaded by the "
+                      "TMA, which rounds them; /cp is for 16-bit operands");
+  unsetenv("ARRAYC_GEMM_TILE");
+}
+
 // ARRAYC_GEMM_TILE=.../wg forces the warpgroup kernel, and says why when it cannot.
 TEST(GemmHalfTest, ForcedWarpgroupTileAndItsErrors) {
   GemmProblem p = hopper_problem(DType::Float16, 1000, 512, 1000, false);
@@ -309,7 +390,7 @@ TEST(GemmHalfTest, ForcedWarpgroupTileAndItsErrors) {
   EXPECT_EQ(choose_gemm(p, kSMs).name(), "gemm_float16_float32_256x128x64_16x8_ak8_bn8_mma_s3");
   for (auto [tile, message] : std::vector<std::pair<const char*, const char*>>{
            {"128x128x32/4x16/wg",
-            "ARRAYC_GEMM_TILE=128x128x32/4x16/wg cannot be used for the warpgroup kernel: BK must be 64 (rows of 128 bytes)"},
+            "ARRAYC_GEMM_TILE=128x128x32/4x16/wg cannot be used for the warpgroup kernel: BK must be 64 for float16 (rows of 128 bytes)"},
            {"128x128x64/8x8/wg", "the thread tile must be 4x16 (a warp's 16 rows by BN)"},
            {"32x64x64/4x8/wg", "BM must be 64, 128 or 256 (a warpgroup per 64 rows)"},
            {"128x96x64/4x12/wg", "BN must be 64, 128, 192 or 256"},
@@ -333,7 +414,8 @@ TEST(GemmHalfTest, ForcedWarpgroupTileAndItsErrors) {
   EXPECT_ARRAYC_ERROR(
       choose_gemm(p, kSMs),
       "ARRAYC_GEMM_TILE=128x128x64/4x16/wg: /wg is the warpgroup kernel, for float16/bfloat16 operands "
-      "read in 16-byte runs on an sm_90 GPU, which this product of float16 is not");
+      "read in 16-byte runs on an sm_90 GPU, or float32 on TF32 with both operands along k through tensor maps, "
+      "which this product of float16 is not");
   p.wgmma = true;
   p.b_rs = 999;  // rows of B not in 16-byte runs
   EXPECT_ARRAYC_ERROR(choose_gemm(p, kSMs), "which this product of float16 is not");

@@ -140,6 +140,11 @@ CompileUnit gemm_unit(Device d, const GemmKernel& gk) {
   return gpu_unit(d, "", gk.name(), gk.str(), [gk](int sm) { return emit_gemm_ptx(gk, sm); });
 }
 
+// The transpose kernel that copies a TF32 product's operand along k first (gemm.h).
+CompileUnit transpose_unit(Device d) {
+  return gpu_unit(d, "", "transpose_32bit", "kernel transpose_32bit\n", [](int sm) { return emit_transpose_ptx(sm); });
+}
+
 // GPU scans and sorts (issue 28): one unit per kernel of backend/cuda/axis_launch.h.
 CompileUnit axis_unit(Device d, const AxisKernel& k) {
   return gpu_unit(d, "", k.name(), k.str(), [k](int sm) { return emit_axis_ptx(k, sm); });
@@ -272,6 +277,13 @@ class SplitLaunch final : public Launch {
   PtxLaunchConfig cc_;
 };
 
+// The elements of a TMA kernel's tensor maps: its 16-bit operands, or float32 rounded to TF32.
+cuda::TensorMapElement tensor_map_element(const GemmKernel& gk) {
+  if (gk.in_dtype == DType::BFloat16) return cuda::TensorMapElement::BFloat16;
+  if (gk.in_dtype == DType::Float16) return cuda::TensorMapElement::Float16;
+  return cuda::TensorMapElement::TFloat32;
+}
+
 // A float product: the generated tiled kernel, with its epilogue inside when gk has one (then
 // the step's ptrs after a, b and the unused c are the epilogue's, and its params follow ours).
 class GemmLaunch final : public Launch {
@@ -286,7 +298,7 @@ class GemmLaunch final : public Launch {
         shared_(shared) {
     if (epilogue_) v_.insert(v_.end(), step->epilogue.launch.params.begin(), step->epilogue.launch.params.end());
     if (shared_ > 48 * 1024) cuda::allow_dynamic_shared(dev_, fn_, shared_);
-    if (gk.tma) maps_ = {gemm_tma_operand(gk, p, true), gemm_tma_operand(gk, p, false)}, bf16_ = gk.in_dtype == DType::BFloat16;
+    if (gk.tma) maps_ = {gemm_tma_operand(gk, p, true), gemm_tma_operand(gk, p, false)}, element_ = tensor_map_element(gk);
     cluster_ = static_cast<unsigned>(gk.cluster);
   }
   void run(const std::vector<void*>& ptrs) const override {
@@ -300,7 +312,7 @@ class GemmLaunch final : public Launch {
     for (int64_t& x : v) args.push_back(&x);
     cuda::TensorMap maps[2];  // the TMA kernel's: over this call's operands
     for (size_t i = 0; i < maps_.size(); ++i) {
-      cuda::encode_tensor_map(maps[i], bf16_, ptrs[i], maps_[i].dims, maps_[i].strides, maps_[i].box);
+      cuda::encode_tensor_map(maps[i], element_, ptrs[i], maps_[i].dims, maps_[i].strides, maps_[i].box);
       args.push_back(&maps[i]);
     }
     cuda::launch(dev_, fn_, grid_, block_, args.data(), shared_, 1, cluster_);
@@ -318,8 +330,43 @@ class GemmLaunch final : public Launch {
   bool epilogue_;
   unsigned shared_;  // dynamic shared memory (the tensor-core pipeline's stages)
   std::vector<TmaOperand> maps_;  // a TMA kernel's operands as tensor maps (gemm_tma_operand)
-  bool bf16_ = false;
+  cuda::TensorMapElement element_ = cuda::TensorMapElement::Float16;
   unsigned cluster_ = 1;  // blocks a cluster
+};
+
+// A TF32 product on the warpgroup kernel whose operand `which` (1: A, 2: B) runs along its outer
+// dim (gemm.h, gemm_transposed_operand): that operand copied transposed into scratch memory by
+// the transpose kernel, then the product reading the copy.
+class TransposeThenGemmLaunch final : public Launch {
+ public:
+  TransposeThenGemmLaunch(Device d, std::unique_ptr<Launch> gemm, const cuda::Function& transpose, const GemmTranspose& t,
+                          int which, int sms)
+      : dev_(d.index), gemm_(std::move(gemm)), fn_(transpose), which_(which),
+        v_{t.x, t.y, t.batch, t.x_stride, t.y_stride, t.batch_stride},
+        grid_(static_cast<unsigned>(std::clamp<int64_t>(t.tiles(), 1, int64_t{16} * sms))),
+        bytes_(static_cast<size_t>(t.x * t.y * t.batch) * 4) {}
+  void run(const std::vector<void*>& ptrs) const override {
+    counters().kernel_launches++;
+    void* scratch = cuda::alloc(dev_, bytes_);
+    std::vector<void*> p = ptrs;
+    void* src = ptrs[which_ - 1];
+    std::vector<int64_t> v = v_;
+    std::vector<void*> args{&src, &scratch};
+    for (int64_t& x : v) args.push_back(&x);
+    cuda::launch(dev_, fn_, grid_, 256, args.data());
+    p[which_ - 1] = scratch;
+    gemm_->run(p);
+    cuda::free(dev_, scratch, bytes_);  // later reuse is ordered on the same stream
+  }
+
+ private:
+  int dev_;
+  std::unique_ptr<Launch> gemm_;
+  const cuda::Function& fn_;
+  int which_;
+  std::vector<int64_t> v_;
+  unsigned grid_;
+  size_t bytes_;
 };
 
 // A product whose epilogue cannot run inside the product kernel (gemm_epilogue_problem says why):
@@ -435,12 +482,18 @@ class CudaBackend final : public Backend {
     if (const auto* dot = std::get_if<DotStep>(&step.op)) {
       GemmProblem p = problem(*dot, d, ctx);
       if (p.m == 0 || p.n == 0 || p.batch == 0) return nullptr;
-      GemmKernel gk = gemm_of(*dot, p, sms);
+      const int which = gemm_transposed_operand(p, sms);  // TF32 on wgmma: an operand copied along k first
+      GemmProblem kp = which ? gemm_transposed_problem(p, which) : p;
+      GemmKernel gk = gemm_of(*dot, kp, sms);
       CompileUnit u = gemm_unit(d, gk);
       std::shared_ptr<const Binary> b = c.get(u);  // launches keep cuda::load's function
       const GpuBinary& g = gpu_binary(*b);
-      auto gemm = std::make_unique<GemmLaunch>(d, p, gk, std::move(u.text), function(g, d),
-                                               gemm_dynamic_shared(gk, g.ptx.sm), dot);
+      std::unique_ptr<Launch> gemm = std::make_unique<GemmLaunch>(d, kp, gk, std::move(u.text), function(g, d),
+                                                                  gemm_dynamic_shared(gk, g.ptx.sm), dot);
+      if (which) {
+        const cuda::Function& t = function(gpu_binary(*c.get(transpose_unit(d))), d);
+        gemm = std::make_unique<TransposeThenGemmLaunch>(d, std::move(gemm), t, gemm_transpose(p, which), which, sms);
+      }
       if (!dot->has_epilogue || gk.epilogue) return gemm;
       const KernelStep& ks = dot->epilogue;
       std::unique_ptr<Launch> epi;
@@ -498,7 +551,7 @@ class CudaBackend final : public Backend {
         GemmProblem p = problem(*dot, d, ctx);
         if (p.m == 0 || p.n == 0 || p.batch == 0) return nullptr;
         GemmKernel gk = gemm_of(*dot, p, sms);
-        if (!dot->has_epilogue || gk.epilogue) {
+        if ((!dot->has_epilogue || gk.epilogue) && !gemm_transposed_operand(p, sms)) {
           std::string key = gk.str();
           if (key == gl->key())
             return std::make_unique<GemmLaunch>(d, p, gk, std::move(key), gl->function(), gl->shared(), dot);
@@ -524,8 +577,18 @@ class CudaBackend final : public Backend {
     }
     if (const auto* dot = std::get_if<DotStep>(&step.op)) {
       std::string why;
-      GemmKernel gk = gemm_of(*dot, problem(*dot, d, ctx), cuda::device_info(d.index).multiprocessors, &why);
-      std::vector<StageTexts> out{gemm_unit(d, gk).stages(*c.get(gemm_unit(d, gk)))};
+      const int sms = cuda::device_info(d.index).multiprocessors;
+      GemmProblem p = problem(*dot, d, ctx);
+      std::vector<StageTexts> out;
+      if (const int which = gemm_transposed_operand(p, sms)) {  // the transpose first, and why
+        CompileUnit t = transpose_unit(d);
+        out.push_back(t.stages(*c.get(t)));
+        out.back().kernel = std::string("; ") + (which == 1 ? "A" : "B") + " copied along k first: TF32 on the warpgroup " +
+                            "kernel reads both operands along k\n" + out.back().kernel;
+        p = gemm_transposed_problem(p, which);
+      }
+      GemmKernel gk = gemm_of(*dot, p, sms, &why);
+      out.push_back(gemm_unit(d, gk).stages(*c.get(gemm_unit(d, gk))));
       if (dot->has_epilogue && !gk.epilogue) {  // the epilogue as a kernel of its own, and why
         CompileUnit e = kernel_unit(d, dot->epilogue.kernel, ctx.user);
         out.push_back(e.stages(*c.get(e)));

@@ -116,7 +116,12 @@ CUresult cuLaunchKernel(CUfunction f, unsigned int grid_x, unsigned int grid_y, 
 typedef struct CUtensorMap_st {
   alignas(64) unsigned long long opaque[16];
 } CUtensorMap;
-typedef enum CUtensorMapDataType_enum { CU_TENSOR_MAP_DATA_TYPE_FLOAT16 = 6, CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 = 9 } CUtensorMapDataType;
+typedef enum CUtensorMapDataType_enum {
+  CU_TENSOR_MAP_DATA_TYPE_FLOAT16 = 6,
+  CU_TENSOR_MAP_DATA_TYPE_FLOAT32 = 7,
+  CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 = 9,
+  CU_TENSOR_MAP_DATA_TYPE_TFLOAT32 = 11
+} CUtensorMapDataType;
 typedef enum CUtensorMapInterleave_enum { CU_TENSOR_MAP_INTERLEAVE_NONE = 0 } CUtensorMapInterleave;
 typedef enum CUtensorMapSwizzle_enum { CU_TENSOR_MAP_SWIZZLE_128B = 3 } CUtensorMapSwizzle;
 typedef enum CUtensorMapL2promotion_enum { CU_TENSOR_MAP_L2_PROMOTION_L2_256B = 3 } CUtensorMapL2promotion;
@@ -623,14 +628,19 @@ bool has_clusters() {
   return drv.reason.empty() && drv.cuLaunchKernelEx != nullptr;
 }
 
-void encode_tensor_map(TensorMap& map, bool bfloat16, const void* address, const std::array<uint64_t, 3>& dims,
+void encode_tensor_map(TensorMap& map, TensorMapElement element, const void* address, const std::array<uint64_t, 3>& dims,
                        const std::array<uint64_t, 2>& strides, const std::array<uint32_t, 3>& box) {
   Driver& drv = driver();
   ARRAYC_INTERNAL_CHECK(has_tensor_maps(), "a tensor map without cuTensorMapEncodeTiled");
   const cuuint64_t d[3] = {dims[0], dims[1], dims[2]}, st[2] = {strides[0], strides[1]};
   const cuuint32_t b[3] = {box[0], box[1], box[2]}, one[3] = {1, 1, 1};
   CUresult r = drv.cuTensorMapEncodeTiled(
-      reinterpret_cast<CUtensorMap*>(&map), bfloat16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 : CU_TENSOR_MAP_DATA_TYPE_FLOAT16, 3,
+      reinterpret_cast<CUtensorMap*>(&map),
+      element == TensorMapElement::BFloat16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
+      : element == TensorMapElement::Float16 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16
+      : element == TensorMapElement::TFloat32 ? CU_TENSOR_MAP_DATA_TYPE_TFLOAT32
+                                               : CU_TENSOR_MAP_DATA_TYPE_FLOAT32,
+      3,
       const_cast<void*>(address), d, st, b, one, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
       CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
   if (r != CUDA_SUCCESS)

@@ -98,11 +98,12 @@ struct alignas(64) TensorMap {
 bool has_clusters();
 // Whether the driver can make tensor maps (cuTensorMapEncodeTiled, CUDA 12 and later).
 bool has_tensor_maps();
-// A rank-3 tiled map of float16 (or bfloat16) elements at `address`: dims innermost first (the
-// innermost has unit stride), strides in bytes of dims 1 and 2 (multiples of 16), `box` elements
-// per load, 128-byte swizzle, zero fill past the edges. Throws arrayc::Error when the driver
-// refuses it.
-void encode_tensor_map(TensorMap& map, bool bfloat16, const void* address, const std::array<uint64_t, 3>& dims,
+// The elements a tensor map loads: TFloat32 is float32 in memory, rounded to TF32 by the TMA.
+enum class TensorMapElement { Float16, BFloat16, Float32, TFloat32 };
+// A rank-3 tiled map of `element`s at `address`: dims innermost first (the innermost has unit
+// stride), strides in bytes of dims 1 and 2 (multiples of 16), `box` elements per load, 128-byte
+// swizzle, zero fill past the edges. Throws arrayc::Error when the driver refuses it.
+void encode_tensor_map(TensorMap& map, TensorMapElement element, const void* address, const std::array<uint64_t, 3>& dims,
                        const std::array<uint64_t, 2>& strides, const std::array<uint32_t, 3>& box);
 // Lets f launch with up to `bytes` of dynamic shared memory (cuFuncSetAttribute's
 // MAX_DYNAMIC_SHARED_SIZE_BYTES; needed above 48 KiB).

@@ -52,6 +52,11 @@
 //    each k-step is one barrier (after fence.proxy.async, so the tensor cores see the copies),
 //    four wgmmas, and a wait for the previous step's. A thread's accumulators are the mma
 //    kernel's (a warp's 16 rows, runs of two), so the stores and the epilogue are shared.
+//    float32 on TF32 (GemmProblem::tf32) takes the same kernel with wgmma.m64nNk8.tf32 where
+//    both operands run along k (the TF32 instruction has no transpose) and the TMA loads them:
+//    bk = 32 (rows of 128 bytes again), and tensor maps of the TMA's tf32 element type, which
+//    round each float32 to TF32 (to nearest) as they load, as cvt.rna does for mma.sync. An
+//    operand along its outer dim is copied along k first (gemm_transposed_operand below).
 //  - tma (with wgmma, when the driver makes tensor maps): the stages are filled by Hopper's
 //    tensor memory accelerator instead of every thread's cp.async, and the block is warp
 //    specialized: one more warpgroup (the producer: one thread issues the TMA loads, the others
@@ -103,7 +108,7 @@ struct GemmKernel {
   bool mma = false;                    // on the tensor cores (sm_80+; FMAs below), see above
   int stages = 0;                      // mma: shared-memory stages of the cp.async pipeline
   int f64_k = 0;                       // float64 mma on sm_90+: 0: m8n8k4; 4, 8, 16: m16n8k<f64_k> (see above)
-  bool wgmma = false;                  // 16-bit operands on Hopper's warpgroup mma (sm_90 only), see above
+  bool wgmma = false;                  // Hopper's warpgroup mma (sm_90 only; 16-bit or TF32 operands), see above
   bool tma = false;                    // wgmma with TMA loads and a producer warpgroup, see above
   int cluster = 1;                     // tma: 2: clusters of two blocks (tiles one above the other) sharing B's loads
   int max_blocks = 0;                  // launch at most this many blocks (0: one per tile); not in the text
@@ -135,9 +140,10 @@ struct GemmProblem {
 // the strides and alignment; the tile from the shape (big tiles when there are enough of them to
 // fill the GPU, smaller ones otherwise, narrow ones for products with few columns).
 // ARRAYC_GEMM_TILE=BMxBNxBK/TMxTN[/sS][/simt][/wg[/cp|/c1|/c2]] forces a tile (for tuning; /sS:
-// S pipeline stages on the tensor cores; /wg: the warpgroup kernel, BMx BNx64/4x(BN/8), with TMA
-// loads where the problem allows them, /cp: with cp.async, /c1, /c2: TMA in single blocks, in
-// clusters of two); an invalid one is an arrayc::Error.
+// S pipeline stages on the tensor cores; /wg: the warpgroup kernel, BMxBNxBK/4x(BN/8) with BK 64
+// (16-bit) or 32 (TF32), with TMA loads where the problem allows them, /cp: with cp.async
+// (16-bit only), /c1, /c2: TMA in single blocks, in clusters of two); an invalid one is an
+// arrayc::Error.
 GemmKernel choose_gemm(const GemmProblem& p, int multiprocessors);
 
 // Blocks to launch for p with kernel g (the tiles, capped).
@@ -165,5 +171,32 @@ TmaOperand gemm_tma_operand(const GemmKernel& g, const GemmProblem& p, bool is_a
 
 // The kernel as PTX for sm_<sm>.
 PtxKernel emit_gemm_ptx(const GemmKernel& g, int sm);
+
+// TF32 products on the warpgroup kernel read both operands along k, which `x @ w` (w
+// row-major) does not. Such a product copies the operand that runs along its outer dim
+// transposed into scratch memory first ([batch][n][k] for B, [batch][m][k] for A, one matrix
+// where every product shares it) by a tiled transpose kernel, where the other operand runs
+// along k and reads the copy often enough to pay for it: at least kTransposeMinOther rows (m,
+// for B) or columns (n, for A). On an H100 the copy of a 4096^2 operand (128 MB moved) takes
+// about 0.05 ms; TF32 on mma.sync spends about 0.6 ms more than on wgmma per 4096^3 product,
+// so the break-even is near 350 rows.
+constexpr int64_t kTransposeMinOther = 512;
+// 0 (none), 1 (A) or 2 (B): the operand p copies transposed first.
+int gemm_transposed_operand(const GemmProblem& p, int multiprocessors);
+// p with operand `which` (1: A, 2: B) read from its transposed copy, contiguous along k (address
+// 0: scratch memory is aligned).
+GemmProblem gemm_transposed_problem(const GemmProblem& p, int which);
+
+// The transpose kernel (emit_transpose_ptx) copies in[p][x][y] = src[p * batch_stride +
+// x * x_stride + y * y_stride] to out[(p * x + x) * y + y] (contiguous, y innermost), 32-bit
+// elements. Entry args: ptr src, ptr out, i64 x, y, batch, x_stride, y_stride, batch_stride;
+// 256 threads a block, any grid (tiles of 64 x 64 grid-strided). Reads are coalesced where x
+// has unit stride, which is the operand's outer dim.
+struct GemmTranspose {
+  int64_t x = 0, y = 0, batch = 1, x_stride = 0, y_stride = 0, batch_stride = 0;
+  int64_t tiles() const { return (x + 63) / 64 * ((y + 63) / 64) * batch; }
+};
+GemmTranspose gemm_transpose(const GemmProblem& p, int which);
+PtxKernel emit_transpose_ptx(int sm);
 
 }  // namespace arrayc::detail

@@ -1,11 +1,13 @@
-// Host float16 speed (issue 28): an elementwise kernel whose only array operand is a contiguous
+// Float16 speed (issue 28): an elementwise kernel whose only array operand is a contiguous
 // float16/bfloat16 array runs, for long arrays, through a table of its own results over the
-// 65536 16-bit patterns (backend/host/half_table.h). These tests lower the length from which
-// the table is used, and check the results against the reference interpreter and bit for bit
-// against the kernel run directly: both 16-bit dtypes, every 16-bit pattern as input (NaNs,
-// infinities, -0, subnormals), outputs of 1, 2 and 4 bytes, streaming stores on and off, an
-// input that starts at an offset, thread chunks that start mid-line, and kernels that must not
-// take the table. The suite runs again under ARRAYC_HOST_CPU=x86-64-v3 (the AVX2 lookup).
+// 65536 16-bit patterns (kernel/half_table.h; the host's lookup in backend/host/half_table.h, the
+// GPU's a kernel of its own). These tests, on both devices, lower the length from which the table
+// is used, and check the results against the reference interpreter and bit for bit against the
+// kernel run directly: both 16-bit dtypes, every 16-bit pattern as input (NaNs, infinities, -0,
+// subnormals), outputs of 1, 2 and 4 bytes, streaming stores on and off (host), an input that
+// starts at an offset, thread chunks that start mid-line, lengths that are no multiple of the
+// GPU lookup's runs, and kernels that must not take the table. The suite runs again under
+// ARRAYC_HOST_CPU=x86-64-v3 (the AVX2 lookup).
 #include <cstring>
 #include <limits>
 
@@ -13,6 +15,7 @@
 #include "backend/host/host_backend.h"
 #include "backend/host/thread_pool.h"
 #include "support/data.h"
+#include "support/devices.h"
 #include "support/host_cpu.h"
 #include "support/reference.h"
 
@@ -26,20 +29,23 @@ using detail::set_stream_threshold_bytes;
 
 constexpr int64_t kNever = std::numeric_limits<int64_t>::max();
 
-class HalfTable : public ::testing::Test {
+class HalfTable : public DeviceTest {
  protected:
   void SetUp() override {
-    if (default_device().kind != Device::Kind::CPU) GTEST_SKIP() << "host kernels only";
+    DeviceTest::SetUp();
+    if (IsSkipped()) return;
     saved_min_ = detail::half_table_min_elements();
     saved_stream_ = detail::stream_threshold_bytes();
     saved_threads_ = detail::num_threads();
     detail::set_num_threads(4);  // chunks that start in the middle of cache lines
   }
   void TearDown() override {
-    if (saved_min_ < 0) return;
-    set_half_table_min_elements(saved_min_);
-    set_stream_threshold_bytes(saved_stream_);
-    detail::set_num_threads(saved_threads_);
+    if (saved_min_ >= 0) {
+      set_half_table_min_elements(saved_min_);
+      set_stream_threshold_bytes(saved_stream_);
+      detail::set_num_threads(saved_threads_);
+    }
+    DeviceTest::TearDown();
   }
 
   // Every 16-bit pattern, then `extra` more from a fixed hash, as an array of dtype t over
@@ -49,7 +55,7 @@ class HalfTable : public ::testing::Test {
     for (size_t i = 0; i < bits->size(); ++i)
       (*bits)[i] = static_cast<uint16_t>(i < 65536 ? i : (i * 2654435761u) >> 7);
     keep_.push_back(bits);
-    return from_host_memory(bits->data(), t, {static_cast<int64_t>(bits->size())});
+    return from_host_memory(bits->data(), t, {static_cast<int64_t>(bits->size())}).to(device());
   }
 
   // f's result through the table (with and without streaming stores) and directly: the table's
@@ -67,7 +73,7 @@ class HalfTable : public ::testing::Test {
       Array tabled = f();
       EXPECT_MATCHES_REFERENCE(tabled);
       EXPECT_EQ(half_table_runs() - runs, table ? 1 : 0);
-      HostView a = host_view(tabled), b = host_view(direct);
+      HostView a = host_view(tabled.to(cpu())), b = host_view(direct.to(cpu()));
       ASSERT_EQ(a.dtype, b.dtype);
       ASSERT_EQ(a.shape, b.shape);
       size_t size = dtype_size(a.dtype);
@@ -84,11 +90,13 @@ class HalfTable : public ::testing::Test {
   std::vector<std::shared_ptr<std::vector<uint16_t>>> keep_;
 };
 
+ARRAYC_DEVICE_SUITE(HalfTable);
+
 Array w8(const Array& x) {
   return arrayc::where(x > 0.0f, x * 1.5f + 0.25f, arrayc::exp(x) - 1.0f) * arrayc::cos(x) + arrayc::sin(x) * 0.5f;
 }
 
-TEST_F(HalfTable, W8OverEveryPattern) {
+TEST_P(HalfTable, W8OverEveryPattern) {
   for (DType t : {DType::Float16, DType::BFloat16}) {
     SCOPED_TRACE(dtype_name(t));
     for (int64_t extra : {0, 1, 37, 70001}) {
@@ -98,7 +106,7 @@ TEST_F(HalfTable, W8OverEveryPattern) {
   }
 }
 
-TEST_F(HalfTable, OutputsOfOneTwoAndFourBytes) {
+TEST_P(HalfTable, OutputsOfOneTwoAndFourBytes) {
   for (DType t : {DType::Float16, DType::BFloat16}) {
     SCOPED_TRACE(dtype_name(t));
     check([&] { return arrayc::exp(all_patterns(t, 101)) > 1.5f; });                         // bool
@@ -110,18 +118,18 @@ TEST_F(HalfTable, OutputsOfOneTwoAndFourBytes) {
   }
 }
 
-TEST_F(HalfTable, InputAtAnOffsetAndOddLengths) {
+TEST_P(HalfTable, InputAtAnOffsetAndOddLengths) {
   for (int64_t start : {1, 5, 33}) {
     SCOPED_TRACE("x[" + std::to_string(start) + ":]");
     check([&] { return arrayc::exp(all_patterns(DType::Float16, 999)[Slice(start, none)]) * 0.5f; });
   }
-  for (int64_t n : {2, 15, 16, 17, 63, 64, 65, 1000}) {  // (one element: a rank-0 kernel, no table)
+  for (int64_t n : {2, 15, 16, 17, 63, 64, 65, 1000, 2047, 2049, 4097}) {  // (one element: a rank-0 kernel, no table)
     SCOPED_TRACE("x[:" + std::to_string(n) + "]");
     check([&] { return arrayc::sin(all_patterns(DType::BFloat16, 0)[Slice(n)]) + 1.0f; });
   }
 }
 
-TEST_F(HalfTable, KernelsThatDoNotTakeIt) {
+TEST_P(HalfTable, KernelsThatDoNotTakeIt) {
   Array x = all_patterns(DType::Float16, 10), y = all_patterns(DType::Float16, 10);
   check([&] { return arrayc::exp(x[Slice(none, none, 2)]) * 2.0f; }, false);  // strided input
   check([&] { return x * y; }, false);                                        // two arrays
@@ -131,9 +139,10 @@ TEST_F(HalfTable, KernelsThatDoNotTakeIt) {
   check([&] { return cast(all_patterns(DType::Int16, 10), DType::Float32) + 1.0f; }, false);  // not a 16-bit float
 }
 
-TEST_F(HalfTable, NoScalarHalfLibcallsAtAnyWidth) {
+TEST_P(HalfTable, NoScalarHalfLibcallsAtAnyWidth) {
   // W8's float16 kernel as compiled (text only, nothing runs) for AVX2, AVX-512 and a CPU with
   // AVX512-FP16: its conversions are vector instructions, never the scalar runtime calls.
+  if (on_gpu()) GTEST_SKIP() << "host kernels";
   Array x = random_array(DType::Float16, {1000}, 3, -4, 4);
   for (const char* cpu : {"x86-64-v3", "x86-64-v4", "sapphirerapids"}) {
     SCOPED_TRACE(cpu);
@@ -146,12 +155,17 @@ TEST_F(HalfTable, NoScalarHalfLibcallsAtAnyWidth) {
   }
 }
 
-TEST_F(HalfTable, KernelsTextSaysSo) {
+TEST_P(HalfTable, KernelsTextSaysSo) {
+  // On a GPU from the length on where the table is taken, with the lookup as a kernel of its own.
+  set_half_table_min_elements(1000);
   Stages st = inspect({w8(random_array(DType::Float16, {1000}, 3, -4, 4))});
-  ASSERT_EQ(st.kernels.size(), 1u);
-  EXPECT_NE(st.kernels[0].kernel.find("run over the 65536 16-bit inputs into a table, then a lookup per element"),
-            std::string::npos)
+  ASSERT_EQ(st.kernels.size(), on_gpu() ? 2u : 1u);
+  EXPECT_NE(st.kernels[0].kernel.find("run over the 65536 16-bit inputs into a table, then"), std::string::npos)
       << st.kernels[0].kernel;
+  if (on_gpu()) EXPECT_EQ(st.kernels[1].name, "half_lookup_16");
+  if (!on_gpu()) return;
+  set_half_table_min_elements(1001);
+  EXPECT_EQ(inspect({w8(random_array(DType::Float16, {1000}, 3, -4, 4))}).kernels.size(), 1u);
 }
 
 }  // namespace

@@ -12,7 +12,9 @@
 #include "backend/cuda/launch_plan.h"
 #include "backend/cuda/axis_launch.h"
 #include "codegen/nvptx/gemm.h"
+#include "codegen/nvptx/half_lookup.h"
 #include "codegen/nvptx/ptx_kernel.h"
+#include "kernel/half_table.h"
 #include "support/interrupt.h"
 #include "support/stats.h"
 
@@ -143,6 +145,12 @@ CompileUnit gemm_unit(Device d, const GemmKernel& gk) {
 // The transpose kernel that copies a TF32 product's operand along k first (gemm.h).
 CompileUnit transpose_unit(Device d) {
   return gpu_unit(d, "", "transpose_32bit", "kernel transpose_32bit\n", [](int sm) { return emit_transpose_ptx(sm); });
+}
+
+// The lookup of a float16 table run (kernel/half_table.h) for outputs of `bytes` bytes.
+CompileUnit half_lookup_unit(Device d, int bytes) {
+  std::string name = "half_lookup_" + std::to_string(8 * bytes);
+  return gpu_unit(d, "", name, "kernel " + name + "\n", [bytes](int sm) { return emit_half_lookup_ptx(bytes, sm); });
 }
 
 // GPU scans and sorts (issue 28): one unit per kernel of backend/cuda/axis_launch.h.
@@ -282,6 +290,76 @@ cuda::TensorMapElement tensor_map_element(const GemmKernel& gk) {
   if (gk.in_dtype == DType::BFloat16) return cuda::TensorMapElement::BFloat16;
   if (gk.in_dtype == DType::Float16) return cuda::TensorMapElement::Float16;
   return cuda::TensorMapElement::TFloat32;
+}
+
+// Each 16-bit pattern in order (kernel/half_table.h), on device dev: uploaded once, kept for the
+// process.
+void* half_patterns_on(int dev) {
+  static std::mutex mu;
+  static std::map<int, void*> on;
+  std::lock_guard<std::mutex> lock(mu);
+  void*& p = on[dev];
+  if (!p) {
+    const size_t bytes = kHalfPatterns * sizeof(uint16_t);
+    p = cuda::alloc(dev, bytes);
+    cuda::copy_to_device(dev, p, half_patterns(), bytes);
+  }
+  return p;
+}
+
+// An elementwise step of one contiguous float16/bfloat16 input, long enough, through a table
+// (kernel/half_table.h): the step's own kernel over the 65536 patterns into a scratch table,
+// then the lookup kernel over the step's elements. On an H100, float16 W8's float32 math
+// (about 90 instructions an element) made it compute-bound at the time of float32 W8.
+class HalfTableLaunch final : public Launch {
+ public:
+  HalfTableLaunch(Device d, const KernelStep& ks, const cuda::Function& fn, PtxLaunchConfig table_cfg, const HalfTable& t,
+                  const cuda::Function& lookup, int sms)
+      : dev_(d.index), ks_(ks), fn_(fn), table_cfg_(table_cfg), t_(t), lookup_(lookup),
+        shape_(half_lookup_shape(static_cast<int>(dtype_size(t.out)))), sms_(sms) {
+    if (shape_.shared_bytes > 48 * 1024) cuda::allow_dynamic_shared(dev_, lookup_, shape_.shared_bytes);
+  }
+  void run(const std::vector<void*>& ptrs) const override {
+    counters().kernel_launches += 2;
+    note_half_table_run();
+    const Kernel& k = ks_.kernel;
+    const size_t bytes = kHalfPatterns * dtype_size(t_.out);
+    void* table = cuda::alloc(dev_, bytes);
+    std::vector<void*> p = ptrs;
+    p[t_.in_ptr] = half_patterns_on(dev_);
+    p[t_.out_ptr] = table;
+    std::vector<int64_t> params = half_table_params(t_, k, ks_.launch.params);
+    PtxArgs a(k, p, params, 0, kHalfPatterns);
+    cuda::launch(dev_, fn_, table_cfg_.grid, table_cfg_.block, a.data());
+    void* in = ptrs[t_.in_ptr];
+    void* out = ptrs[t_.out_ptr];
+    int64_t v[3] = {ks_.launch.parallel_extent, ks_.launch.params[k.param_block(t_.in_index)],
+                    ks_.launch.params[k.param_block(t_.out_index)]};
+    void* args[] = {&table, &in, &out, &v[0], &v[1], &v[2]};
+    // A table in shared memory: one block an SM, each copying it once; else up to 32 blocks an SM.
+    const int64_t runs = (v[0] + shape_.run() - 1) / shape_.run();
+    const int64_t blocks = std::clamp<int64_t>(runs, 1, int64_t{shape_.shared_bytes ? 1 : 32} * sms_);
+    cuda::launch(dev_, lookup_, static_cast<unsigned>(blocks), static_cast<unsigned>(shape_.threads), args,
+                 shape_.shared_bytes);
+    cuda::free(dev_, table, bytes);  // later reuse is ordered on the same stream
+  }
+
+ private:
+  int dev_;
+  const KernelStep& ks_;
+  const cuda::Function& fn_;
+  PtxLaunchConfig table_cfg_;  // the kernel's launch over the 65536 patterns
+  HalfTable t_;
+  const cuda::Function& lookup_;
+  HalfLookupShape shape_;
+  int sms_;
+};
+
+// Whether step ks runs through a table (kernel/half_table.h), and if so which.
+std::optional<HalfTable> gpu_half_table(const KernelStep& ks) {
+  std::optional<HalfTable> t = half_table_for(ks.kernel);
+  if (t && ks.launch.parallel_extent >= half_table_min_elements()) return t;
+  return std::nullopt;
 }
 
 // A float product: the generated tiled kernel, with its epilogue inside when gk has one (then
@@ -512,6 +590,13 @@ class CudaBackend final : public Backend {
     std::shared_ptr<const Binary> b = c.get(kernel_unit(d, ks.kernel, ctx.user));
     const GpuBinary& g = gpu_binary(*b);
     PtxLaunchConfig cfg = ptx_launch_config(ks.kernel, g.ptx, ks.launch, sms);
+    if (std::optional<HalfTable> t = gpu_half_table(ks)) {  // float16 speed (issue 28)
+      LaunchParams over{half_table_params(*t, ks.kernel, ks.launch.params), kHalfPatterns, 0};
+      const cuda::Function& lookup =
+          function(gpu_binary(*c.get(half_lookup_unit(d, static_cast<int>(dtype_size(t->out))))), d);
+      return std::make_unique<HalfTableLaunch>(d, ks, function(g, d), ptx_launch_config(ks.kernel, g.ptx, over, sms), *t,
+                                               lookup, sms);
+    }
     if (!cfg.split) return std::make_unique<KernelLaunch>(d, ks, function(g, d), launch_facts(g.ptx), cfg);
     ReductionSplit split = split_reduction(ks.kernel, ks.launch, cfg.chunks);
     std::shared_ptr<const Binary> cb = c.get(kernel_unit(d, split.combine, EmitOptions{}));
@@ -534,7 +619,7 @@ class CudaBackend final : public Backend {
       if (ks->launch.parallel_extent == 0) return nullptr;
       const auto* kl = dynamic_cast<const KernelLaunch*>(like);
       const auto* sl = dynamic_cast<const SplitLaunch*>(like);
-      if (kl || sl) {
+      if ((kl || sl) && !gpu_half_table(*ks)) {
         const cuda::Function& fn = kl ? kl->function() : sl->function();
         const PtxKernel& facts = kl ? kl->facts() : sl->facts();
         PtxLaunchConfig cfg = ptx_launch_config(ks->kernel, facts, ks->launch, sms);
@@ -566,7 +651,6 @@ class CudaBackend final : public Backend {
 
   std::vector<StageTexts> stages(const Step& step, const Schedule& s, Device d, const PlanContext& ctx,
                                  Compiler& c) override {
-    CompileUnit u;
     if (const auto* a = std::get_if<AxisStep>(&step.op)) {  // scans and sorts: their kernels
       std::vector<StageTexts> out;
       for (const AxisKernel& k : gpu_axis_kernels(*a)) {
@@ -595,10 +679,18 @@ class CudaBackend final : public Backend {
         out.back().kernel = "; not inside the product kernel: " + why + "\n" + out.back().kernel;
       }
       return out;
-    } else {
-      u = kernel_unit(d, std::get<KernelStep>(step.op).kernel, ctx.user);
     }
-    return {u.stages(*c.get(u))};
+    const KernelStep& ks = std::get<KernelStep>(step.op);
+    CompileUnit u = kernel_unit(d, ks.kernel, ctx.user);
+    std::vector<StageTexts> out{u.stages(*c.get(u))};
+    if (std::optional<HalfTable> t = gpu_half_table(ks)) {  // float16 speed (issue 28)
+      out.back().kernel += "  ; " + std::to_string(ks.launch.parallel_extent) + " elements (from " +
+                           std::to_string(half_table_min_elements()) +
+                           " on): run over the 65536 16-bit inputs into a table, then the lookup kernel per element\n";
+      CompileUnit l = half_lookup_unit(d, static_cast<int>(dtype_size(t->out)));
+      out.push_back(l.stages(*c.get(l)));
+    }
+    return out;
   }
 
   void* alloc(Device d, size_t bytes) override { return cuda::alloc(d.index, bytes); }

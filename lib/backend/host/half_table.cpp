@@ -13,21 +13,7 @@
 namespace arrayc::detail {
 namespace {
 
-constexpr int64_t kPatterns = 1 << 16;  // the 16-bit inputs
-constexpr int64_t kGrain = 1 << 15;     // as the kernels' (host_backend.cpp)
-
-std::atomic<int64_t> g_min_elements{int64_t{1} << 20};
-std::atomic<int64_t> g_runs{0};
-
-// Each 16-bit pattern once, in order: the table's input.
-const uint16_t* patterns() {
-  static const std::vector<uint16_t> p = [] {
-    std::vector<uint16_t> v(kPatterns);
-    for (int64_t i = 0; i < kPatterns; ++i) v[i] = static_cast<uint16_t>(i);
-    return v;
-  }();
-  return p.data();
-}
+constexpr int64_t kGrain = 1 << 15;  // as the kernels' (host_backend.cpp)
 
 // ---- The lookup: out[i] = table[in[i]] ----
 // The table holds the kernel's results at the output's own element size (the hot entries of
@@ -148,50 +134,19 @@ void lookup_range(void* ctx, int64_t begin, int64_t end) {
 
 }  // namespace
 
-std::optional<HalfTable> half_table_for(const Kernel& k) {
-  if (k.is_reduction || k.row_chain || k.rank != 1 || k.outputs.size() != 1) return std::nullopt;
-  HalfTable t;
-  for (const KernelLeaf& lf : k.leaves) {
-    if (lf.op == Op::Constant) continue;
-    if (lf.op != Op::Buffer || t.in_ptr >= 0 || !is_half(lf.dtype) || lf.strides.at(0) != StrideKind::Unit)
-      return std::nullopt;
-    t.in_ptr = lf.ptr;
-    t.in_index = lf.index;
-  }
-  const KernelOutput& o = k.outputs[0];
-  size_t size = dtype_size(o.dtype);
-  if (t.in_ptr < 0 || (size != 1 && size != 2 && size != 4) || o.strides.at(0) != StrideKind::Unit) return std::nullopt;
-  bool computes = false;
-  for (const KernelInstr& in : k.body) computes = computes || (in.leaf < 0 && in.op != Op::Cast);
-  if (!computes) return std::nullopt;
-  t.out_ptr = o.ptr;
-  t.out_index = o.index;
-  t.out = o.dtype;
-  return t;
-}
-
-int64_t half_table_min_elements() { return g_min_elements.load(std::memory_order_relaxed); }
-void set_half_table_min_elements(int64_t n) { g_min_elements.store(n, std::memory_order_relaxed); }
-int64_t half_table_runs() { return g_runs.load(std::memory_order_relaxed); }
-
 void run_half_table(const HalfTable& t, const Kernel& k, KernelFn fn, const std::vector<void*>& ptrs,
                     const LaunchParams& lp, bool stream) {
-  g_runs.fetch_add(1, std::memory_order_relaxed);
+  note_half_table_run();
   const int size = static_cast<int>(dtype_size(t.out));
   // The kernel over the patterns: one dim of 65536, input and output at offset 0, unit stride.
-  std::vector<char> table(kPatterns * size + 4);
+  std::vector<char> table(kHalfPatterns * size + 4);
   std::vector<void*> p = ptrs;
-  p[t.in_ptr] = const_cast<uint16_t*>(patterns());
+  p[t.in_ptr] = const_cast<uint16_t*>(half_patterns());
   p[t.out_ptr] = table.data();
-  std::vector<int64_t> params = lp.params;
+  std::vector<int64_t> params = half_table_params(t, k, lp.params);
   auto block = [&](int index) { return k.param_block(index); };
-  params[0] = kPatterns;
-  params[block(t.in_index)] = 0;
-  params[block(t.in_index) + 1] = 1;
-  params[block(t.out_index)] = 0;
-  params[block(t.out_index) + 1] = 1;
   KernelRange r{fn, p.data(), params.data()};
-  parallel_for(kPatterns, kPatterns / 16, run_kernel_range, &r);
+  parallel_for(kHalfPatterns, kHalfPatterns / 16, run_kernel_range, &r);
   // The lookup over the step's elements, from the input's and output's offsets.
   const int64_t in_off = lp.params[block(t.in_index)], out_off = lp.params[block(t.out_index)];
   Lookup l{static_cast<const uint16_t*>(ptrs[t.in_ptr]) + in_off, table.data(),

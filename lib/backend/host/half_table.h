@@ -1,42 +1,15 @@
-// Host float16 speed (issue 28): an elementwise kernel whose only array operand is one
-// contiguous float16 or bfloat16 array computes a function of 16 bits, which has 65536 values.
-// For long arrays the host runs the kernel's own compiled code once over every 16-bit pattern,
-// into a table, and then looks each element up in it (one vector gather per 16 elements, 8
-// with AVX2): the same bits as running the kernel on the array, since the table is made by that
-// very code, at a cost that no longer depends on how much math the kernel does (W8 in float16:
-// three transcendentals and nine roundings to float16 per element, otherwise compute-bound).
-// The table is made again at every run (the kernel's constants are launch parameters), for
-// 65536 elements, so it pays from kMinElements on.
+// Host float16 speed (issue 28; kernel/half_table.h): the host's run of a kernel through a table
+// of its 65536 results, looked up with one vector gather per 16 elements (8 with AVX2).
 #pragma once
 #include <cstdint>
 #include <optional>
 #include <vector>
 
 #include "backend/host/host_jit.h"
+#include "kernel/half_table.h"
 #include "kernel/kernel.h"
 
 namespace arrayc::detail {
-
-// Where a tabulated kernel's input and output are (its leaf and output, by pointer and indexed
-// operand), and their dtypes.
-struct HalfTable {
-  int in_ptr = -1, in_index = -1;
-  int out_ptr = -1, out_index = -1;
-  DType out = DType::Float32;
-};
-
-// Whether k can run by a table: not a reduction or row chain, one loop dim; one leaf in memory,
-// float16 or bfloat16 at unit stride, and otherwise only constants (no iota, random numbers or
-// gathers, whose values depend on the position); one output of 1, 2 or 4 bytes at unit
-// stride; and at least one instruction that is not a cast (a cast alone is one conversion).
-std::optional<HalfTable> half_table_for(const Kernel& k);
-
-// The least number of elements for which a run takes the table (default 2^20: the table's
-// 65536 evaluations are then at most 1/16 of the work); tests lower it.
-int64_t half_table_min_elements();
-void set_half_table_min_elements(int64_t n);
-// How many runs took a table so far in this process (tests: that the path was taken).
-int64_t half_table_runs();
 
 // Runs k's compiled function fn (of the step whose launch parameters are lp) through a table: fn
 // over the 65536 patterns into the table, then the lookup over [0, lp.parallel_extent), on the

@@ -230,7 +230,8 @@ void half_rows(int reps, bool sweep) {
 }
 
 // float32 products on TF32 (--tf32, issue 29): 4096^3 x @ w (on sm_90: w copied along k, then
-// the warpgroup kernel), x @ y.T (both along k: the warpgroup kernel alone), the same x @ w on
+// the warpgroup kernel), x @ y.T (both along k: the warpgroup kernel alone), x.T @ w (both
+// copied), the same x @ w on
 // mma.sync (the tile it took before the warpgroup kernel, forced), and 3000^2 x @ y.T. Medians in
 // ms and TFLOP/s (2 m n k per call).
 void tf32_rows(int reps, bool sweep) {
@@ -244,6 +245,13 @@ void tf32_rows(int reps, bool sweep) {
   };
   row(xw.name, xw, false);
   row(xyt.name, xyt, true);
+  {  // x.T @ w: both operands along their outer dims (a weight's gradient), both copied on sm_90
+    Array x = arrayc::uniform({4096, 4096}, 1, 0.0, 1.0, DType::Float32).eval();
+    Array w = arrayc::normal({4096, 4096}, 2, 0.0, 1.0, DType::Float32).eval();
+    auto f = arrayc::jit([](const Array& a, const Array& b) { return arrayc::dot(arrayc::transpose(a), b); });
+    double ms = median_ms([&]() mutable { f(x, w).eval(); }, reps);
+    std::printf("%-32s %10.3f ms  %7.1f TFLOP/s\n", "T tf32 4096^3 x.T@w", ms, 2.0 * 4096 * 4096 * 4096 / ms * 1e-9);
+  }
   setenv("ARRAYC_GEMM_TILE", "256x128x32/16x8/s3", 1);
   row("T tf32 4096^3 x@w on mma.sync", xw, false);
   unsetenv("ARRAYC_GEMM_TILE");

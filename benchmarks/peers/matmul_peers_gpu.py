@@ -8,7 +8,7 @@ it on (as arrayc-matmul-bench --tf32).
 float16/bfloat16 (the H rows, issue 29): x @ w at 4096^3 and torch.mm(x, x.T) at 3000^2, on
 cuBLAS's tensor cores with float32 accumulation (allow_fp16/bf16_reduced_precision_reduction
 off, as arrayc), and for float16 4096^3 also with PyTorch's default (reduced precision allowed).
-With --tf32, the T rows: float32 on TF32, 4096^3 x @ w and x @ y.T, 3000^2 x @ y.T.
+With --tf32, the T rows: float32 on TF32, 4096^3 x @ w, x @ y.T and x.T @ w, 3000^2 x @ y.T.
 --case NAME: the rows whose name starts with NAME (W3, W4, W5, W9, H, T).
 Usage: python3 matmul_peers_gpu.py [--big] [--reps N] [--tf32] [--case NAME]"""
 import sys, time
@@ -75,10 +75,10 @@ with torch.no_grad():
         rec(f"H {tag} W5 3000x3000.T", f"torch.mm(x, x.T) {2 * 3000**3 / ms * 1e-9:.0f} TFLOP/s", ms)
     # float32 on TF32 (--tf32): as arrayc-matmul-bench's T rows.
     if tf32 and (not only or only.startswith("T")):
-        for n, case in ((4096, "x@w"), (4096, "x@y.T"), (3000, "x@y.T")):
+        for n, case in ((4096, "x@w"), (4096, "x@y.T"), (4096, "x.T@w"), (3000, "x@y.T")):
             xt = torch.rand(n, n, device=dev)
             yt = torch.randn(n, n, device=dev)
-            ms = med(lambda: xt @ yt) if case == "x@w" else med(lambda: xt @ yt.T)
+            ms = med({"x@w": lambda: xt @ yt, "x@y.T": lambda: xt @ yt.T, "x.T@w": lambda: xt.T @ yt}[case])
             rec(f"T tf32 {n}^{3 if n == 4096 else 2} {case}", f"torch (cuBLAS) {2 * n**3 / ms * 1e-9:.0f} TFLOP/s", ms)
     # One triangle, as arrayc computes x @ x.T: cuBLAS's syrk through CuPy, where installed.
     try:

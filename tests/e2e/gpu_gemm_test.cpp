@@ -193,8 +193,8 @@ TEST_P(Tf32Products, WithinTheTf32Bound) {
 }
 
 // TF32 on Hopper's warpgroup kernel (sm_90): operands both along k go to wgmma as they are; x @ w
-// (B along n) and x.T @ w.T (A along m) copy that operand transposed first where the product has
-// at least 512 rows (columns). The TMA rounds the operands to TF32 as it loads them, as
+// (B along n), x.T @ w.T (A along m) and x.T @ w (both) copy such operands transposed first where
+// each copy is read by at least 512 rows (columns) of the product. The TMA rounds the operands to TF32 as it loads them, as
 // cvt.rna does on mma.sync: 1 + 3 2^-12 becomes 1 + 2^-10 (truncated, it would be 1).
 TEST_P(Tf32Products, WarpgroupKernel) {
   set_matmul_precision(MatmulPrecision::High);
@@ -222,8 +222,10 @@ TEST_P(Tf32Products, WarpgroupKernel) {
       // A forced /wg tile is refused where no operand is copied (tests/unit: gemm_half_test.cpp).
       if (!*tile || s[0] >= 512) expect_within_tf32(a, b, dot(a, b));
       if (!*tile || s[2] >= 512) expect_within_tf32(at, bt, dot(at, bt));
+      if (!*tile || (s[0] >= 512 && s[2] >= 512)) expect_within_tf32(at, b, dot(at, b));  // both copied
       if (s[0] >= 512) EXPECT_NE(kernels_of(dot(a, b)).find("transpose_32bit"), std::string::npos);
       if (s[2] >= 512) EXPECT_NE(kernels_of(dot(at, bt)).find("transpose_32bit"), std::string::npos);
+      if (s[0] >= 512 && s[2] >= 512) EXPECT_NE(kernels_of(dot(at, b)).find("_wg"), std::string::npos);
     }
     // Batches: one B for every product (copied once), and a B each.
     Array x = random_array(DType::Float32, {3, 600, 40}, 804), w = random_array(DType::Float32, {40, 72}, 805);

@@ -346,13 +346,20 @@ TEST(GemmHalfTest, Tf32WarpgroupKernelPtx) {
             (std::array<int64_t, 6>{4096, 4096, 1, 1, 4096, 0}));
   xw.m = detail::kTransposeMinOther - 1;
   EXPECT_EQ(detail::gemm_transposed_operand(xw, kSMs), 0);
-  // x.T @ y.T (A along m): A is copied; both along their outer dims, or TF32 off: neither.
+  // x.T @ y.T (A along m): A is copied; x.T @ dy (a weight's gradient: both along their outer
+  // dims) both, where each copy has enough readers; TF32 off: neither.
   GemmProblem ty = p;
   ty.a_rs = 1, ty.a_cs = 4096;
   EXPECT_EQ(detail::gemm_transposed_operand(ty, kSMs), 1);
   staged = detail::gemm_transposed_problem(ty, 1);
   EXPECT_EQ((std::array<int64_t, 3>{staged.a_rs, staged.a_cs, staged.a_bs}), (std::array<int64_t, 3>{4096, 1, 4096 * 4096}));
   ty.b_rs = 4096, ty.b_cs = 1;
+  EXPECT_EQ(detail::gemm_transposed_operand(ty, kSMs), 3);
+  staged = detail::gemm_transposed_problem(ty, 3);
+  EXPECT_EQ((std::array<int64_t, 4>{staged.a_rs, staged.a_cs, staged.b_rs, staged.b_cs}),
+            (std::array<int64_t, 4>{4096, 1, 1, 4096}));
+  EXPECT_EQ(choose_gemm(staged, kSMs).name(), "gemm_float32_128x256x32_4x32_ak4_bk4_tf32_s4_wg_tma");
+  ty.n = detail::kTransposeMinOther - 1;  // A's copy would have too few readers
   EXPECT_EQ(detail::gemm_transposed_operand(ty, kSMs), 0);
   xw.m = 4096, xw.tf32 = false;
   EXPECT_EQ(detail::gemm_transposed_operand(xw, kSMs), 0);

@@ -412,39 +412,49 @@ class GemmLaunch final : public Launch {
   unsigned cluster_ = 1;  // blocks a cluster
 };
 
-// A TF32 product on the warpgroup kernel whose operand `which` (1: A, 2: B) runs along its outer
-// dim (gemm.h, gemm_transposed_operand): that operand copied transposed into scratch memory by
-// the transpose kernel, then the product reading the copy.
+// A TF32 product on the warpgroup kernel with operands along their outer dims (gemm.h,
+// gemm_transposed_operand; `which`: bits 1 A, 2 B): each copied transposed into scratch memory
+// by the transpose kernel, then the product reading the copies.
 class TransposeThenGemmLaunch final : public Launch {
  public:
-  TransposeThenGemmLaunch(Device d, std::unique_ptr<Launch> gemm, const cuda::Function& transpose, const GemmTranspose& t,
+  TransposeThenGemmLaunch(Device d, std::unique_ptr<Launch> gemm, const cuda::Function& transpose, const GemmProblem& p,
                           int which, int sms)
-      : dev_(d.index), gemm_(std::move(gemm)), fn_(transpose), which_(which),
-        v_{t.x, t.y, t.batch, t.x_stride, t.y_stride, t.batch_stride},
-        grid_(static_cast<unsigned>(std::clamp<int64_t>(t.tiles(), 1, int64_t{16} * sms))),
-        bytes_(static_cast<size_t>(t.x * t.y * t.batch) * 4) {}
+      : dev_(d.index), gemm_(std::move(gemm)), fn_(transpose) {
+    for (int operand : {1, 2}) {
+      if (!(which & operand)) continue;
+      const GemmTranspose t = gemm_transpose(p, operand);
+      copies_.push_back({operand - 1, {t.x, t.y, t.batch, t.x_stride, t.y_stride, t.batch_stride},
+                         static_cast<unsigned>(std::clamp<int64_t>(t.tiles(), 1, int64_t{16} * sms)),
+                         static_cast<size_t>(t.x * t.y * t.batch) * 4});
+    }
+  }
   void run(const std::vector<void*>& ptrs) const override {
-    counters().kernel_launches++;
-    void* scratch = cuda::alloc(dev_, bytes_);
     std::vector<void*> p = ptrs;
-    void* src = ptrs[which_ - 1];
-    std::vector<int64_t> v = v_;
-    std::vector<void*> args{&src, &scratch};
-    for (int64_t& x : v) args.push_back(&x);
-    cuda::launch(dev_, fn_, grid_, 256, args.data());
-    p[which_ - 1] = scratch;
+    for (const Copy& c : copies_) {
+      counters().kernel_launches++;
+      void* scratch = cuda::alloc(dev_, c.bytes);
+      void* src = ptrs[c.ptr];
+      std::vector<int64_t> v = c.v;
+      std::vector<void*> args{&src, &scratch};
+      for (int64_t& x : v) args.push_back(&x);
+      cuda::launch(dev_, fn_, c.grid, 256, args.data());
+      p[c.ptr] = scratch;
+    }
     gemm_->run(p);
-    cuda::free(dev_, scratch, bytes_);  // later reuse is ordered on the same stream
+    for (const Copy& c : copies_) cuda::free(dev_, p[c.ptr], c.bytes);  // later reuse is ordered on the same stream
   }
 
  private:
+  struct Copy {
+    int ptr;                // 0: A, 1: B
+    std::vector<int64_t> v;  // the transpose kernel's i64 arguments
+    unsigned grid;
+    size_t bytes;
+  };
   int dev_;
   std::unique_ptr<Launch> gemm_;
   const cuda::Function& fn_;
-  int which_;
-  std::vector<int64_t> v_;
-  unsigned grid_;
-  size_t bytes_;
+  std::vector<Copy> copies_;
 };
 
 // A product whose epilogue cannot run inside the product kernel (gemm_epilogue_problem says why):
@@ -570,7 +580,7 @@ class CudaBackend final : public Backend {
                                                                   gemm_dynamic_shared(gk, g.ptx.sm), dot);
       if (which) {
         const cuda::Function& t = function(gpu_binary(*c.get(transpose_unit(d))), d);
-        gemm = std::make_unique<TransposeThenGemmLaunch>(d, std::move(gemm), t, gemm_transpose(p, which), which, sms);
+        gemm = std::make_unique<TransposeThenGemmLaunch>(d, std::move(gemm), t, p, which, sms);
       }
       if (!dot->has_epilogue || gk.epilogue) return gemm;
       const KernelStep& ks = dot->epilogue;
@@ -664,11 +674,12 @@ class CudaBackend final : public Backend {
       const int sms = cuda::device_info(d.index).multiprocessors;
       GemmProblem p = problem(*dot, d, ctx);
       std::vector<StageTexts> out;
-      if (const int which = gemm_transposed_operand(p, sms)) {  // the transpose first, and why
+      if (const int which = gemm_transposed_operand(p, sms)) {  // the transposes first, and why
         CompileUnit t = transpose_unit(d);
         out.push_back(t.stages(*c.get(t)));
-        out.back().kernel = std::string("; ") + (which == 1 ? "A" : "B") + " copied along k first: TF32 on the warpgroup " +
-                            "kernel reads both operands along k\n" + out.back().kernel;
+        out.back().kernel = std::string("; ") + (which == 3 ? "A and B" : which == 1 ? "A" : "B") +
+                            " copied along k first: TF32 on the warpgroup kernel reads both operands along k\n" +
+                            out.back().kernel;
         p = gemm_transposed_problem(p, which);
       }
       GemmKernel gk = gemm_of(*dot, p, sms, &why);

@@ -1566,20 +1566,22 @@ std::string gemm_epilogue_problem(const Kernel& k, const LaunchParams& launch, i
 
 int gemm_transposed_operand(const GemmProblem& p, int multiprocessors) {
   if (p.dtype != DType::Float32 || is_half(p.in_dtype) || !p.tf32 || !p.wgmma || !p.tma || p.gram) return 0;
-  const bool a_k = p.a_cs == 1 && p.m > 0, b_k = p.b_rs == 1 && p.n > 0;
-  // The other operand must already run along k; the transposed one must be read by enough rows
-  // or columns of the product to pay for its copy (kTransposeMinOther).
-  const int which = a_k && !b_k && p.m >= kTransposeMinOther ? 2 : b_k && !a_k && p.n >= kTransposeMinOther ? 1 : 0;
-  if (!which) return 0;
+  if (p.m < 1 || p.n < 1) return 0;
+  // Each operand not along k is copied; a copy must be read by enough rows (B: m) or columns
+  // (A: n) of the product to pay for itself (kTransposeMinOther).
+  const int which = (p.a_cs == 1 ? 0 : 1) | (p.b_rs == 1 ? 0 : 2);
+  if (!which || ((which & 1) && p.n < kTransposeMinOther) || ((which & 2) && p.m < kTransposeMinOther)) return 0;
   return choose_gemm(gemm_transposed_problem(p, which), multiprocessors).wgmma ? which : 0;
 }
 
 GemmProblem gemm_transposed_problem(const GemmProblem& p, int which) {
   GemmProblem q = p;
-  const bool shared = p.batch > 1 && (which == 1 ? p.a_bs : p.b_bs) == 0;  // one matrix for every product
-  if (which == 1) {
+  if (which & 1) {
+    const bool shared = p.batch > 1 && p.a_bs == 0;  // one matrix for every product
     q.a_addr = 0, q.a_rs = p.k, q.a_cs = 1, q.a_bs = shared ? 0 : p.m * p.k;
-  } else {
+  }
+  if (which & 2) {
+    const bool shared = p.batch > 1 && p.b_bs == 0;
     q.b_addr = 0, q.b_rs = 1, q.b_cs = p.k, q.b_bs = shared ? 0 : p.n * p.k;
   }
   return q;

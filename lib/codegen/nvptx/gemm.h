@@ -173,18 +173,18 @@ TmaOperand gemm_tma_operand(const GemmKernel& g, const GemmProblem& p, bool is_a
 PtxKernel emit_gemm_ptx(const GemmKernel& g, int sm);
 
 // TF32 products on the warpgroup kernel read both operands along k, which `x @ w` (w
-// row-major) does not. Such a product copies the operand that runs along its outer dim
-// transposed into scratch memory first ([batch][n][k] for B, [batch][m][k] for A, one matrix
-// where every product shares it) by a tiled transpose kernel, where the other operand runs
-// along k and reads the copy often enough to pay for it: at least kTransposeMinOther rows (m,
+// row-major) and `x.T @ dy` (a weight's gradient) do not. Such a product copies each operand that
+// runs along its outer dim transposed into scratch memory first ([batch][n][k] for B,
+// [batch][m][k] for A, one matrix where every product shares it) by a tiled transpose kernel,
+// where each copy is read often enough to pay for it: by at least kTransposeMinOther rows (m,
 // for B) or columns (n, for A). On an H100 the copy of a 4096^2 operand (128 MB moved) takes
 // about 0.05 ms; TF32 on mma.sync spends about 0.6 ms more than on wgmma per 4096^3 product,
 // so the break-even is near 350 rows.
 constexpr int64_t kTransposeMinOther = 512;
-// 0 (none), 1 (A) or 2 (B): the operand p copies transposed first.
+// The operands p copies transposed first, as bits: 1 (A), 2 (B); 0: none.
 int gemm_transposed_operand(const GemmProblem& p, int multiprocessors);
-// p with operand `which` (1: A, 2: B) read from its transposed copy, contiguous along k (address
-// 0: scratch memory is aligned).
+// p with the operands of `which` (bits: 1 A, 2 B) read from their transposed copies, contiguous
+// along k (address 0: scratch memory is aligned).
 GemmProblem gemm_transposed_problem(const GemmProblem& p, int which);
 
 // The transpose kernel (emit_transpose_ptx) copies in[p][x][y] = src[p * batch_stride +
@@ -196,7 +196,7 @@ struct GemmTranspose {
   int64_t x = 0, y = 0, batch = 1, x_stride = 0, y_stride = 0, batch_stride = 0;
   int64_t tiles() const { return (x + 63) / 64 * ((y + 63) / 64) * batch; }
 };
-GemmTranspose gemm_transpose(const GemmProblem& p, int which);
+GemmTranspose gemm_transpose(const GemmProblem& p, int which);  // which: 1 (A) or 2 (B)
 PtxKernel emit_transpose_ptx(int sm);
 
 }  // namespace arrayc::detail

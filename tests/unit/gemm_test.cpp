@@ -9,6 +9,7 @@
 
 #include "arrayc/arrayc.h"
 #include "ir/build.h"
+#include "kernel/half_table.h"
 #include "passes/products.h"
 #include "support/errors.h"
 #include "support/pipeline.h"
@@ -237,6 +238,28 @@ TEST(GemmTest, InspectShowsTheProductKernelsPtx) {
   Stages t = inspect({dot(x, transpose(x))});
   EXPECT_ARRAYC_ERROR(t.ptx(90), "ARRAYC_GEMM_TILE=64x64: expected BMxBNxBK/TMxTN");
   unsetenv("ARRAYC_GEMM_TILE");
+}
+
+// The PTX made without a GPU follows the matmul precision of the inspection: at High, a float32
+// x @ w of enough rows for sm_90 is w copied along k, then the TF32 warpgroup kernel; for sm_80,
+// mma.sync on TF32; at Highest, the exact kernel. A long float16 chain shows its table's lookup.
+TEST(GemmTest, PtxWithoutAGpuFollowsThePrecision) {
+  Array x = zeros({1024, 512}), w = zeros({512, 1024});
+  set_matmul_precision(MatmulPrecision::High);
+  Stages high = inspect({dot(x, w)});
+  set_matmul_precision(MatmulPrecision::Highest);
+  const std::string h90 = high.ptx(90), h80 = high.ptx(80), exact = inspect({dot(x, w)}).ptx(90);
+  EXPECT_NE(h90.find("// ---- transpose_32bit (B)\n"), std::string::npos) << h90.substr(0, 300);
+  EXPECT_NE(h90.find("_ak4_bk4_tf32_s4_wg_tma\n"), std::string::npos);
+  EXPECT_EQ(h80.find("transpose_32bit"), std::string::npos);
+  EXPECT_NE(h80.find("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32"), std::string::npos);
+  EXPECT_EQ(exact.find("tf32"), std::string::npos);
+  const int64_t saved = detail::half_table_min_elements();
+  detail::set_half_table_min_elements(1000);
+  Array h = cast(arange(1000), DType::Float16).eval();  // an array in memory
+  const std::string half = inspect({exp(h) * 0.5}).ptx(90);
+  detail::set_half_table_min_elements(saved);
+  EXPECT_NE(half.find("// ---- half_lookup_16\n"), std::string::npos) << half.substr(0, 300);
 }
 
 }  // namespace

@@ -17,7 +17,8 @@
 //   the peers' --tf32 sets torch.backends.cuda.matmul.allow_tf32). --case H: the float16/bfloat16
 //   rows only (also part of every --gpu run): 4096^3 x @ w and W5's x @ x.T at 3000^2, on the
 //   16-bit tensor cores; --sweep adds the 4096^3 float16 product with each tile of a list forced
-//   (ARRAYC_GEMM_TILE), to choose the built-in ones. --case T (with --tf32): float32 products on
+//   (ARRAYC_GEMM_TILE), to choose the built-in ones. --case HS: float16 x @ w at other sizes
+//   (1024^3 to 8192^3, unbalanced shapes). --case T (with --tf32): float32 products on
 //   TF32 at 4096^3 (x @ w, x @ y.T, x @ w on mma.sync) and 3000^2 (x @ y.T); --sweep adds both
 //   x @ y.T rows with each of a list of warpgroup tiles forced.
 // --skinny: the generated skinny kernel against OpenBLAS on the same buffers, shape by shape
@@ -266,6 +267,24 @@ void tf32_rows(int reps, bool sweep) {
   unsetenv("ARRAYC_GEMM_TILE");
 }
 
+// float16 x @ w at other sizes (--case HS, issue 29): small, large and unbalanced shapes, medians
+// in ms and TFLOP/s, as matmul_peers_gpu.py's HS rows.
+void half_size_rows(int reps) {
+  const Shape3 cases[] = {
+      {"HS f16 1024^3", 1024, 1024, 1024, DType::Float16, false},
+      {"HS f16 2048^3", 2048, 2048, 2048, DType::Float16, false},
+      {"HS f16 8192^3", 8192, 8192, 8192, DType::Float16, false},
+      {"HS f16 4096x4096x1024", 4096, 4096, 1024, DType::Float16, false},  // m x k x n
+      {"HS f16 1024x4096x4096", 1024, 4096, 4096, DType::Float16, false},
+      {"HS f16 8192x1024x8192", 8192, 1024, 8192, DType::Float16, false},
+  };
+  for (const Shape3& s : cases) {
+    double ms = median_ms(product_call(s), reps);
+    std::printf("%-32s %10.3f ms  %7.1f TFLOP/s\n", s.name, ms, 2.0 * s.m * s.n * s.k / ms * 1e-9);
+    std::fflush(stdout);
+  }
+}
+
 // The GPU rows (--gpu).
 void gpu_rows(bool big, int reps, bool sweep) {
   std::printf("== arrayc rows on gpu(0)%s\n",
@@ -283,6 +302,7 @@ void gpu_rows(bool big, int reps, bool sweep) {
     std::fflush(stdout);
   }
   if (only.empty() || only == "H") half_rows(reps, sweep);
+  if (only.empty() || only == "HS") half_size_rows(reps);
   if ((only.empty() || only == "T") && arrayc::matmul_precision() == arrayc::MatmulPrecision::High) tf32_rows(reps, sweep);
   std::vector<Layer> layers{{256, 784, 256}, {2048, 2048, 2048}};
   if (big) layers.push_back({4096, 4096, 4096});

@@ -9,7 +9,8 @@ float16/bfloat16 (the H rows, issue 29): x @ w at 4096^3 and torch.mm(x, x.T) at
 cuBLAS's tensor cores with float32 accumulation (allow_fp16/bf16_reduced_precision_reduction
 off, as arrayc), and for float16 4096^3 also with PyTorch's default (reduced precision allowed).
 With --tf32, the T rows: float32 on TF32, 4096^3 x @ w, x @ y.T and x.T @ w, 3000^2 x @ y.T.
---case NAME: the rows whose name starts with NAME (W3, W4, W5, W9, H, T).
+HS: float16 x @ w at other sizes (1024^3 to 8192^3, unbalanced shapes), as arrayc-matmul-bench --case HS.
+--case NAME: the rows whose name starts with NAME (W3, W4, W5, W9, H, HS, T; HS only for HS).
 Usage: python3 matmul_peers_gpu.py [--big] [--reps N] [--tf32] [--case NAME]"""
 import sys, time
 
@@ -73,6 +74,16 @@ with torch.no_grad():
         xw = torch.rand(3000, 3000, device=dev).to(dt)
         ms = med(lambda: torch.mm(xw, xw.T))
         rec(f"H {tag} W5 3000x3000.T", f"torch.mm(x, x.T) {2 * 3000**3 / ms * 1e-9:.0f} TFLOP/s", ms)
+    # float16 x @ w at other sizes (the HS rows): m x k x n.
+    if not only or only == "HS":
+        cm.allow_fp16_reduced_precision_reduction = False
+        for m, k, n in ((1024, 1024, 1024), (2048, 2048, 2048), (8192, 8192, 8192), (4096, 4096, 1024),
+                        (1024, 4096, 4096), (8192, 1024, 8192)):
+            xs = torch.rand(m, k, device=dev).half()
+            ws = torch.randn(k, n, device=dev).half()
+            ms = med(lambda: xs @ ws)
+            name = f"HS f16 {m}^3" if m == k == n else f"HS f16 {m}x{k}x{n}"
+            rec(name, f"torch (cuBLAS) {2 * m * k * n / ms * 1e-9:.0f} TFLOP/s", ms)
     # float32 on TF32 (--tf32): as arrayc-matmul-bench's T rows.
     if tf32 and (not only or only.startswith("T")):
         for n, case in ((4096, "x@w"), (4096, "x@y.T"), (4096, "x.T@w"), (3000, "x@y.T")):

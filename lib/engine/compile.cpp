@@ -49,9 +49,9 @@ std::unique_ptr<Program> prepare(Schedule s, const CompileOptions& o, StageLog* 
   }
   if (log) {
     auto copy = std::make_shared<Schedule>(sched);
-    log->ptx = [copy, tf32 = o.plan.tf32_products](int sm) {
+    log->ptx = [copy, ctx = o.plan](int sm) {
       std::string out;
-      for (const Step& step : copy->steps) out += ptx_for(step, *copy, sm, tf32);
+      for (const Step& step : copy->steps) out += ptx_for(step, *copy, sm, ctx);
       return out;
     };
   }

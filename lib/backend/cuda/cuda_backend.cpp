@@ -761,7 +761,7 @@ Backend& cuda_backend() {
   return *b;
 }
 
-std::string ptx_for(const Step& step, const Schedule& s, int sm, bool tf32) {
+std::string ptx_for(const Step& step, const Schedule& s, int sm, const PlanContext& ctx) {
   if (const auto* a = std::get_if<AxisStep>(&step.op)) {  // scans and sorts: their kernels
     std::string ptx;
     for (const AxisKernel& k : gpu_axis_kernels(*a)) ptx += "// ---- " + k.name() + "\n" + emit_axis_ptx(k, sm).ptx;
@@ -773,7 +773,7 @@ std::string ptx_for(const Step& step, const Schedule& s, int sm, bool tf32) {
     Device d = step_device(step, s);
     int sms = d.kind == Device::Kind::GPU ? cuda::device_info(d.index).multiprocessors : kAssumedSMs;
     GemmProblem p = gemm_problem(*dot, 0, 0);
-    p.tf32 = tf32 && sm >= 80;
+    p.tf32 = ctx.tf32_products && sm >= 80;
     p.half_mma = sm >= 80;  // issue 29
     p.wgmma = p.tma = p.clusters = sm == 90;  // as a driver that makes tensor maps (CUDA 12+) runs it
     std::string ptx;
@@ -785,12 +785,12 @@ std::string ptx_for(const Step& step, const Schedule& s, int sm, bool tf32) {
     GemmKernel gk = gemm_of(*dot, p, sms);
     ptx += "// ---- " + gk.name() + "\n" + emit_gemm_ptx(gk, sm).ptx;
     if (dot->has_epilogue && !gk.epilogue)  // a CPU product's epilogue, or one the GPU runs on its own
-      ptx += "// ---- " + dot->epilogue.kernel->name + "\n" + emit_ptx(dot->epilogue.kernel, sm, ptx_options(EmitOptions{})).ptx;
+      ptx += "// ---- " + dot->epilogue.kernel->name + "\n" + emit_ptx(dot->epilogue.kernel, sm, ptx_options(ctx.user)).ptx;
     return ptx;
   }
   const KernelStep& ks = std::get<KernelStep>(step.op);
   const Kernel& k = ks.kernel;
-  std::string ptx = "// ---- " + k.name + "\n" + emit_ptx(k, sm, ptx_options(EmitOptions{})).ptx;
+  std::string ptx = "// ---- " + k.name + "\n" + emit_ptx(k, sm, ptx_options(ctx.user)).ptx;
   if (std::optional<HalfTable> t = gpu_half_table(ks)) {  // float16 speed (issue 28)
     const int bytes = static_cast<int>(dtype_size(t->out));
     ptx += "// ---- half_lookup_" + std::to_string(8 * bytes) + "\n" + emit_half_lookup_ptx(bytes, sm).ptx;

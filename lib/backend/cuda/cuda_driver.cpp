@@ -118,7 +118,6 @@ typedef struct CUtensorMap_st {
 } CUtensorMap;
 typedef enum CUtensorMapDataType_enum {
   CU_TENSOR_MAP_DATA_TYPE_FLOAT16 = 6,
-  CU_TENSOR_MAP_DATA_TYPE_FLOAT32 = 7,
   CU_TENSOR_MAP_DATA_TYPE_BFLOAT16 = 9,
   CU_TENSOR_MAP_DATA_TYPE_TFLOAT32 = 11
 } CUtensorMapDataType;
@@ -636,10 +635,9 @@ void encode_tensor_map(TensorMap& map, TensorMapElement element, const void* add
   const cuuint32_t b[3] = {box[0], box[1], box[2]}, one[3] = {1, 1, 1};
   CUresult r = drv.cuTensorMapEncodeTiled(
       reinterpret_cast<CUtensorMap*>(&map),
-      element == TensorMapElement::BFloat16 ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
+      element == TensorMapElement::BFloat16  ? CU_TENSOR_MAP_DATA_TYPE_BFLOAT16
       : element == TensorMapElement::Float16 ? CU_TENSOR_MAP_DATA_TYPE_FLOAT16
-      : element == TensorMapElement::TFloat32 ? CU_TENSOR_MAP_DATA_TYPE_TFLOAT32
-                                               : CU_TENSOR_MAP_DATA_TYPE_FLOAT32,
+                                             : CU_TENSOR_MAP_DATA_TYPE_TFLOAT32,
       3,
       const_cast<void*>(address), d, st, b, one, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
       CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);

@@ -99,7 +99,7 @@ bool has_clusters();
 // Whether the driver can make tensor maps (cuTensorMapEncodeTiled, CUDA 12 and later).
 bool has_tensor_maps();
 // The elements a tensor map loads: TFloat32 is float32 in memory, rounded to TF32 by the TMA.
-enum class TensorMapElement { Float16, BFloat16, Float32, TFloat32 };
+enum class TensorMapElement { Float16, BFloat16, TFloat32 };
 // A rank-3 tiled map of `element`s at `address`: dims innermost first (the innermost has unit
 // stride), strides in bytes of dims 1 and 2 (multiples of 16), `box` elements per load, 128-byte
 // swizzle, zero fill past the edges. Throws arrayc::Error when the driver refuses it.

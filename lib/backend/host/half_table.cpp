@@ -4,7 +4,6 @@
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include <immintrin.h>
 
-#include <atomic>
 #include <cstring>
 
 #include "backend/host/host_jit.h"

@@ -2,7 +2,6 @@
 // of its 65536 results, looked up with one vector gather per 16 elements (8 with AVX2).
 #pragma once
 #include <cstdint>
-#include <optional>
 #include <vector>
 
 #include "backend/host/host_jit.h"

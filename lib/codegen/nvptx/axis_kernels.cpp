@@ -52,14 +52,9 @@ class AxisEmitter {
     std::vector<llvm::Type*> args(ptrs, gptr);
     args.insert(args.end(), ints, b_.getInt64Ty());
     f_ = declare_ptx_kernel(m_, entry, args, ptrs);
-    llvm::Metadata* md[] = {llvm::ValueAsMetadata::get(f_), llvm::MDString::get(ctx_, "maxntidx"),
-                            llvm::ValueAsMetadata::get(b_.getInt32(kAxisThreads))};
-    m_.getOrInsertNamedMetadata("nvvm.annotations")->addOperand(llvm::MDNode::get(ctx_, md));
-    if (k_.min_blocks > 0) {  // ptxas keeps the registers low enough for this many blocks an SM
-      llvm::Metadata* mb[] = {llvm::ValueAsMetadata::get(f_), llvm::MDString::get(ctx_, "minctasm"),
-                              llvm::ValueAsMetadata::get(b_.getInt32(k_.min_blocks))};
-      m_.getOrInsertNamedMetadata("nvvm.annotations")->addOperand(llvm::MDNode::get(ctx_, mb));
-    }
+    annotate_ptx_kernel(*f_, "maxntidx", kAxisThreads);
+    // ptxas keeps the registers low enough for this many blocks an SM
+    if (k_.min_blocks > 0) annotate_ptx_kernel(*f_, "minctasm", k_.min_blocks);
     b_.SetInsertPoint(llvm::BasicBlock::Create(ctx_, "entry", f_));
     for (int i = 0; i < ptrs + ints; ++i) arg_.push_back(f_->getArg(i));
     tid_ = sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x);
@@ -85,7 +80,7 @@ class AxisEmitter {
   // ---- helpers ----
   Value* i64(int64_t v) { return b_.getInt64(v); }
   Value* i32(int64_t v) { return b_.getInt32(static_cast<uint32_t>(v)); }
-  Value* sreg(llvm::Intrinsic::ID id) { return b_.CreateZExt(b_.CreateIntrinsic(id, {}, {}), b_.getInt64Ty()); }
+  Value* sreg(llvm::Intrinsic::ID id) { return read_sreg(b_, id); }
   Value* gid() {
     return b_.CreateAdd(b_.CreateMul(sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x), i64(kAxisThreads)), tid_);
   }

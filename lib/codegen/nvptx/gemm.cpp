@@ -251,7 +251,7 @@ class GemmEmitter {
     // The block size is fixed (.maxntid), which lets ptxas budget registers for it. Asking for
     // two blocks per SM (.minnctapersm 2) caps the big f32 tile at 128 registers: W5 ran 2.5%
     // faster but spilled 72 bytes, and W3 and W4 ran slower, so it is not asked.
-    annotate("maxntidx", g_.threads());
+    annotate_ptx_kernel(*f_, "maxntidx", g_.threads());
     b_.SetInsertPoint(llvm::BasicBlock::Create(ctx_, "entry", f_));
     Value *pa = f_->getArg(0), *pb = f_->getArg(1), *pc = f_->getArg(2);
     const int v0 = v0_ = 2 + out_ptrs;  // the first i64
@@ -415,13 +415,8 @@ class GemmEmitter {
     Value* base = nullptr;       // element offset of this product
   };
 
-  void annotate(const char* key, int value) {
-    llvm::Metadata* md[] = {llvm::ValueAsMetadata::get(f_), llvm::MDString::get(ctx_, key),
-                            llvm::ValueAsMetadata::get(b_.getInt32(value))};
-    m_.getOrInsertNamedMetadata("nvvm.annotations")->addOperand(llvm::MDNode::get(ctx_, md));
-  }
   Value* i64(int64_t v) { return b_.getInt64(v); }
-  Value* sreg(llvm::Intrinsic::ID id) { return b_.CreateZExt(b_.CreateIntrinsic(id, {}, {}), b_.getInt64Ty()); }
+  Value* sreg(llvm::Intrinsic::ID id) { return read_sreg(b_, id); }
   Value* ceil_div(Value* x, int d) { return b_.CreateUDiv(b_.CreateAdd(x, i64(d - 1)), i64(d)); }
   void barrier() { b_.CreateIntrinsic(llvm::Intrinsic::nvvm_barrier0, {}, {}); }
   llvm::Type* vec(int w) { return w == 1 ? ty_ : static_cast<llvm::Type*>(llvm::FixedVectorType::get(ty_, w)); }
@@ -1345,8 +1340,9 @@ GemmKernel choose_gemm(const GemmProblem& p, int multiprocessors) {
   // run along k (the TF32 wgmma reads K-major operands only) and a tensor map can describe them
   // (the TMA's tf32 element type rounds as it loads; cp.async copies would leave the low bits,
   // which the tensor cores truncate).
+  const bool tma = p.tma && tma_layout_ok(p, g);
   const bool tf32_wg = p.dtype == DType::Float32 && !half && p.tf32 && !gram && g.a_unit == GemmUnit::K &&
-                       g.b_unit == GemmUnit::K && p.tma && tma_layout_ok(p, g);
+                       g.b_unit == GemmUnit::K && tma;
   const bool wgmma = (half_mma || tf32_wg) && p.wgmma && g.a_unit != GemmUnit::None && g.a_vec &&
                      g.b_unit != GemmUnit::None && g.b_vec;
   const DType wg_dtype = half ? p.in_dtype : p.dtype;
@@ -1355,7 +1351,6 @@ GemmKernel choose_gemm(const GemmProblem& p, int multiprocessors) {
   // has one more warpgroup, the producer.
   bool cp = false;
   int clusters = 0;  // 0: where rows are misaligned (tma_rows_misaligned), 1: never, 2: always
-  const bool tma = p.tma && tma_layout_ok(p, g);
   auto wgmma_kernel = [&](const GemmTile& t, int stages) {
     GemmKernel k = g;
     k.tile = t;
@@ -1618,15 +1613,13 @@ PtxKernel emit_transpose_ptx(int sm) {
     std::vector<llvm::Type*> args{gptr, gptr};
     args.insert(args.end(), 6, b.getInt64Ty());
     llvm::Function* f = declare_ptx_kernel(m, entry, args, 2);
-    llvm::Metadata* md[] = {llvm::ValueAsMetadata::get(f), llvm::MDString::get(ctx, "maxntidx"),
-                            llvm::ValueAsMetadata::get(b.getInt32(kTile * kRows))};
-    m.getOrInsertNamedMetadata("nvvm.annotations")->addOperand(llvm::MDNode::get(ctx, md));
+    annotate_ptx_kernel(*f, "maxntidx", kTile * kRows);
     b.SetInsertPoint(llvm::BasicBlock::Create(ctx, "entry", f));
     Value *src = f->getArg(0), *dst = f->getArg(1), *X = f->getArg(2), *Y = f->getArg(3), *batch = f->getArg(4);
     Value *xs = f->getArg(5), *ys = f->getArg(6), *bs = f->getArg(7);
     llvm::Type* i32 = b.getInt32Ty();
     auto i64 = [&](int64_t v) { return b.getInt64(v); };
-    auto sreg = [&](llvm::Intrinsic::ID id) { return b.CreateZExt(b.CreateIntrinsic(id, {}, {}), b.getInt64Ty()); };
+    auto sreg = [&](llvm::Intrinsic::ID id) { return read_sreg(b, id); };
     auto* tile_ty = llvm::ArrayType::get(i32, kTile * kPad);
     auto* tile = new llvm::GlobalVariable(m, tile_ty, false, llvm::GlobalValue::InternalLinkage, llvm::UndefValue::get(tile_ty),
                                           "tile", nullptr, llvm::GlobalValue::NotThreadLocal, kShared);

@@ -28,16 +28,14 @@ PtxKernel emit_half_lookup_ptx(int out_bytes, int sm) {
     std::vector<llvm::Type*> args{gptr, gptr, gptr, b.getInt64Ty(), b.getInt64Ty(), b.getInt64Ty()};
     // The table is noalias (read-only loads); the input and output may be one buffer.
     llvm::Function* f = declare_ptx_kernel(m, entry, args, 1);
-    llvm::Metadata* md[] = {llvm::ValueAsMetadata::get(f), llvm::MDString::get(ctx, "maxntidx"),
-                            llvm::ValueAsMetadata::get(b.getInt32(shape.threads))};
-    m.getOrInsertNamedMetadata("nvvm.annotations")->addOperand(llvm::MDNode::get(ctx, md));
+    annotate_ptx_kernel(*f, "maxntidx", shape.threads);
     b.SetInsertPoint(llvm::BasicBlock::Create(ctx, "entry", f));
     llvm::Value *table = f->getArg(0), *in = f->getArg(1), *out = f->getArg(2), *n = f->getArg(3);
     llvm::Value *in_off = f->getArg(4), *out_off = f->getArg(5);
     llvm::Type* i16 = b.getInt16Ty();
     llvm::Type* elem = b.getIntNTy(8 * out_bytes);
     auto i64 = [&](int64_t v) { return b.getInt64(v); };
-    auto sreg = [&](llvm::Intrinsic::ID id) { return b.CreateZExt(b.CreateIntrinsic(id, {}, {}), b.getInt64Ty()); };
+    auto sreg = [&](llvm::Intrinsic::ID id) { return read_sreg(b, id); };
     llvm::Value* tid = sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x);
     if (shape.shared_bytes) {  // the table into shared memory, 16 bytes a thread at a time
       auto* ty = llvm::ArrayType::get(elem, 0);

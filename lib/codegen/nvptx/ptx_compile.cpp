@@ -133,6 +133,17 @@ llvm::Function* declare_ptx_kernel(llvm::Module& m, const std::string& name, con
   return f;
 }
 
+void annotate_ptx_kernel(llvm::Function& f, const char* key, int value) {
+  llvm::LLVMContext& ctx = f.getContext();
+  llvm::Metadata* md[] = {llvm::ValueAsMetadata::get(&f), llvm::MDString::get(ctx, key),
+                          llvm::ValueAsMetadata::get(llvm::ConstantInt::get(llvm::Type::getInt32Ty(ctx), value))};
+  f.getParent()->getOrInsertNamedMetadata("nvvm.annotations")->addOperand(llvm::MDNode::get(ctx, md));
+}
+
+llvm::Value* read_sreg(llvm::IRBuilder<>& b, llvm::Intrinsic::ID id) {
+  return b.CreateZExt(b.CreateIntrinsic(id, {}, {}), b.getInt64Ty());
+}
+
 PtxKernel compile_ptx(const std::string& entry, int sm, const std::function<void(llvm::Module&)>& build,
                       bool arch_specific) {
   Nvptx& nv = nvptx();

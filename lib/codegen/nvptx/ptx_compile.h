@@ -4,6 +4,7 @@
 // libdevice when needed, internalize, O3, the NVPTX backend).
 #pragma once
 #include <llvm/IR/Function.h>
+#include <llvm/IR/IRBuilder.h>
 #include <llvm/IR/Module.h>
 
 #include <functional>
@@ -26,6 +27,12 @@ struct PtxKernel {
 // first `noalias_args` are marked noalias.
 llvm::Function* declare_ptx_kernel(llvm::Module& m, const std::string& name, const std::vector<llvm::Type*>& args,
                                    int noalias_args);
+
+// An nvvm.annotations entry of kernel f: `key` (maxntidx, minctasm, ...) with an i32 value.
+void annotate_ptx_kernel(llvm::Function& f, const char* key, int value);
+
+// A PTX special register (threadIdx.x, blockIdx.x, ...: nvvm_read_ptx_sreg_*) as an i64.
+llvm::Value* read_sreg(llvm::IRBuilder<>& b, llvm::Intrinsic::ID id);
 
 // Builds a module with `build` (which must define the kernel `entry`) and compiles it for sm_<sm>
 // (`arch_specific`: sm_<sm>a, whose code runs on that architecture only, as Hopper's wgmma

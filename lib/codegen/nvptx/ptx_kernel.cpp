@@ -82,7 +82,7 @@ class PtxEmitter {
  private:
   using Body = std::function<void(Value*)>;
 
-  Value* sreg(llvm::Intrinsic::ID id) { return b_.CreateZExt(b_.CreateIntrinsic(id, {}, {}), b_.getInt64Ty()); }
+  Value* sreg(llvm::Intrinsic::ID id) { return read_sreg(b_, id); }
   Value* global_id() {
     return b_.CreateAdd(b_.CreateMul(sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x),
                                      sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_ntid_x)),
@@ -707,11 +707,8 @@ void emit_kernel(const Kernel& k, const std::string& name, llvm::Module& m, cons
   std::vector<llvm::Type*> args(k.num_ptrs, llvm::PointerType::get(ctx, kGlobal));
   args.insert(args.end(), k.num_params() + 2 + (k.is_reduction ? 2 : 0), i64);
   llvm::Function* f = declare_ptx_kernel(m, name, args, k.num_ptrs);
-  if (k.row_chain) {  // row chains (issue 29): blocks of up to 1024 threads must launch (64 registers)
-    llvm::Metadata* md[] = {llvm::ValueAsMetadata::get(f), llvm::MDString::get(ctx, "maxntidx"),
-                            llvm::ValueAsMetadata::get(llvm::ConstantInt::get(llvm::Type::getInt32Ty(ctx), 1024))};
-    m.getOrInsertNamedMetadata("nvvm.annotations")->addOperand(llvm::MDNode::get(ctx, md));
-  }
+  // row chains (issue 29): blocks of up to 1024 threads must launch (64 registers)
+  if (k.row_chain) annotate_ptx_kernel(*f, "maxntidx", 1024);
   PtxEmitter(k, f, opts, width).emit();
 }
 

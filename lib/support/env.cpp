@@ -68,6 +68,7 @@ const std::vector<EnvVar>& env_vars() {
       {"ARRAYC_DEBUG", "library"},       {"ARRAYC_DUMP_DIR", "library"},   {"ARRAYC_FUSION", "library"},
       {"ARRAYC_FAST_MATH", "library"},   {"ARRAYC_NUM_THREADS", "library"}, {"ARRAYC_STREAM_BYTES", "library"},
       {"ARRAYC_DEVICE", "library"},      {"ARRAYC_LIBDEVICE", "library"},  {"ARRAYC_GEMM_TILE", "library"},     {"ARRAYC_HOST_CPU", "library"},
+      {"ARRAYC_GEMM_GROUP", "library"},
       {"ARRAYC_CACHE", "library"},       {"ARRAYC_CACHE_DIR", "library"},  {"ARRAYC_CACHE_MAX_BYTES", "library"},
       // several GPUs and processes
       {"ARRAYC_PEER_ACCESS", "library"},         {"ARRAYC_NCCL_LIBRARY", "library"}, {"ARRAYC_MPI_LIBRARY", "library"},
@@ -155,6 +156,7 @@ int64_t cache_max_bytes_setting() {
 }
 
 std::string gemm_tile_setting() { return value("ARRAYC_GEMM_TILE"); }
+std::optional<int64_t> gemm_group_setting() { return integer("ARRAYC_GEMM_GROUP", 1, 65536, " (rows of tiles; 1: row order)"); }
 
 // several GPUs and processes
 bool peer_access_setting() { return flag("ARRAYC_PEER_ACCESS", true); }

@@ -51,6 +51,8 @@ std::string cache_dir_setting();
 int64_t cache_max_bytes_setting();
 // ARRAYC_GEMM_TILE: "" when unset (parsed by choose_gemm).
 std::string gemm_tile_setting();
+// ARRAYC_GEMM_GROUP: nullopt when unset, else 1 to 65536 (gemm_tile_group).
+std::optional<int64_t> gemm_group_setting();
 // Several GPUs and processes (docs/distributed.md). ARRAYC_PEER_ACCESS, 0 or 1 (default 1): copies
 // between GPUs peer to peer where possible, or always staged through pinned host memory.
 bool peer_access_setting();

@@ -246,6 +246,10 @@ TEST_P(Tf32Products, WarpgroupKernel) {
   Array exact = maximum(dot(x64, w64) + cast(b, DType::Float64).to(cpu()), 0.0);
   Array bound = matmul(abs(x64), abs(w64)) * (std::ldexp(1.0, -10) + 520 * std::ldexp(1.0, -23)) + 1e-6 * abs(exact);
   EXPECT_LE(max(abs(cast(fused, DType::Float64).to(cpu()) - exact) - bound).item<double>(), 0.0);
+  // A wide product: its tiles walked in groups of 16 rows (gemm_tile_group; 18 rows of tiles).
+  Array wa = random_array(DType::Float32, {2200, 8}, 813), wb = transpose(random_array(DType::Float32, {6144, 8}, 814));
+  EXPECT_NE(kernels_of(dot(wa, wb)).find("_128x256x32_"), std::string::npos) << kernels_of(dot(wa, wb));
+  expect_within_tf32(wa, wb, dot(wa, wb));
 }
 
 }  // namespace

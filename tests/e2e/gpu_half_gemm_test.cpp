@@ -28,6 +28,7 @@ class HalfProducts : public DeviceTest {
  protected:
   void TearDown() override {
     unsetenv("ARRAYC_GEMM_TILE");
+    unsetenv("ARRAYC_GEMM_GROUP");
     DeviceTest::TearDown();
   }
 
@@ -163,6 +164,31 @@ TEST_P(HalfProducts, WarpgroupKernel) {
       expect_within_bound(e, f, dot(e, f));
     }
   }
+}
+
+// The TMA kernel walks a wide product's tiles in groups of rows (gemm_tile_group): every tile
+// computed once, in single blocks and in clusters (units of two rows), with partial groups at
+// the end, in batches (a group never spans two products) and with B along k. Forced groups
+// (ARRAYC_GEMM_GROUP) of 3 units on 1000 rows (8 rows of 128: groups of 3, 3, 2; 4 pairs: 3, 1),
+// and the rule's own choice on a wide product (18 rows of 128x256 tiles: 16, then 2).
+TEST_P(HalfProducts, TileGroupsCoverEveryTile) {
+  const std::string probe = kernels_of(dot(random_array(DType::Float16, {64, 64}, 1), random_array(DType::Float16, {64, 64}, 2)));
+  if (probe.find("_wg") == std::string::npos) GTEST_SKIP() << "not an sm_90 GPU: " << probe;
+  for (const char* tile : {"128x256x64/4x32/wg/c1", "128x256x64/4x32/wg/c2", "64x64x64/4x8/s3/wg/c1"}) {
+    SCOPED_TRACE(tile);
+    setenv("ARRAYC_GEMM_TILE", tile, 1);
+    setenv("ARRAYC_GEMM_GROUP", "3", 1);
+    Array a = random_array(DType::Float16, {1000, 24}, 460), b = random_array(DType::Float16, {24, 1536}, 461);
+    expect_within_bound(a, b, dot(a, b));
+    Array bt = transpose(random_array(DType::Float16, {1536, 24}, 462));
+    expect_within_bound(a, bt, dot(a, bt));
+    Array x = random_array(DType::BFloat16, {2, 1000, 24}, 463), y = random_array(DType::BFloat16, {2, 24, 1536}, 464);
+    expect_within_bound(x, y, matmul(x, y));
+    unsetenv("ARRAYC_GEMM_GROUP");
+  }
+  setenv("ARRAYC_GEMM_TILE", "128x256x64/4x32/wg/c1", 1);
+  Array a = random_array(DType::Float16, {2200, 8}, 465), b = random_array(DType::Float16, {8, 6144}, 466);
+  expect_within_bound(a, b, dot(a, b));
 }
 
 TEST_P(HalfProducts, NanAndInfinityPropagate) {

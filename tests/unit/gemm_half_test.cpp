@@ -209,6 +209,30 @@ TEST(GemmHalfTest, TmaKernelPtx) {
   EXPECT_EQ(detail::gemm_dynamic_shared(g, 90), 4u * (128 * 64 + 64 * 256) * 2 + 1024 + 4 * 16);
   // One block an SM, each walking its tiles (512 of them).
   EXPECT_EQ(detail::gemm_grid(g, p), 132u);
+  // The tile order (gemm_tile_group): at 4096^3 the 132 resident tiles cover 9 rows of tiles by
+  // all 16 columns (9 x 128 + 16 x 256 elements of k-slab), a group of 16 rows 16 x 128 + 9 x 256:
+  // too little gained, row order. At 8192 columns, 5 x 128 + 32 x 256 against the same: groups.
+  EXPECT_EQ(detail::resident_blocks(g, kSMs), 132);
+  EXPECT_EQ(detail::gemm_tile_group(g, p, kSMs), 1);
+  for (int64_t n : {6144, 8192, 65536}) {
+    GemmProblem wide = half_problem(DType::BFloat16, 4096, 4096, n);
+    EXPECT_EQ(detail::gemm_tile_group(g, wide, kSMs), 16) << n;
+  }
+  EXPECT_EQ(detail::gemm_tile_group(g, half_problem(DType::BFloat16, 4096, 4096, 5120), kSMs), 1);
+  // Fewer rows of tiles than a group: as many as there are (then column order), or none at one.
+  EXPECT_EQ(detail::gemm_tile_group(g, half_problem(DType::BFloat16, 1024, 4096, 8192), kSMs), 8);
+  EXPECT_EQ(detail::gemm_tile_group(g, half_problem(DType::BFloat16, 128, 4096, 65536), kSMs), 1);
+  // ARRAYC_GEMM_GROUP forces it (at most the rows there are), or is refused.
+  setenv("ARRAYC_GEMM_GROUP", "4", 1);
+  EXPECT_EQ(detail::gemm_tile_group(g, p, kSMs), 4);
+  EXPECT_EQ(detail::gemm_tile_group(g, half_problem(DType::BFloat16, 300, 4096, 4096), kSMs), 3);
+  for (const char* bad : {"0", "x", "-2", "65537", "3 "}) {
+    setenv("ARRAYC_GEMM_GROUP", bad, 1);
+    EXPECT_ARRAYC_ERROR(detail::gemm_tile_group(g, p, kSMs),
+                        "ARRAYC_GEMM_GROUP must be an integer from 1 to 65536 (rows of tiles; 1: row order), got '" +
+                            std::string(bad) + "'");
+  }
+  unsetenv("ARRAYC_GEMM_GROUP");
   // 3000^2: 128x192 tiles, in as many waves (3) as 128x256 would take.
   GemmProblem w5 = half_problem(DType::Float16, 3000, 3000, 3000);
   w5.wgmma = w5.tma = true;

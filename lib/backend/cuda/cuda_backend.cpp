@@ -369,10 +369,11 @@ class GemmLaunch final : public Launch {
   // `key`: gk.str(), which a step of other sizes compares to reuse fn (CudaBackend::replan).
   // `shared`: the dynamic shared memory of gk's tile (gemm_dynamic_shared).
   GemmLaunch(Device d, const GemmProblem& p, const GemmKernel& gk, std::string key, const cuda::Function& fn,
-             unsigned shared, const DotStep* step)
+             unsigned shared, const DotStep* step, int sms)
       : dev_(d.index), fn_(fn), key_(std::move(key)), grid_(gemm_grid(gk, p)),
         block_(static_cast<unsigned>(gk.threads())),
-        v_{p.m, p.n, p.k, p.batch, p.a_rs, p.a_cs, p.a_bs, p.b_rs, p.b_cs, p.b_bs}, epilogue_(gk.epilogue != nullptr),
+        v_{p.m, p.n, p.k, p.batch, p.a_rs, p.a_cs, p.a_bs, p.b_rs, p.b_cs, p.b_bs, gemm_tile_group(gk, p, sms)},
+        epilogue_(gk.epilogue != nullptr),
         shared_(shared) {
     if (epilogue_) v_.insert(v_.end(), step->epilogue.launch.params.begin(), step->epilogue.launch.params.end());
     if (shared_ > 48 * 1024) cuda::allow_dynamic_shared(dev_, fn_, shared_);
@@ -577,7 +578,7 @@ class CudaBackend final : public Backend {
       std::shared_ptr<const Binary> b = c.get(u);  // launches keep cuda::load's function
       const GpuBinary& g = gpu_binary(*b);
       std::unique_ptr<Launch> gemm = std::make_unique<GemmLaunch>(d, kp, gk, std::move(u.text), function(g, d),
-                                                                  gemm_dynamic_shared(gk, g.ptx.sm), dot);
+                                                                  gemm_dynamic_shared(gk, g.ptx.sm), dot, sms);
       if (which) {
         const cuda::Function& t = function(gpu_binary(*c.get(transpose_unit(d))), d);
         gemm = std::make_unique<TransposeThenGemmLaunch>(d, std::move(gemm), t, p, which, sms);
@@ -649,7 +650,7 @@ class CudaBackend final : public Backend {
         if ((!dot->has_epilogue || gk.epilogue) && !gemm_transposed_operand(p, sms)) {
           std::string key = gk.str();
           if (key == gl->key())
-            return std::make_unique<GemmLaunch>(d, p, gk, std::move(key), gl->function(), gl->shared(), dot);
+            return std::make_unique<GemmLaunch>(d, p, gk, std::move(key), gl->function(), gl->shared(), dot, sms);
         }
       }
     } else if (const auto* a = std::get_if<AxisStep>(&step.op)) {

@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <array>
 #include <cctype>
+#include <cmath>
 #include <cstdio>
 #include <functional>
 #include <memory>
@@ -233,7 +234,7 @@ class GemmEmitter {
     const Kernel* epi = g_.epilogue;
     const int out_ptrs = epi ? epi->num_ptrs : 1;  // c, or the epilogue's operands
     std::vector<llvm::Type*> args(2 + out_ptrs, gptr);
-    args.insert(args.end(), 10 + (epi ? epi->num_params() : 0), b_.getInt64Ty());
+    args.insert(args.end(), kGemmParams + (epi ? epi->num_params() : 0), b_.getInt64Ty());
     const unsigned maps = static_cast<unsigned>(args.size());  // tma: A's and B's tensor maps, by value
     if (tma_) args.insert(args.end(), 2, llvm::PointerType::get(ctx_, 0));
     f_ = declare_ptx_kernel(m_, name, args, 2 + out_ptrs);
@@ -260,7 +261,7 @@ class GemmEmitter {
     Value *b_rs = f_->getArg(v0 + 7), *b_cs = f_->getArg(v0 + 8), *b_bs = f_->getArg(v0 + 9);
     if (epi) {
       for (int i = 0; i < out_ptrs; ++i) epi_ptrs_.push_back(f_->getArg(2 + i));
-      space_ = LoopSpace::unpack(b_, *epi, [&](int64_t i) -> Value* { return f_->getArg(v0 + 10 + static_cast<unsigned>(i)); });
+      space_ = LoopSpace::unpack(b_, *epi, [&](int64_t i) -> Value* { return f_->getArg(v0 + kGemmParams + static_cast<unsigned>(i)); });
       EmitOptions o;
       o.target = EmitOptions::Target::Nvptx;
       body_ = std::make_unique<BodyEmitter>(b_, *epi, o);
@@ -331,19 +332,26 @@ class GemmEmitter {
     if (tma_) {
       // A cluster of two blocks walks pairs of tiles one above the other (rows ti = 2 ti2 + its
       // rank), which share their tiles of B; a pair's second tile past the last row computes
-      // what no store keeps.
+      // what no store keeps. Units (tiles, or pairs) go in groups of `group` rows (gemm_tile_group).
       const int c = g_.cluster;
       Value* rank = c > 1 ? b_.CreateURem(sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x), i64(c)) : i64(0);
-      Value* per_c = b_.CreateMul(ceil_div(mt, c), nt);
-      tma_main(A, B, raw_tid, c > 1 ? b_.CreateMul(per_c, batch) : total, ktiles, rank, [&](Value* tile) {
-        if (c == 1) {
+      Value* mt_c = ceil_div(mt, c);
+      Value* per_c = b_.CreateMul(mt_c, nt);
+      Value* group = f_->getArg(v0 + 10);  // gemm_tile_group
+      Value* span = b_.CreateMul(group, nt);
+      tma_main(A, B, raw_tid, g_.gram ? total : b_.CreateMul(per_c, batch), ktiles, rank, [&](Value* tile) {
+        if (g_.gram) {  // the triangle's own order (clusters are not used for it)
           auto [p, ti, tj] = tile_at(tile);
           return std::tuple<Value*, Value*, Value*>{p, b_.CreateMul(ti, i64(t_.bm)), b_.CreateMul(tj, i64(t_.bn))};
         }
         Value* p = b_.CreateUDiv(tile, per_c);
         Value* r = b_.CreateURem(tile, per_c);
-        Value* ti = b_.CreateAdd(b_.CreateMul(b_.CreateUDiv(r, nt), i64(c)), rank);
-        return std::tuple<Value*, Value*, Value*>{p, b_.CreateMul(ti, i64(t_.bm)), b_.CreateMul(b_.CreateURem(r, nt), i64(t_.bn))};
+        Value* g0 = b_.CreateMul(b_.CreateUDiv(r, span), group);  // the group's first row
+        Value* rows = b_.CreateSelect(b_.CreateICmpULT(b_.CreateSub(mt_c, g0), group), b_.CreateSub(mt_c, g0), group);
+        Value* in = b_.CreateURem(r, span);
+        Value* ti = b_.CreateAdd(b_.CreateMul(b_.CreateAdd(g0, b_.CreateURem(in, rows)), i64(c)), rank);
+        Value* tj = b_.CreateUDiv(in, rows);
+        return std::tuple<Value*, Value*, Value*>{p, b_.CreateMul(ti, i64(t_.bm)), b_.CreateMul(tj, i64(t_.bn))};
       }, [&](Value* p, Value* m0, Value* n0) { mma_store(Store{pc, p, b_.CreateMul(p, b_.CreateMul(m, n)), m, n}, m0, n0); });
       b_.CreateRetVoid();
       return;
@@ -1376,7 +1384,7 @@ GemmKernel choose_gemm(const GemmProblem& p, int multiprocessors) {
       // take one pair of tiles each: how many clusters fit at once depends on how the SMs group
       // (the two blocks of a cluster share a GPC), which a persistent grid would have to know.
       if (g.tma && g.cluster == 1)
-        g.max_blocks = multiprocessors * std::max<int>(1, static_cast<int>(228 * 1024 / (pipeline_shared(g) + 1024)));
+        g.max_blocks = resident_blocks(g, multiprocessors);
       return;
     }
     if (f64_k < 0) f64_k = p.dtype == DType::Float64 && mma_ok(t, stages, kF64K) ? kF64K : 0;
@@ -1523,6 +1531,27 @@ TmaOperand gemm_tma_operand(const GemmKernel& g, const GemmProblem& p, bool is_a
 
 unsigned gemm_dynamic_shared(const GemmKernel& g, int sm) {
   return g.mma && sm >= 80 ? static_cast<unsigned>(pipeline_shared(g)) : 0;
+}
+
+int resident_blocks(const GemmKernel& g, int multiprocessors) {
+  return multiprocessors * std::max<int>(1, static_cast<int>(228 * 1024 / (pipeline_shared(g) + 1024)));
+}
+
+int64_t gemm_tile_group(const GemmKernel& g, const GemmProblem& p, int multiprocessors) {
+  const std::optional<int64_t> forced = gemm_group_setting();
+  if (!g.tma || g.gram) return 1;
+  const int64_t unit = int64_t{g.tile.bm} * g.cluster, bn = g.tile.bn;  // a unit's rows and columns
+  const int64_t units = (p.m + unit - 1) / unit, nt = (p.n + bn - 1) / bn;
+  if (forced) return std::min(*forced, std::max<int64_t>(units, 1));
+  const int64_t resident = resident_blocks(g, multiprocessors) / g.cluster;  // units at once
+  if (units < 2 || resident < 2) return 1;
+  // About as many rows as columns of elements: group x unit = (resident / group) x bn.
+  const int64_t group = std::clamp<int64_t>(std::llround(std::sqrt(static_cast<double>(resident * bn) / unit)), 1, units);
+  auto ceil = [](int64_t a, int64_t b) { return (a + b - 1) / b; };
+  // The elements of A's and B's k-slabs that the resident units read: rows x unit + columns x bn.
+  const int64_t by_rows = std::min(units, ceil(resident, nt)) * unit + std::min(nt, resident) * bn;
+  const int64_t grouped = group * unit + std::min(nt, ceil(resident, group)) * bn;
+  return 2 * by_rows > 3 * grouped ? group : 1;
 }
 
 unsigned gemm_grid(const GemmKernel& g, const GemmProblem& p) {

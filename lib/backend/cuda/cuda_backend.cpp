@@ -600,7 +600,6 @@ class CudaBackend final : public Backend {
     // The launches keep the loaded function (cuda::load's), not the binary.
     std::shared_ptr<const Binary> b = c.get(kernel_unit(d, ks.kernel, ctx.user));
     const GpuBinary& g = gpu_binary(*b);
-    PtxLaunchConfig cfg = ptx_launch_config(ks.kernel, g.ptx, ks.launch, sms);
     if (std::optional<HalfTable> t = gpu_half_table(ks)) {  // float16 speed (issue 28)
       LaunchParams over{half_table_params(*t, ks.kernel, ks.launch.params), kHalfPatterns, 0};
       const cuda::Function& lookup =
@@ -608,6 +607,7 @@ class CudaBackend final : public Backend {
       return std::make_unique<HalfTableLaunch>(d, ks, function(g, d), ptx_launch_config(ks.kernel, g.ptx, over, sms), *t,
                                                lookup, sms);
     }
+    PtxLaunchConfig cfg = ptx_launch_config(ks.kernel, g.ptx, ks.launch, sms);
     if (!cfg.split) return std::make_unique<KernelLaunch>(d, ks, function(g, d), launch_facts(g.ptx), cfg);
     ReductionSplit split = split_reduction(ks.kernel, ks.launch, cfg.chunks);
     std::shared_ptr<const Binary> cb = c.get(kernel_unit(d, split.combine, EmitOptions{}));

@@ -163,10 +163,9 @@ int resident_blocks(const GemmKernel& g, int multiprocessors);
 // as many rows of A and columns of B as they cover, and that region should be square-ish: in
 // row order a wide product's resident tiles cover few rows but every column, so all of B streams
 // through L2 for each few rows of A. A group is taken when it cuts the elements read by a third
-// or more. On an H100, float16 8192^3 took 1.743-1.770 ms in groups (16 rows of 128x256 tiles)
-// against 1.831 in row order; its mainloop alone (stores cut, an experiment) 1.654 against 1.809
-// on an H200. ARRAYC_GEMM_GROUP=G forces G (for tuning; 1: row order); an invalid one is an
-// arrayc::Error.
+// or more (docs/cuda.md, "Tile order"). On an H100, float16 8192^3 took 1.779-1.786 ms in groups
+// of 16 rows of 128x256 tiles against 1.861-1.862 in row order. ARRAYC_GEMM_GROUP=G forces G
+// (for tuning; 1: row order); an invalid one is an arrayc::Error.
 int64_t gemm_tile_group(const GemmKernel& g, const GemmProblem& p, int multiprocessors);
 
 // Bytes of dynamic shared memory a launch of g on sm_<sm> needs (0: its shared memory is static).

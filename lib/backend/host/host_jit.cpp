@@ -28,6 +28,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <mutex>
+#include <map>
 #include <optional>
 #include <set>
 
@@ -336,7 +337,7 @@ HostStages host_stages_for_cpu(const Kernel& k, const EmitOptions& opts, const s
 
 std::vector<std::string> cpu_features(const std::string& cpu) { return features_of(cpu, ""); }
 
-// ---- skinny products: modules of their own emitter ----
+// ---- generated products: modules of their own emitter ----
 int host_vector_bits() {
   static const int bits = [] {  // the JIT's target is fixed for the process
     std::string f = host().tm->getTargetFeatureString().str() + ",";
@@ -369,6 +370,16 @@ std::unique_ptr<HostBinary> compile_host_module(
   out->fn = sym->toPtr<KernelFn>();
   out->compile_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
   return out;
+}
+
+void* host_module_function(const std::string& symbol,
+                           const std::function<std::unique_ptr<llvm::Module>(llvm::LLVMContext&)>& emit) {
+  static std::mutex mu;
+  static std::map<std::string, std::unique_ptr<HostBinary>> kept;
+  std::lock_guard<std::mutex> lock(mu);
+  std::unique_ptr<HostBinary>& bin = kept[symbol];
+  if (!bin) bin = compile_host_module(symbol, emit);
+  return reinterpret_cast<void*>(bin->fn);
 }
 
 void check_host_cpu(const std::string& cpu) { target_builder(cpu, true); }

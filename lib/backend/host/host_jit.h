@@ -81,7 +81,7 @@ void check_host_cpu(const std::string& cpu);
 // "x86_64-pc-linux-gnu znver5 +avx512f,..." : what kernels are compiled for.
 std::string host_target_description();
 
-// ---- skinny products (backend/host/skinny.cpp): modules of their own emitter ----
+// ---- generated products (backend/host/skinny.cpp, tiled.cpp): modules of their own emitter ----
 // The widest vectors the JIT's target has, in bits: 512 with AVX-512, 256 with AVX, else 128
 // (ARRAYC_HOST_CPU included).
 int host_vector_bits();
@@ -89,5 +89,9 @@ int host_vector_bits();
 // that function, to be cast to its own type. Thread-safe.
 std::unique_ptr<HostBinary> compile_host_module(
     const std::string& symbol, const std::function<std::unique_ptr<llvm::Module>(llvm::LLVMContext&)>& emit);
+// The same, compiled once per process and kept for its life: the function of the first call
+// for `symbol` (a few KB of code; the generated product kernels). Thread-safe.
+void* host_module_function(const std::string& symbol,
+                           const std::function<std::unique_ptr<llvm::Module>(llvm::LLVMContext&)>& emit);
 
 }  // namespace arrayc::detail

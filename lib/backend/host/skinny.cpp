@@ -1,10 +1,6 @@
 #include "backend/host/skinny.h"
 
 #include <algorithm>
-#include <map>
-#include <memory>
-#include <mutex>
-#include <tuple>
 #include <vector>
 
 #include "arrayc/error.h"
@@ -19,17 +15,9 @@ namespace {
 using SkinnyFn = void (*)(const void* a, int64_t lda, const void* bt, int64_t ldbt, void* c, int64_t ldc, int64_t k,
                           int64_t row_begin, int64_t row_end);
 
-// The compiled kernels, by dtype and column count, for the process's life (a few KB each).
 SkinnyFn kernel(DType dtype, int nc, int bits) {
-  static std::mutex mu;
-  static std::map<std::tuple<DType, int, int>, std::unique_ptr<HostBinary>> kernels;
-  std::lock_guard<std::mutex> lock(mu);
-  std::unique_ptr<HostBinary>& bin = kernels[{dtype, nc, bits}];
-  if (!bin)
-    bin = compile_host_module(skinny_symbol(dtype, nc, bits), [&](llvm::LLVMContext& ctx) {
-      return emit_skinny_gemm(dtype, nc, bits, ctx);
-    });
-  return reinterpret_cast<SkinnyFn>(reinterpret_cast<void*>(bin->fn));
+  return reinterpret_cast<SkinnyFn>(host_module_function(
+      skinny_symbol(dtype, nc, bits), [&](llvm::LLVMContext& ctx) { return emit_skinny_gemm(dtype, nc, bits, ctx); }));
 }
 
 // Rows of a per block: each block's rows go through every column chunk of b while they are in

@@ -22,6 +22,7 @@
 //   TF32 at 4096^3 (x @ w, x @ y.T, x @ w on mma.sync) and 3000^2 (x @ y.T); --sweep adds both
 //   x @ y.T rows with each of a list of warpgroup tiles forced.
 // --skinny: the generated skinny kernel against OpenBLAS on the same buffers, shape by shape
+// --tiled: the same for the generated register-tiled kernel (general products).
 //   (docs/blas.md, "Skinny products").
 // --gpu --tiles T1,T2,...: a tile sweep of the --case rows (W4, W5 as one triangle and as a
 //   general product), each tile set as ARRAYC_GEMM_TILE in turn ("default": unset): per tile the
@@ -35,12 +36,14 @@
 #include <cstring>
 #include <functional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "arrayc/arrayc.h"
 #include "backend/host/blas.h"
 #include "backend/host/blas_config.h"
 #include "backend/host/skinny.h"
+#include "backend/host/tiled.h"
 #include "backend/host/thread_pool.h"
 
 namespace {
@@ -392,27 +395,22 @@ void rows(bool big, int reps) {
 
 }  // namespace
 
-// ---- skinny products: the generated kernel against OpenBLAS, shape by shape ----
-// --skinny: the crossover table of docs/blas.md, "Skinny products": c = a . b through
-// detail::skinny_gemm and detail::gemm (BLAS: gemm, or gemv for one column) on the same buffers,
-// calls alternating, medians in ms. No graph, no dispatch: the two kernels only.
-void skinny_rows(int reps) {
-  struct Case {
-    int64_t m, k, n;
-    DType dtype;
-  };
-  const Case cases[] = {
-      {10000, 784, 10, DType::Float32}, {10000, 784, 10, DType::Float64}, {10000, 784, 1, DType::Float32},
-      {10000, 784, 2, DType::Float32},  {10000, 784, 4, DType::Float32},  {10000, 784, 16, DType::Float32},
-      {10000, 784, 24, DType::Float32}, {10000, 784, 32, DType::Float32}, {10000, 784, 48, DType::Float32},
-      {10000, 784, 64, DType::Float32}, {16, 784, 10, DType::Float32},    {32, 784, 10, DType::Float32},
-      {64, 784, 10, DType::Float32},    {256, 784, 10, DType::Float32},   {1000, 784, 10, DType::Float32},
-      {100000, 64, 8, DType::Float32},  {2000, 8000, 10, DType::Float32}, {10000, 784, 32, DType::Float64},
-  };
-  std::printf("== skinny products: generated kernel vs OpenBLAS (%s), %d threads, medians of %d\n",
+// ---- generated products against OpenBLAS, shape by shape ----
+struct KernelCase {
+  int64_t m, k, n;
+  DType dtype;
+};
+
+// c = a . b through a generated kernel and through detail::gemm (BLAS: gemm, or gemv for one
+// column) on the same buffers, calls alternating in thirds (each after a pause of 300 ms, so that
+// the other's spinning workers are asleep), medians in ms. No graph, no dispatch:
+// the two kernels only.
+void versus_blas(const char* title, const std::vector<KernelCase>& cases, int reps,
+                 void (*kernel)(DType, const arrayc::detail::MatrixRef&, const arrayc::detail::MatrixRef&, void*)) {
+  std::printf("== %s products: generated kernel vs OpenBLAS (%s), %d threads, medians of %d\n", title,
               arrayc::blas_info().core.c_str(), arrayc::detail::num_threads(), reps);
-  std::printf("%-28s %12s %12s %8s\n", "m x k . k x n", "skinny ms", "BLAS ms", "BLAS/skinny");
-  for (const Case& c : cases) {
+  std::printf("%-28s %12s %12s %8s %10s\n", "m x k . k x n", "kernel ms", "BLAS ms", "BLAS/kern", "GFLOP/s");
+  for (const KernelCase& c : cases) {
     // Values in [0, 1).
     std::vector<double> a(static_cast<size_t>(c.m * c.k)), b(static_cast<size_t>(c.k * c.n));
     uint64_t x = 12345;
@@ -426,21 +424,53 @@ void skinny_rows(int reps) {
     const void* pa = f64 ? static_cast<const void*>(a.data()) : af.data();
     const void* pb = f64 ? static_cast<const void*>(b.data()) : bf.data();
     arrayc::detail::MatrixRef ar{pa, c.m, c.k, c.k, 1}, br{pb, c.k, c.n, c.n, 1};
-    auto skinny = [&] { arrayc::detail::skinny_gemm(c.dtype, ar, br, out.data()); };
+    auto generated = [&] { kernel(c.dtype, ar, br, out.data()); };
     auto blas = [&] { arrayc::detail::gemm(c.dtype, ar, br, out.data()); };
-    std::vector<double> ts, tb;
-    for (int r = 0; r < 3; ++r) {  // alternating thirds of the calls
-      ts.push_back(median_ms(skinny, reps));
-      tb.push_back(median_ms(blas, reps));
+    int r = c.m * c.k * c.n > (int64_t{1} << 30) ? std::max(3, reps / 4) : reps;
+    std::vector<double> tk, tb;
+    for (int i = 0; i < 3; ++i) {  // alternating thirds of the calls, each after the other's
+      // threads have gone idle (OpenBLAS's and the pool's workers spin a while after a call)
+      std::this_thread::sleep_for(std::chrono::milliseconds(300));
+      tk.push_back(median_ms(generated, r));
+      std::this_thread::sleep_for(std::chrono::milliseconds(300));
+      tb.push_back(median_ms(blas, r));
     }
-    std::sort(ts.begin(), ts.end());
+    std::sort(tk.begin(), tk.end());
     std::sort(tb.begin(), tb.end());
     char name[64];
     std::snprintf(name, sizeof name, "%lldx%lld . %lldx%lld %s", static_cast<long long>(c.m), static_cast<long long>(c.k),
-                  static_cast<long long>(c.k), static_cast<long long>(c.n), c.dtype == DType::Float64 ? "f64" : "f32");
-    std::printf("%-28s %12.4f %12.4f %8.2fx\n", name, ts[1], tb[1], tb[1] / ts[1]);
+                  static_cast<long long>(c.k), static_cast<long long>(c.n), f64 ? "f64" : "f32");
+    std::printf("%-28s %12.4f %12.4f %8.2fx %10.1f\n", name, tk[1], tb[1], tb[1] / tk[1],
+                2e-6 * static_cast<double>(c.m * c.k * c.n) / tk[1]);
     std::fflush(stdout);
   }
+}
+
+// --skinny: the crossover table of docs/blas.md, "Skinny products".
+void skinny_rows(int reps) {
+  const DType f32 = DType::Float32, f64 = DType::Float64;
+  versus_blas("skinny",
+              {{10000, 784, 10, f32}, {10000, 784, 10, f64}, {10000, 784, 1, f32}, {10000, 784, 2, f32},
+               {10000, 784, 4, f32}, {10000, 784, 16, f32}, {10000, 784, 24, f32}, {10000, 784, 32, f32},
+               {10000, 784, 48, f32}, {10000, 784, 64, f32}, {16, 784, 10, f32}, {32, 784, 10, f32},
+               {64, 784, 10, f32}, {256, 784, 10, f32}, {1000, 784, 10, f32}, {100000, 64, 8, f32},
+               {2000, 8000, 10, f32}, {10000, 784, 32, f64}},
+              reps, [](DType t, const arrayc::detail::MatrixRef& a, const arrayc::detail::MatrixRef& b, void* c) {
+                arrayc::detail::skinny_gemm(t, a, b, c);
+              });
+}
+
+// --tiled: the crossover table of docs/blas.md, "Tiled products" (kTiledMaxWork).
+void tiled_rows(int reps) {
+  const DType f32 = DType::Float32, f64 = DType::Float64;
+  versus_blas("tiled",
+              {{64, 64, 64, f32},       {128, 128, 128, f32},    {256, 784, 256, f32},    {256, 256, 256, f32},
+               {512, 512, 512, f32},    {768, 768, 768, f32},    {1024, 256, 1024, f32},  {2048, 784, 256, f32},
+               {256, 4096, 256, f32},   {1024, 1024, 1024, f32}, {1536, 1536, 1536, f32}, {2048, 2048, 2048, f32},
+               {256, 784, 256, f64},    {512, 512, 512, f64},    {1000, 1000, 1000, f64}, {100, 100, 100, f64}},
+              reps, [](DType t, const arrayc::detail::MatrixRef& a, const arrayc::detail::MatrixRef& b, void* c) {
+                arrayc::detail::tiled_gemm(t, a, b, c);
+              });
 }
 
 int main(int argc, char** argv) {
@@ -465,6 +495,10 @@ int main(int argc, char** argv) {
       skinny_rows(reps);
       return 0;
     }
+    else if (a == "--tiled") {  // tiled products' crossover only
+      tiled_rows(reps);
+      return 0;
+    }
     else if (a == "--layer" && i + 1 < argc) {  // one layer row only: --layer MxKxN
       long long m, k, n;
       if (std::sscanf(argv[++i], "%lldx%lldx%lld", &m, &k, &n) != 3) return 2;
@@ -472,7 +506,7 @@ int main(int argc, char** argv) {
       return 0;
     }
     else {
-      std::fprintf(stderr, "usage: arrayc-matmul-bench [--calibrate] [--rows] [--big] [--reps N] [--gpu [--case NAME] [--tf32] [--sweep] [--tiles T1,T2,...]] [--skinny]\n");
+      std::fprintf(stderr, "usage: arrayc-matmul-bench [--calibrate] [--rows] [--big] [--reps N] [--gpu [--case NAME] [--tf32] [--sweep] [--tiles T1,T2,...]] [--skinny] [--tiled]\n");
       return 2;
     }
   }

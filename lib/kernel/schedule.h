@@ -89,6 +89,13 @@ enum class ProductForm {
   Skinny,   // CPU, few columns of b (skinny products): the generated kernel of backend/host/skinny.h
 };
 
+// A CPU General product of kTiledMinWork to kTiledMaxWork multiply-adds (m n k) runs the generated
+// register-tiled kernel where the host takes it (backend/host/tiled.h); there OpenBLAS's packing
+// and thread start-up cost more than its kernel saves (docs/blas.md, "Tiled products"). Decided
+// from the step's shapes when it is planned, so that a jit class's new length keeps its schedule.
+constexpr int64_t kTiledMinWork = int64_t{1} << 23;
+constexpr int64_t kTiledMaxWork = int64_t{1} << 30;
+
 struct DotStep {
   DType dtype;
   int64_t batch = 1;  // 1 for a plain 2-D product

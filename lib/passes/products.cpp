@@ -18,6 +18,16 @@ bool skinny(const Node& dot, int64_t m, int64_t n) {
          (dot.dtype == DType::Float32 || dot.dtype == DType::Float64);
 }
 
+// Whether this CPU general product is in the tiled kernel's bounds (kernel/schedule.h): the host
+// backend takes the kernel for it where its rule allows and a's rows are contiguous (a transposed
+// a goes to BLAS, which reads it in place; the kernel packs b whatever its strides).
+bool tiled_candidate(const Node& dot) {
+  const Node& a = *dot.inputs[0];
+  if (dot.device.kind != Device::Kind::CPU || dot.rank() != 2 || a.op == Op::Transpose) return false;
+  int64_t work = dot.shape[0] * dot.shape[1] * a.shape.back();
+  return work >= kTiledMinWork && work <= kTiledMaxWork && (dot.dtype == DType::Float32 || dot.dtype == DType::Float64);
+}
+
 }  // namespace
 
 ProductForm product_form(const Node& dot) {
@@ -41,7 +51,11 @@ std::string product_reason(const Node& dot) {
       return r + "; product-structure: x @ x.T, both triangles there (before sm_80 the tiles of one triangle, mirrored)";
   }
   switch (product_form(dot)) {
-    case ProductForm::General: return r;
+    case ProductForm::General:
+      if (!tiled_candidate(dot)) return r;
+      return r + "; product-structure: " + std::to_string(dot.shape[0]) + " x " + std::to_string(dot.inputs[0]->shape.back()) +
+             " x " + std::to_string(dot.shape[1]) +
+             " (2^23 to 2^30 multiply-adds), the generated tiled kernel where the host has 512-bit vectors";
     case ProductForm::Skinny:
       return "matrix product (generated skinny kernel); product-structure: " + std::to_string(dot.shape.back()) +
              " columns of b (2 to " + std::to_string(kSkinnyMaxCols) + ") and " + std::to_string(dot.shape[0]) +

@@ -17,12 +17,14 @@ constexpr int64_t kSkinnyMaxCols = 24;
 constexpr int64_t kSkinnyMinRows = 128;
 
 // Gram when one operand is the other transposed, by node (x @ x.T, x.T @ x; 2-D), MatVec when
-// the product has one row or one column, Skinny (CPU) as above, General otherwise.
+// the product has one row or one column, Skinny (CPU) as above, General otherwise (on the CPU
+// the host's tiled kernel for kTiledMinWork to kTiledMaxWork multiply-adds, kernel/schedule.h).
 ProductForm product_form(const Node& dot);
 
 // The reason printed for a product's node: "matrix product (BLAS call)" on the CPU ("matrix
-// product (generated skinny kernel)" for Skinny), "matrix product (tiled product kernel)" on a
-// GPU, followed by what product-structure chose for it when that is not a general product.
+// product (generated skinny kernel)" for Skinny; the tiled kernel's bounds after it where a
+// general product is within them), "matrix product (tiled product kernel)" on a GPU, followed by
+// what product-structure chose for it when that is not a general product.
 std::string product_reason(const Node& dot);
 
 // Whether a product may take its elementwise consumers into its step: more than one element,

@@ -428,13 +428,15 @@ class KernelBuilder {
 // finished on their own.
 bool reads_product_in_place(const KernelStep& ks) {
   const Kernel& k = ks.kernel;
-  for (const KernelLeaf& lf : k.leaves) {
+  bool reads = false;
+  for (const KernelLeaf& lf : k.leaves) {  // every read of it (p + p.T reads it twice)
     if (lf.ptr < 0 || ks.inputs[lf.ptr].kind != Source::Kind::Product) continue;
     const int64_t* in = &ks.launch.params[k.param_block(lf.index)];  // offset, then strides
     const int64_t* out = &ks.launch.params[k.param_block(k.outputs[0].index)];
-    return std::equal(in, in + k.rank + 1, out);
+    if (!std::equal(in, in + k.rank + 1, out)) return false;
+    reads = true;
   }
-  return false;
+  return reads;
 }
 
 MatrixOperand matrix_operand(const std::pair<Source, StridedView>& memory) {

@@ -78,6 +78,7 @@ const std::vector<EnvVar>& env_vars() {
       {"ARRAYC_REQUIRE_JAX_DATA", "tests"}, {"ARRAYC_JAX_DATA", "tests"},
       // matrix products (issue 29): OpenBLAS's kernels and threads, epilogue fusion
       {"ARRAYC_BLAS_CORE", "library"},   {"ARRAYC_BLAS_THREADS", "library"}, {"ARRAYC_EPILOGUE", "library"},
+      {"ARRAYC_TILED_PRODUCTS", "library"},
       // bounded memory (issue 26): the kernel cache's bound, the lazy graph size that evaluates
       {"ARRAYC_KERNEL_CACHE_MAX", "library"}, {"ARRAYC_AUTO_EVAL_NODES", "library"},
       // hardening (issue 26): calls per thread of the concurrency test (scripts/tsan.sh)
@@ -175,6 +176,7 @@ int64_t collective_timeout_setting() {
 std::string blas_core_setting() { return value("ARRAYC_BLAS_CORE"); }
 std::optional<int64_t> blas_threads_setting() { return integer("ARRAYC_BLAS_THREADS", 1, 1024); }
 bool epilogue_setting() { return flag("ARRAYC_EPILOGUE", true); }
+std::optional<int64_t> tiled_products_setting() { return integer("ARRAYC_TILED_PRODUCTS", 0, 1); }
 // ---- bounded memory (issue 26) ----
 int64_t kernel_cache_max_setting() {
   return integer("ARRAYC_KERNEL_CACHE_MAX", 1, INT64_MAX, " (compiled kernels)").value_or(4096);

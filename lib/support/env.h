@@ -71,6 +71,10 @@ std::string blas_core_setting();
 std::optional<int64_t> blas_threads_setting();
 // ARRAYC_EPILOGUE, 0 or 1 (default 1): elementwise consumers of a CPU product fuse into its step.
 bool epilogue_setting();
+// ARRAYC_TILED_PRODUCTS: nullopt when unset (the host's rule, backend/host/tiled.h), else 0
+// (BLAS for every general product) or 1 (the generated tiled kernel wherever the products pass
+// allows it).
+std::optional<int64_t> tiled_products_setting();
 // ---- bounded memory (issue 26) ----
 // ARRAYC_KERNEL_CACHE_MAX, an integer >= 1 (default 4096): the in-memory kernel cache's bound.
 int64_t kernel_cache_max_setting();

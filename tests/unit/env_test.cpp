@@ -66,6 +66,8 @@ TEST(EnvVars, SettingsOutOfRangeAreErrorsNamingTheVariable) {
 // matrix products (issue 29): each read in a fresh process, before any product
 TEST(EnvVars, ProductSettingsOutOfRangeAreErrors) {
   expect_rejected("ARRAYC_EPILOGUE", "2", epilogue_setting, "ARRAYC_EPILOGUE must be an integer from 0 to 1, got '2'");
+  expect_rejected("ARRAYC_TILED_PRODUCTS", "yes", tiled_products_setting,
+                  "ARRAYC_TILED_PRODUCTS must be an integer from 0 to 1, got 'yes'");
   expect_rejected("ARRAYC_BLAS_THREADS", "0", blas_threads_setting,
                   "ARRAYC_BLAS_THREADS must be an integer from 1 to 1024, got '0'");
   expect_rejected("ARRAYC_BLAS_CORE", "Bogus", [] { arrayc::blas_info(); },

@@ -462,15 +462,15 @@ class TransposeThenGemmLaunch final : public Launch {
 // the product into scratch memory, then the epilogue kernel reading it there.
 class GemmThenEpilogueLaunch final : public Launch {
  public:
-  GemmThenEpilogueLaunch(Device d, std::unique_ptr<Launch> gemm, std::unique_ptr<Launch> epilogue, int product_ptr,
-                         size_t bytes)
-      : dev_(d.index), gemm_(std::move(gemm)), epilogue_(std::move(epilogue)), product_ptr_(product_ptr),
+  GemmThenEpilogueLaunch(Device d, std::unique_ptr<Launch> gemm, std::unique_ptr<Launch> epilogue,
+                         std::vector<int> product_ptrs, size_t bytes)
+      : dev_(d.index), gemm_(std::move(gemm)), epilogue_(std::move(epilogue)), product_ptrs_(std::move(product_ptrs)),
         bytes_(bytes) {}
   void run(const std::vector<void*>& ptrs) const override {
     void* scratch = cuda::alloc(dev_, bytes_);
     gemm_->run({ptrs[0], ptrs[1], scratch});
     std::vector<void*> e(ptrs.begin() + 3, ptrs.end());
-    e[product_ptr_] = scratch;
+    for (int i : product_ptrs_) e[i] = scratch;
     if (epilogue_) epilogue_->run(e);
     cuda::free(dev_, scratch, bytes_);  // later reuse is ordered on the same stream
   }
@@ -478,7 +478,7 @@ class GemmThenEpilogueLaunch final : public Launch {
  private:
   int dev_;
   std::unique_ptr<Launch> gemm_, epilogue_;
-  int product_ptr_;
+  std::vector<int> product_ptrs_;  // the epilogue's reads of the product (p + p.T: two)
   size_t bytes_;
 };
 
@@ -497,12 +497,14 @@ class AxisKernelsLaunch final : public Launch {
   Kernels kernels_;
 };
 
-// Which of the epilogue's inputs is the product.
-int product_input(const DotStep& d) {
+// Which of the epilogue's inputs are the product (more than one where it reads it in two
+// layouts, as p + p.T does).
+std::vector<int> product_inputs(const DotStep& d) {
+  std::vector<int> out;
   for (size_t i = 0; i < d.epilogue.inputs.size(); ++i)
-    if (d.epilogue.inputs[i].kind == Source::Kind::Product) return static_cast<int>(i);
-  ARRAYC_INTERNAL_CHECK(false, "an epilogue that does not read its product");
-  return -1;
+    if (d.epilogue.inputs[i].kind == Source::Kind::Product) out.push_back(static_cast<int>(i));
+  ARRAYC_INTERNAL_CHECK(!out.empty(), "an epilogue that does not read its product");
+  return out;
 }
 
 // The product kernel of a step, with its epilogue inside when that works; `why` says why not.
@@ -510,7 +512,9 @@ GemmKernel gemm_of(const DotStep& d, const GemmProblem& p, int sms, std::string*
   GemmKernel gk = choose_gemm(p, sms);
   if (!d.has_epilogue) return gk;
   int leaf = -1;
-  std::string problem = gemm_epilogue_problem(d.epilogue.kernel, d.epilogue.launch, product_input(d), p, leaf);
+  std::vector<int> reads = product_inputs(d);
+  std::string problem = reads.size() > 1 ? "it reads the product twice"
+                                         : gemm_epilogue_problem(d.epilogue.kernel, d.epilogue.launch, reads[0], p, leaf);
   if (problem.empty()) {
     gk.epilogue = &*d.epilogue.kernel;
     gk.product_leaf = leaf;
@@ -593,7 +597,7 @@ class CudaBackend final : public Backend {
                                              ptx_launch_config(ks.kernel, g.ptx, ks.launch, sms));
       }
       size_t bytes = static_cast<size_t>(p.batch * p.m * p.n) * dtype_size(p.dtype);
-      return std::make_unique<GemmThenEpilogueLaunch>(d, std::move(gemm), std::move(epi), product_input(*dot), bytes);
+      return std::make_unique<GemmThenEpilogueLaunch>(d, std::move(gemm), std::move(epi), product_inputs(*dot), bytes);
     }
     const auto& ks = std::get<KernelStep>(step.op);
     if (ks.launch.parallel_extent == 0) return nullptr;

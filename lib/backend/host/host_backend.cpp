@@ -12,6 +12,7 @@
 #include "backend/host/axis_ops.h"
 #include "backend/host/scatter.h"
 #include "backend/host/skinny.h"
+#include "backend/host/tiled.h"
 #include "backend/host/blas.h"
 #include "backend/host/blas_config.h"
 #include "backend/host/cpu_allocator.h"
@@ -21,6 +22,7 @@
 #include "codegen/cpu/gather_prefetch.h"  // host gather bandwidth (issue 28)
 #include "codegen/cpu/host_policy.h"
 #include "codegen/cpu/skinny_gemm.h"
+#include "codegen/cpu/tile_gemm.h"
 #include "support/env.h"
 #include "support/hash.h"
 #include "support/stats.h"
@@ -197,6 +199,14 @@ class HostKernelLaunch final : public Launch {
   std::optional<HalfTable> table_;  // host float16 speed (issue 28): half_table.h
 };
 
+// Whether the generated tiled kernel computes this product step: a 2-D general product within the
+// kernel's bounds (kernel/schedule.h), this host's rule, a's rows contiguous; else BLAS.
+bool tiled_step(const DotStep& d) {
+  return d.form == ProductForm::General && d.batch == 1 && (d.dtype == DType::Float32 || d.dtype == DType::Float64) &&
+         tile_reads(MatrixRef{nullptr, d.a.rows, d.a.cols, d.a.row_stride, d.a.col_stride}) &&
+         tiled_takes(d.a.rows * d.a.cols * d.b.cols);
+}
+
 // A float product through OpenBLAS, and its epilogue when one is fused in.
 //
 // With an epilogue, the product goes to scratch memory and the epilogue kernel turns it into the
@@ -212,8 +222,8 @@ class HostDotLaunch final : public Launch {
         fn_(epilogue_ ? static_cast<const HostBinary&>(*epilogue_).fn : nullptr), stream_(stream) {
     if (!d_.has_epilogue) return;
     for (size_t i = 0; i < d_.epilogue.inputs.size(); ++i)
-      if (d_.epilogue.inputs[i].kind == Source::Kind::Product) product_ptr_ = static_cast<int>(i);
-    ARRAYC_INTERNAL_CHECK(product_ptr_ >= 0, "an epilogue that does not read its product");
+      if (d_.epilogue.inputs[i].kind == Source::Kind::Product) product_ptrs_.push_back(static_cast<int>(i));
+    ARRAYC_INTERNAL_CHECK(!product_ptrs_.empty(), "an epilogue that does not read its product");
     m_ = d_.batch * d_.a.rows;
     n_ = d_.b.cols;
     panel_ = epilogue_panel_rows(d_);
@@ -234,11 +244,20 @@ class HostDotLaunch final : public Launch {
     }
     if (m_ == 0 || n_ == 0) return;
     size_t elem = dtype_size(d_.dtype);
-    size_t bytes = static_cast<size_t>(panel_ * n_) * elem;
+    const bool blocks = tiled_by_blocks();  // the whole product's scratch then (the rule may change after planning)
+    size_t bytes = static_cast<size_t>((blocks ? m_ : panel_) * n_) * elem;
     char* scratch = static_cast<char*>(cpu_alloc(bytes));
     std::vector<void*> eptrs(ptrs.begin() + 3, ptrs.end());
     const int64_t* params = d_.epilogue.launch.params.data();
     try {
+      if (blocks) {  // each block's rows as soon as its task has them
+        for (int i : product_ptrs_) eptrs[i] = scratch;
+        Panel p{fn_, eptrs.data(), params, 0};
+        TileEpilogue e{run_panel, &p};
+        tiled_gemm(d_.dtype, a, b, scratch, &e);
+        cpu_free(scratch, bytes);
+        return;
+      }
       for (int64_t r0 = 0; r0 < m_; r0 += panel_) {
         int64_t rows = std::min(panel_, m_ - r0);
         if (d_.batch == 1) {
@@ -250,7 +269,7 @@ class HostDotLaunch final : public Launch {
           gemm_batched(d_.dtype, d_.batch, a, d_.a.batch_stride, b, d_.b.batch_stride, scratch, gram);
         }
         // The kernel indexes the product by the element's index in the whole output.
-        eptrs[product_ptr_] = scratch - r0 * n_ * static_cast<int64_t>(elem);
+        for (int i : product_ptrs_) eptrs[i] = scratch - r0 * n_ * static_cast<int64_t>(elem);
         Panel p{fn_, eptrs.data(), params, r0 * n_};
         parallel_for(rows * n_, kGrain, run_panel, &p);
       }
@@ -266,8 +285,11 @@ class HostDotLaunch final : public Launch {
   // in place, else BLAS.
   void product(const MatrixRef& a, const MatrixRef& b, void* c, bool gram) const {
     if (d_.form == ProductForm::Skinny && skinny_reads(a)) skinny_gemm(d_.dtype, a, b, c);
+    else if (tiled_step(d_)) tiled_gemm(d_.dtype, a, b, c);
     else gemm(d_.dtype, a, b, c, gram);
   }
+  // Whether the tiled kernel computes the product with the epilogue in its blocks' tasks.
+  bool tiled_by_blocks() const { return d_.epilogue_by_rows && tiled_step(d_); }
 
   struct Panel {
     KernelFn fn;
@@ -284,7 +306,7 @@ class HostDotLaunch final : public Launch {
   std::shared_ptr<const Binary> epilogue_;  // keeps fn_'s code loaded
   KernelFn fn_;
   bool stream_;
-  int product_ptr_ = -1;
+  std::vector<int> product_ptrs_;  // the epilogue's reads of the product (p + p.T: two)
   int64_t m_ = 0, n_ = 0, panel_ = 1;
 };
 
@@ -393,14 +415,27 @@ std::string blas_notes(const DotStep& d) {
            std::to_string(bits) + "-bit vectors along k, " + std::to_string(skinny_rows_per_step(nc, bits)) +
            " rows of a per step, rows spread over " + std::to_string(num_threads()) + " threads\n";
   }
+  // tiled products: the generated kernel where the host takes it, unless a's rows are strided
+  // (then BLAS's gemm)
+  bool tiled = tiled_step(d);
+  if (tiled) {
+    int bits = host_vector_bits();
+    TileBlocks bl = tile_blocks(d.dtype, d.a.rows, d.b.cols, d.a.cols, num_threads(), bits);
+    text = "  ; generated tiled kernel " + tile_symbol(d.dtype, bits) + ": " + shapes + ", tiles of " +
+           std::to_string(tile_rows(bits)) + " x " + std::to_string(tile_cols(d.dtype, bits)) + " in " +
+           std::to_string(bits) + "-bit registers, " + std::to_string(bl.count(d.a.rows, d.b.cols)) + " blocks of " +
+           std::to_string(bl.rows) + " x " + std::to_string(bl.cols) + " over " + std::to_string(num_threads()) +
+           " threads\n";
+  }
   if (d.has_epilogue) {
     int64_t rows = epilogue_panel_rows(d);
-    const char* by = skinny ? "the skinny kernel" : "BLAS";
-    text += rows >= d.batch * d.a.rows ? std::string("  ; epilogue: the kernel below, on the whole product after ") + by + "\n"
-                                       : "  ; epilogue: the kernel below, on each panel of " + std::to_string(rows) +
-                                             " rows as " + by + " computes it\n";
+    const char* by = skinny ? "the skinny kernel" : tiled ? "the tiled kernel" : "BLAS";
+    text += tiled && d.epilogue_by_rows ? "  ; epilogue: the kernel below, on each block's rows in its task, as the tiled kernel finishes it\n"
+            : rows >= d.batch * d.a.rows ? std::string("  ; epilogue: the kernel below, on the whole product after ") + by + "\n"
+                                         : "  ; epilogue: the kernel below, on each panel of " + std::to_string(rows) +
+                                               " rows as " + by + " computes it\n";
   }
-  return skinny ? text : text + "  ; " + blas_info().str() + "\n";
+  return skinny || tiled ? text : text + "  ; " + blas_info().str() + "\n";
 }
 
 class HostBackend final : public Backend {
@@ -510,7 +545,7 @@ void set_split_round(int64_t indices) {
 
 int64_t epilogue_panel_rows(const DotStep& d) {
   int64_t m = d.batch * d.a.rows, n = std::max<int64_t>(1, d.b.cols), k = d.a.cols;
-  if (!d.epilogue_by_rows || d.batch > 1 || d.form == ProductForm::Gram) return m;
+  if (!d.epilogue_by_rows || d.batch > 1 || d.form == ProductForm::Gram || tiled_step(d)) return m;
   int64_t elem = static_cast<int64_t>(dtype_size(d.dtype));
   // Each panel is a BLAS call that packs b again: with a b larger than a panel, that cost more
   // than the cache saved (W9 2048^3 f32 in panels of 1024 rows: 1.05x slower than whole).

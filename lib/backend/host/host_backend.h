@@ -28,8 +28,9 @@ void set_stream_threshold_bytes(int64_t bytes);
 // A product with an epilogue (DotStep::has_epilogue) runs in panels of rows: each is computed
 // by BLAS into scratch memory of about kEpiloguePanelBytes, then finished by the epilogue while
 // in cache. All rows at once when b itself is larger than that (each panel's BLAS call packs b
-// again), when the epilogue does not read the product in place, for batches and for Gram
-// products. Returns the rows per panel.
+// again), when the epilogue does not read the product in place, for batches, for Gram products
+// and for tiled ones (whose kernel runs the epilogue on each of its blocks instead). Returns the
+// rows per panel.
 constexpr int64_t kEpiloguePanelBytes = int64_t{1} << 20;
 int64_t epilogue_panel_rows(const DotStep& d);
 

@@ -1,0 +1,52 @@
+// Tiled float products on the host (issue 29; docs/blas.md, "Tiled products"): c = a . b for a
+// general product small enough that OpenBLAS's packing and thread start-up outweigh its kernel,
+// by the LLVM-generated register-tiled kernel of codegen/cpu/tile_gemm.h at the host's vector
+// width. The output is cut into blocks of whole tiles, one pool task each; a is read in place,
+// b packed by each task into panels that stay in L1 (any strides). An epilogue fused into the
+// product runs on each block's rows as soon as the block is done, while it is in cache, in the
+// same task. The host backend chooses it per shape (tiled_takes); this runs it.
+#pragma once
+#include <cstdint>
+
+#include "arrayc/dtype.h"
+#include "backend/host/blas.h"
+
+namespace arrayc::detail {
+
+// Whether this host takes the kernel for a 2-D general float product of `work` multiply-adds
+// (m n k): from kTiledMinWork to kTiledMaxWork (kernel/schedule.h) where its vectors are 512 bits
+// wide (AVX-512: 32 registers, 12 x 32 float32 tiles), where it was measured faster than
+// OpenBLAS; with 256-bit vectors (16 registers, 6 x 16 tiles) OpenBLAS's kernels were faster on
+// the development VM, so it keeps them (docs/blas.md). ARRAYC_TILED_PRODUCTS=1 takes the kernel
+// for every such product up to kTiledMaxWork on any host, 0 for none.
+bool tiled_takes(int64_t work);
+// Tests: 1 as ARRAYC_TILED_PRODUCTS=1, -1 as =0, 0 back to the setting and the rule.
+void set_tiled_on_host(int policy);
+
+// Whether the kernel can read a in place: its rows contiguous (unit column stride, or one
+// column). Otherwise the caller uses BLAS, which reads transposed operands in place.
+bool tile_reads(const MatrixRef& a);
+
+// A block of the output: rows [row0, row1) by columns [col0, col1).
+struct TileBlocks {
+  int64_t rows, cols;  // of a block; the last ones in each direction may be smaller
+  int64_t count(int64_t m, int64_t n) const { return ((m + rows - 1) / rows) * ((n + cols - 1) / cols); }
+};
+// The blocks tiled_gemm cuts an m x n product with inner dimension k into for `threads` threads
+// (whole tiles of the kernel at `bits`-bit vectors): at least `threads` of them where the tiles
+// allow, each small enough that its rows of a and columns of b over one panel's depth stay in L2.
+TileBlocks tile_blocks(DType dtype, int64_t m, int64_t n, int64_t k, int threads, int bits);
+
+// Called on contiguous ranges [begin, end) of the output's elements (row-major m x n) once their
+// products are in c.
+struct TileEpilogue {
+  void (*fn)(void* ctx, int64_t begin, int64_t end);
+  void* ctx;
+};
+
+// c = a (m x k) . b (k x n), c contiguous row-major m x n, not aliasing a or b; dtype Float32 or
+// Float64; tile_reads(a); b any strides. k == 0 gives zeros. With `epilogue`, each block's rows are passed
+// to it as they are done, in the block's task.
+void tiled_gemm(DType dtype, const MatrixRef& a, const MatrixRef& b, void* c, const TileEpilogue* epilogue = nullptr);
+
+}  // namespace arrayc::detail

@@ -1,0 +1,279 @@
+// Tiled products on the CPU (issue 29; docs/blas.md, "Tiled products"): a small general product
+// runs the LLVM-generated register-tiled kernel (backend/host/tiled.h), with a fused epilogue
+// applied to each block of the output in the block's task. Results against the reference
+// interpreter for every float dtype, views, edge shapes and non-finite values; the kernel itself
+// against a plain loop for partial tiles and the shapes the products pass never sends it; the
+// choice as `:fused` and `:kernels` text; the kernel's IR at each vector width.
+#include <array>
+#include <cmath>
+#include <cstdlib>
+#include <fstream>
+
+#include "arrayc/indexing.h"
+#include "backend/host/host_jit.h"
+#include "backend/host/thread_pool.h"
+#include "backend/host/tiled.h"
+#include "codegen/cpu/tile_gemm.h"
+#include "codegen/llvm_util.h"
+#include "kernel/schedule.h"
+#include "passes/products.h"
+#include "support/data.h"
+#include "support/devices.h"
+#include "support/reference.h"
+
+namespace {
+
+using namespace arrayc;
+using namespace arrayc_test;
+
+class TiledProducts : public DeviceTest {};
+ARRAYC_DEVICE_SUITE(TiledProducts);
+
+std::string fused_text(const Array& a) { return inspect({a}, true).fused; }
+bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
+const char* kTiled = "generated tiled kernel arrayc_tile_";
+
+// The kernel for every general product on any host for the test's life (the rule takes it from
+// 2^23 multiply-adds with 512-bit vectors only), so that small products and the 256- and 128-bit
+// kernels run too (the suite runs again with ARRAYC_HOST_CPU=x86-64-v3).
+struct TiledAlways {
+  TiledAlways() { detail::set_tiled_on_host(1); }
+  ~TiledAlways() { detail::set_tiled_on_host(0); }
+};
+
+std::string kernels_text(const Array& a) { return inspect({a}, true).all(&KernelStages::kernel); }
+
+TEST_P(TiledProducts, MatchTheInterpreter) {
+  TiledAlways always;
+  // Partial tiles in both directions, k across several panels, one row of tiles, k shorter than
+  // the unrolling, a product in the rule's bounds (2^23 to 2^30 multiply-adds).
+  const int64_t sizes[][3] = {{64, 128, 64}, {100, 90, 70}, {129, 257, 33}, {37, 1000, 20}, {300, 40, 65},
+                              {13, 2500, 17}, {700, 3, 300}, {200, 700, 100}, {3, 5, 7}};
+  for (const auto& s : sizes) {
+    SCOPED_TRACE("m, k, n = " + std::to_string(s[0]) + ", " + std::to_string(s[1]) + ", " + std::to_string(s[2]));
+    for (DType t : kFloatTypes) {
+      SCOPED_TRACE(dt(t));
+      Array x = random_array(t, {s[0], s[1]}, 81), w = random_array(t, {s[1], s[2]}, 82);
+      EXPECT_MATCHES_REFERENCE(dot(x, w));
+      EXPECT_MATCHES_REFERENCE(matmul(x, w));
+      if (!on_gpu()) {
+        bool in_bounds = s[0] * s[1] * s[2] >= detail::kTiledMinWork;
+        EXPECT_EQ(contains(fused_text(dot(x, w)), "2^23 to 2^30 multiply-adds"), in_bounds) << fused_text(dot(x, w));
+        EXPECT_TRUE(contains(kernels_text(dot(x, w)), kTiled)) << kernels_text(dot(x, w));
+      }
+    }
+  }
+}
+
+// The host's own rule, unless ARRAYC_TILED_PRODUCTS overrides it for the whole run.
+bool rule_overridden() { return std::getenv("ARRAYC_TILED_PRODUCTS") != nullptr; }
+
+TEST_P(TiledProducts, KernelsText) {
+  if (on_gpu() || rule_overridden()) GTEST_SKIP() << "a CPU choice, by the host's rule";
+  Array x = random_array(DType::Float32, {256, 784}, 83), w = random_array(DType::Float32, {784, 256}, 84);
+  std::string bits = std::to_string(detail::host_vector_bits());
+  std::string want = "generated tiled kernel " + detail::tile_symbol(DType::Float32, detail::host_vector_bits()) +
+                     ": [256 x 784] . [784 x 256], tiles of " + std::to_string(detail::tile_rows(detail::host_vector_bits())) +
+                     " x " + std::to_string(detail::tile_cols(DType::Float32, detail::host_vector_bits())) + " in " + bits +
+                     "-bit registers, ";
+  {
+    TiledAlways always;
+    EXPECT_TRUE(contains(kernels_text(dot(x, w)), want)) << kernels_text(dot(x, w));
+    std::string layer = kernels_text(maximum(dot(x, w) + 1.0, 0.0));
+    EXPECT_TRUE(contains(layer, "; epilogue: the kernel below, on each block's rows in its task, as the tiled kernel finishes it"))
+        << layer;
+    // A view with strided columns of a: BLAS at run time, and the text says so.
+    Array big = random_array(DType::Float32, {256, 1568}, 85).eval();
+    EXPECT_TRUE(contains(kernels_text(dot(big[{_, Slice(0, 1568, 2)}], w)), "BLAS sgemm: [256 x 784] . [784 x 256]"));
+  }
+  // The host's own rule: the kernel with 512-bit vectors, BLAS otherwise.
+  EXPECT_EQ(contains(kernels_text(dot(x, w)), kTiled), detail::host_vector_bits() >= 512) << kernels_text(dot(x, w));
+  detail::set_tiled_on_host(-1);
+  EXPECT_TRUE(contains(kernels_text(dot(x, w)), "BLAS sgemm: [256 x 784] . [784 x 256]")) << kernels_text(dot(x, w));
+  detail::set_tiled_on_host(0);
+}
+
+TEST_P(TiledProducts, WhatItDoesNotTake) {
+  if (on_gpu() || rule_overridden()) GTEST_SKIP() << "a CPU choice, by the host's rule";
+  Array small = dot(random_array(DType::Float32, {60, 128}, 86), random_array(DType::Float32, {128, 64}, 87));
+  Array big = dot(random_array(DType::Float32, {256, 784}, 104), random_array(DType::Float32, {784, 256}, 105));
+  // The host's rule: from 2^23 multiply-adds with 512-bit vectors.
+  EXPECT_FALSE(contains(kernels_text(small), kTiled)) << kernels_text(small);
+  EXPECT_EQ(contains(kernels_text(big), kTiled), detail::host_vector_bits() >= 512) << kernels_text(big);
+  TiledAlways always;
+  // Above 2^30 multiply-adds, a transposed a, a batch, integers: never.
+  for (const Array& p : {dot(transpose(random_array(DType::Float32, {90, 100}, 88)), random_array(DType::Float32, {90, 70}, 89)),
+                         matmul(random_array(DType::Float32, {2, 100, 90}, 90), random_array(DType::Float32, {90, 70}, 91)),
+                         dot(random_array(DType::Int32, {100, 90}, 92), random_array(DType::Int32, {90, 70}, 93))}) {
+    EXPECT_FALSE(contains(kernels_text(p), kTiled)) << kernels_text(p);
+    EXPECT_MATCHES_REFERENCE(p);
+  }
+  Array huge = dot(zeros({1025, 1024}, DType::Float32), zeros({1024, 1024}, DType::Float32));
+  EXPECT_FALSE(contains(fused_text(huge), "2^23 to 2^30")) << fused_text(huge);
+  EXPECT_FALSE(contains(kernels_text(huge), kTiled)) << kernels_text(huge);
+}
+
+TEST_P(TiledProducts, Views) {
+  TiledAlways always;
+  for (DType t : {DType::Float32, DType::Float64, DType::Float16}) {
+    SCOPED_TRACE(dt(t));
+    Array big = random_array(t, {300, 200}, 94).eval();
+    Array w = random_array(t, {97, 60}, 95);
+    Array wt = random_array(t, {60, 97}, 96).eval();
+    EXPECT_MATCHES_REFERENCE(dot(big[{_, Slice(3, 100)}], w));                    // rows of a spaced by 200
+    EXPECT_MATCHES_REFERENCE(dot(big[{Slice(none, none, 2), Slice(40, 137)}], w));  // every other row
+    EXPECT_MATCHES_REFERENCE(dot(big[{_, Slice(0, 194, 2)}], w));                 // strided columns: BLAS
+    EXPECT_MATCHES_REFERENCE(dot(big[{Slice(none, none, -1), Slice(3, 100)}], w));  // rows backwards
+    EXPECT_MATCHES_REFERENCE(dot(big[{_, Slice(3, 100)}], transpose(wt)));        // b transposed: packed
+    EXPECT_MATCHES_REFERENCE(dot(big[{_, Slice(3, 100)}], transpose(wt[{_, Slice(none, none, -1)}])));
+    EXPECT_MATCHES_REFERENCE(dot(big[{_, Slice(3, 100)}], big[{Slice(0, 97), Slice(none, none, -3)}]));  // b's columns backwards, spaced
+  }
+}
+
+TEST_P(TiledProducts, NonFiniteValues) {
+  TiledAlways always;
+  for (DType t : kFloatTypes) {
+    SCOPED_TRACE(dt(t));
+    const int64_t m = 70, k = 90, n = 100;
+    std::vector<double> xv(m * k), wv(k * n);
+    for (size_t i = 0; i < xv.size(); ++i) xv[i] = static_cast<double>(i % 7) - 3;
+    for (size_t i = 0; i < wv.size(); ++i) wv[i] = static_cast<double>(i % 5) * 0.5;
+    xv[5] = NAN, xv[k * 7 + 89] = INFINITY, xv[k * 69] = -INFINITY, xv[k * 65 + 3] = INFINITY;  // the last, partial row tile
+    wv[n * 89 + 99] = INFINITY;  // the last partial column tile, with a's last column
+    wv[n * 40 + 2] = NAN;
+    Array x = make_array(t, {m, k}, xv), w = make_array(t, {k, n}, wv);
+    EXPECT_MATCHES_REFERENCE(dot(x, w));
+    EXPECT_MATCHES_REFERENCE(dot(x * 0.0, w));  // -0.0 products sum to +0
+    EXPECT_MATCHES_REFERENCE(maximum(dot(x, w) + 1.0, 0.0));
+  }
+}
+
+TEST_P(TiledProducts, Epilogues) {
+  TiledAlways always;
+  for (DType t : kFloatTypes) {
+    SCOPED_TRACE(dt(t));
+    Array x = random_array(t, {300, 70}, 97), w = random_array(t, {70, 90}, 98), b = random_array(t, {90}, 99);
+    Array layer = maximum(dot(x, w) + b, 0.0);
+    std::string text = fused_text(layer), kernels = kernels_text(layer);  // before the layer is evaluated
+    EXPECT_MATCHES_REFERENCE(layer);
+    EXPECT_MATCHES_REFERENCE(cast(dot(x, w) * 2.0, DType::Float64));
+    EXPECT_MATCHES_REFERENCE(tanh(dot(x, w)) - 1.0);
+    Array sq = random_array(t, {120, 120}, 100);
+    Array p = dot(sq, random_array(t, {120, 120}, 101));
+    EXPECT_MATCHES_REFERENCE(p + transpose(p));  // reads the product twice, once transposed: after the whole product
+    detail::set_tiled_on_host(-1);
+    EXPECT_MATCHES_REFERENCE(p + transpose(p));  // the same after BLAS
+    detail::set_tiled_on_host(1);
+    if (!on_gpu() && (t == DType::Float32 || t == DType::Float64)) {
+      EXPECT_TRUE(contains(text, "epilogue of")) << text;
+      EXPECT_TRUE(contains(kernels, kTiled) && contains(kernels, "on each block's rows in its task")) << kernels;
+    }
+    set_epilogue_fusion(false);
+    EXPECT_MATCHES_REFERENCE(maximum(dot(x, w) + b, 0.0));
+    set_epilogue_fusion(true);
+  }
+}
+
+TEST_P(TiledProducts, SameBitsOnAnyThreadCount) {
+  if (on_gpu()) GTEST_SKIP() << "the host's thread pool";
+  TiledAlways always;
+  Array x = random_array(DType::Float32, {333, 1000}, 102).eval(), w = random_array(DType::Float32, {1000, 150}, 103).eval();
+  auto run = [&](int threads) {
+    detail::set_num_threads(threads);
+    std::vector<float> out = maximum(dot(x, w) + 0.5, 0.0).to_vector<float>();
+    return out;
+  };
+  int before = detail::num_threads();
+  std::vector<float> one = run(1), many = run(16), two = run(2);
+  detail::set_num_threads(before);
+  EXPECT_EQ(one, many);
+  EXPECT_EQ(one, two);
+}
+
+// The kernel's IR at each vector width, whatever the host: whole vectors of the width asked for,
+// masked loads and stores for the last columns. DUMP_TILE_IR=prefix writes each module's text.
+TEST(TileKernel, VectorWidths) {
+  for (int bits : {128, 256, 512})
+    for (DType t : {DType::Float32, DType::Float64}) {
+      llvm::LLVMContext ctx;
+      std::unique_ptr<llvm::Module> m = detail::emit_tile_gemm(t, bits, ctx);
+      detail::verify_module(*m);
+      int lanes = bits / (t == DType::Float64 ? 64 : 32);
+      std::string vec = std::to_string(lanes) + (t == DType::Float64 ? "f64" : "f32");
+      std::string text = detail::module_text(*m);
+      if (const char* dump = std::getenv("DUMP_TILE_IR")) std::ofstream(dump + detail::tile_symbol(t, bits) + ".ll") << text;
+      EXPECT_TRUE(contains(text, "define void @" + detail::tile_symbol(t, bits))) << text;
+      EXPECT_TRUE(contains(text, "llvm.fmuladd.v" + vec)) << text;
+      EXPECT_TRUE(contains(text, "llvm.masked.load.v" + vec)) << text;
+      EXPECT_TRUE(contains(text, "llvm.masked.store.v" + vec)) << text;
+      EXPECT_EQ(detail::tile_cols(t, bits), 2 * lanes);
+    }
+  EXPECT_EQ(detail::tile_symbol(DType::Float32, 512), "arrayc_tile_f32_12x32_512");
+  EXPECT_EQ(detail::tile_symbol(DType::Float64, 256), "arrayc_tile_f64_6x8_256");
+}
+
+// ---- The kernel itself, against a plain loop ------------------------------------------------------
+
+template <typename T>
+void check_direct(int64_t m, int64_t k, int64_t n, int64_t a_pad, int b_layout) {
+  SCOPED_TRACE("direct m, k, n = " + std::to_string(m) + ", " + std::to_string(k) + ", " + std::to_string(n) +
+               " b layout " + std::to_string(b_layout));
+  int64_t lda = k + a_pad;
+  std::vector<T> a(std::max<int64_t>(1, m * lda)), b(std::max<int64_t>(1, 2 * k * n)), c(std::max<int64_t>(1, m * n), T(NAN));
+  for (size_t i = 0; i < a.size(); ++i) a[i] = static_cast<T>(static_cast<double>((i * 7) % 13) - 6);
+  for (size_t i = 0; i < b.size(); ++i) b[i] = static_cast<T>(static_cast<double>((i * 5) % 11) * 0.25 - 1);
+  detail::MatrixRef ar{a.data(), m, k, lda, 1};
+  // b row-major k x n, stored as its transpose (n x k), or every other column of a k x 2n
+  detail::MatrixRef br = b_layout == 0   ? detail::MatrixRef{b.data(), k, n, n, 1}
+                         : b_layout == 1 ? detail::MatrixRef{b.data(), k, n, 1, k}
+                                         : detail::MatrixRef{b.data(), k, n, 2 * n, 2};
+  detail::tiled_gemm(dtype_of<T>(), ar, br, c.data());
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j) {
+      double want = 0;
+      for (int64_t p = 0; p < k; ++p) want += static_cast<double>(a[i * lda + p]) * b[p * br.row_stride + j * br.col_stride];
+      // Small integers and quarters: every partial sum is exact in float32.
+      ASSERT_EQ(static_cast<double>(c[i * n + j]), want) << "at " << i << ", " << j;
+    }
+}
+
+TEST(TileKernel, EdgeShapesAndPanels) {
+  for (int layout : {0, 1, 2}) {
+    check_direct<float>(0, 5, 3, 0, layout);
+    check_direct<float>(7, 0, 3, 0, layout);  // k == 0: zeros
+    check_direct<double>(5, 0, 1, 0, layout);
+    check_direct<float>(3, 5, 0, 0, layout);
+    check_direct<float>(1, 1, 1, 0, layout);
+    check_direct<float>(13, 31, 70, 3, layout);    // partial tiles both ways
+    check_direct<double>(25, 45, 17, 0, layout);
+    check_direct<float>(30, 1001, 40, 1, layout);  // several panels of k
+    check_direct<double>(12, 700, 33, 0, layout);
+  }
+}
+
+TEST(TileKernel, BlocksForThreadsAndCache) {
+  for (int bits : {256, 512})
+    for (DType t : {DType::Float32, DType::Float64})
+      for (int threads : {1, 2, 16})
+        for (const auto& s : std::vector<std::array<int64_t, 3>>{{256, 784, 256}, {1000, 1000, 1000}, {7, 5, 3}, {4096, 64, 8}}) {
+          detail::TileBlocks bl = detail::tile_blocks(t, s[0], s[2], s[1], threads, bits);
+          int64_t tr = detail::tile_rows(bits), tc = detail::tile_cols(t, bits);
+          SCOPED_TRACE(std::to_string(bits) + " bits, " + std::to_string(threads) + " threads, " + std::to_string(s[0]) +
+                       " x " + std::to_string(s[1]) + " x " + std::to_string(s[2]));
+          EXPECT_EQ(bl.rows % tr, 0);
+          EXPECT_EQ(bl.cols % tc, 0);
+          bool whole_tiles = bl.rows == tr && bl.cols == tc;  // cannot split further
+          if (!whole_tiles) {
+            EXPECT_GE(bl.count(s[0], s[2]), std::min<int64_t>(threads, ((s[0] + tr - 1) / tr) * ((s[2] + tc - 1) / tc)));
+            int64_t elem = t == DType::Float64 ? 8 : 4;
+            EXPECT_LE((bl.rows + bl.cols) * std::min(s[1], detail::tile_depth(t, bits)) * elem, 1 << 20);
+          }
+        }
+  // The W9 layer on 16 threads with AVX-512: 16 blocks of 72 x 64.
+  detail::TileBlocks w9 = detail::tile_blocks(DType::Float32, 256, 256, 784, 16, 512);
+  EXPECT_EQ(w9.rows, 72);
+  EXPECT_EQ(w9.cols, 64);
+  EXPECT_EQ(w9.count(256, 256), 16);
+}
+
+}  // namespace

@@ -27,9 +27,10 @@ dir=build-sanitize
 type=RelWithDebInfo
 # CI's subset: the tests whose code paths are the library's own bookkeeping (errors and bad
 # input, views and indexing, the thread pool, interrupts, concurrency, the caches, jit, the
-# executor, reductions and scans), about a third of the suite. The instrumented build is cheaper
+# executor, reductions and scans, the tiled product kernel's packing and blocks), about a third
+# of the suite. The instrumented build is cheaper
 # at -O1 without debug info; the reports still name the functions.
-ci_subset='BadInput|Errors|ErrorMessages|Interrupt|ThreadPool|Concurrency|KernelCache|DiskCache|Jit|Views|Indexing|Slicing|Scatter|Gather|Npy|Interop|Reductions|SplitRounds|ReductionRounds|Scan|Sort|Printing|Executor|Schedule|Fusion|DiffTest'
+ci_subset='BadInput|Errors|ErrorMessages|Interrupt|ThreadPool|Concurrency|KernelCache|DiskCache|Jit|Views|Indexing|Slicing|Scatter|Gather|Npy|Interop|Reductions|SplitRounds|ReductionRounds|Scan|Sort|Printing|Executor|Schedule|Fusion|DiffTest|TiledProducts|TileKernel'
 if [ "${1:-}" = "--ci" ]; then
   shift
   dir=build-sanitize-ci

@@ -16,7 +16,7 @@ namespace {
 
 using llvm::Value;
 
-constexpr int kVectors = 2;  // vectors of b's row per step: C = 2 lanes
+constexpr int kVectors = 2;  // vectors of b's row per step: C = 2 vectors of lanes
 constexpr int kUnroll = 4;   // steps along k per iteration of the main loop
 
 struct Emitter {

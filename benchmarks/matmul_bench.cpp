@@ -455,9 +455,7 @@ void skinny_rows(int reps) {
                {10000, 784, 48, f32}, {10000, 784, 64, f32}, {16, 784, 10, f32}, {32, 784, 10, f32},
                {64, 784, 10, f32}, {256, 784, 10, f32}, {1000, 784, 10, f32}, {100000, 64, 8, f32},
                {2000, 8000, 10, f32}, {10000, 784, 32, f64}},
-              reps, [](DType t, const arrayc::detail::MatrixRef& a, const arrayc::detail::MatrixRef& b, void* c) {
-                arrayc::detail::skinny_gemm(t, a, b, c);
-              });
+              reps, arrayc::detail::skinny_gemm);
 }
 
 // --tiled: the crossover table of docs/blas.md, "Tiled products" (kTiledMaxWork).

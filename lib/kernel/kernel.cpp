@@ -5,6 +5,9 @@
 #include <cstring>
 #include <sstream>
 
+#include "arrayc/error.h"
+#include "kernel/schedule.h"
+
 namespace arrayc::detail {
 namespace {
 
@@ -95,6 +98,14 @@ bool Kernel::reduces_across_rows() const {
     along_kept = along_kept || lf.strides[outer_rank() - 1] == StrideKind::Unit;
   }
   return along_kept;
+}
+
+std::vector<int> product_inputs(const DotStep& d) {
+  std::vector<int> out;
+  for (size_t i = 0; i < d.epilogue.inputs.size(); ++i)
+    if (d.epilogue.inputs[i].kind == Source::Kind::Product) out.push_back(static_cast<int>(i));
+  ARRAYC_INTERNAL_CHECK(!out.empty(), "an epilogue that does not read its product");
+  return out;
 }
 
 }  // namespace arrayc::detail

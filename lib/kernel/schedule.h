@@ -116,6 +116,10 @@ struct DotStep {
   bool epilogue_by_rows = false;
 };
 
+// Which of d's epilogue inputs are the product: one or more (two where it reads the product in
+// two layouts, as p + p.T does); an internal error when none is.
+std::vector<int> product_inputs(const DotStep& d);
+
 // A scan or sort along one axis (ops.def's Axis kind): the input viewed with that axis last,
 // rows = the other axes. Input element (row r, i) sits at in_offset + row_offset(r, in_strides)
 // + i * in_strides.back() of its source; the output slot is contiguous in the node's shape, and

@@ -497,16 +497,6 @@ class AxisKernelsLaunch final : public Launch {
   Kernels kernels_;
 };
 
-// Which of the epilogue's inputs are the product (more than one where it reads it in two
-// layouts, as p + p.T does).
-std::vector<int> product_inputs(const DotStep& d) {
-  std::vector<int> out;
-  for (size_t i = 0; i < d.epilogue.inputs.size(); ++i)
-    if (d.epilogue.inputs[i].kind == Source::Kind::Product) out.push_back(static_cast<int>(i));
-  ARRAYC_INTERNAL_CHECK(!out.empty(), "an epilogue that does not read its product");
-  return out;
-}
-
 // The product kernel of a step, with its epilogue inside when that works; `why` says why not.
 GemmKernel gemm_of(const DotStep& d, const GemmProblem& p, int sms, std::string* why = nullptr) {
   GemmKernel gk = choose_gemm(p, sms);

@@ -221,9 +221,7 @@ class HostDotLaunch final : public Launch {
       : d_(d), epilogue_(std::move(epilogue)),
         fn_(epilogue_ ? static_cast<const HostBinary&>(*epilogue_).fn : nullptr), stream_(stream) {
     if (!d_.has_epilogue) return;
-    for (size_t i = 0; i < d_.epilogue.inputs.size(); ++i)
-      if (d_.epilogue.inputs[i].kind == Source::Kind::Product) product_ptrs_.push_back(static_cast<int>(i));
-    ARRAYC_INTERNAL_CHECK(!product_ptrs_.empty(), "an epilogue that does not read its product");
+    product_ptrs_ = product_inputs(d_);
     m_ = d_.batch * d_.a.rows;
     n_ = d_.b.cols;
     panel_ = epilogue_panel_rows(d_);
@@ -255,23 +253,22 @@ class HostDotLaunch final : public Launch {
         Panel p{fn_, eptrs.data(), params, 0};
         TileEpilogue e{run_panel, &p};
         tiled_gemm(d_.dtype, a, b, scratch, &e);
-        cpu_free(scratch, bytes);
-        return;
-      }
-      for (int64_t r0 = 0; r0 < m_; r0 += panel_) {
-        int64_t rows = std::min(panel_, m_ - r0);
-        if (d_.batch == 1) {
-          MatrixRef ap = a;
-          ap.data = static_cast<const char*>(a.data) + r0 * a.row_stride * static_cast<int64_t>(elem);
-          ap.rows = rows;
-          product(ap, b, scratch, gram && rows == m_);
-        } else {
-          gemm_batched(d_.dtype, d_.batch, a, d_.a.batch_stride, b, d_.b.batch_stride, scratch, gram);
+      } else {
+        for (int64_t r0 = 0; r0 < m_; r0 += panel_) {
+          int64_t rows = std::min(panel_, m_ - r0);
+          if (d_.batch == 1) {
+            MatrixRef ap = a;
+            ap.data = static_cast<const char*>(a.data) + r0 * a.row_stride * static_cast<int64_t>(elem);
+            ap.rows = rows;
+            product(ap, b, scratch, gram && rows == m_);
+          } else {
+            gemm_batched(d_.dtype, d_.batch, a, d_.a.batch_stride, b, d_.b.batch_stride, scratch, gram);
+          }
+          // The kernel indexes the product by the element's index in the whole output.
+          for (int i : product_ptrs_) eptrs[i] = scratch - r0 * n_ * static_cast<int64_t>(elem);
+          Panel p{fn_, eptrs.data(), params, r0 * n_};
+          parallel_for(rows * n_, kGrain, run_panel, &p);
         }
-        // The kernel indexes the product by the element's index in the whole output.
-        for (int i : product_ptrs_) eptrs[i] = scratch - r0 * n_ * static_cast<int64_t>(elem);
-        Panel p{fn_, eptrs.data(), params, r0 * n_};
-        parallel_for(rows * n_, kGrain, run_panel, &p);
       }
     } catch (...) {
       cpu_free(scratch, bytes);

@@ -52,7 +52,6 @@ struct Job {
   MatrixRef b;
   char* c;
   int64_t lda, m, n, k, elem, tr, tc, depth;  // tr x tc: a tile; depth: steps of k per panel
-  bool f64;
   TileBlocks blocks;
   int64_t col_blocks;
   const TileEpilogue* epilogue;
@@ -65,7 +64,7 @@ struct Job {
     // Panels of k outside: each panel of b stays in L1 while the block's rows of a pass it.
     for (int64_t p0 = 0; p0 < std::max<int64_t>(k, 1); p0 += depth) {
       int64_t d = std::min(depth, k - p0);
-      if (f64) pack(b, p0, d, c0, c1, tc, static_cast<double*>(bp));
+      if (elem == 8) pack(b, p0, d, c0, c1, tc, static_cast<double*>(bp));
       else pack(b, p0, d, c0, c1, tc, static_cast<float*>(bp));
       for (int64_t j = c0, s = 0; j < c1; j += tc, ++s)
         for (int64_t i = r0; i < r1; i += tr)
@@ -78,11 +77,9 @@ struct Job {
   }
 };
 
-}  // namespace
-
-namespace {
 std::atomic<int> g_tiled_policy{0};  // 0: the setting, else the rule; 1 always; -1 never
-}
+
+}  // namespace
 
 void set_tiled_on_host(int policy) { g_tiled_policy.store(policy, std::memory_order_relaxed); }
 
@@ -125,7 +122,7 @@ void tiled_gemm(DType dtype, const MatrixRef& a, const MatrixRef& b, void* c, co
   int64_t tc = tile_cols(dtype, bits), max_depth = tile_depth(dtype, bits);
   int64_t panels = std::max<int64_t>(1, (k + max_depth - 1) / max_depth);
   Job job{fn, static_cast<const char*>(a.data), b, static_cast<char*>(c), a.row_stride, m, n, k, elem, tile_rows(bits), tc,
-          std::max<int64_t>(1, (k + panels - 1) / panels), dtype == DType::Float64, blocks, (n + blocks.cols - 1) / blocks.cols, epilogue};
+          std::max<int64_t>(1, (k + panels - 1) / panels), blocks, (n + blocks.cols - 1) / blocks.cols, epilogue};
   int64_t count = blocks.count(m, n), work = blocks.rows * blocks.cols * std::max<int64_t>(1, k);
   parallel_for(
       count, std::max<int64_t>(1, kChunkWork / work),

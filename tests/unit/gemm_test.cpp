@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <sstream>
 
 #include "arrayc/arrayc.h"
 #include "ir/build.h"
@@ -260,6 +261,34 @@ TEST(GemmTest, PtxWithoutAGpuFollowsThePrecision) {
   const std::string half = inspect({exp(h) * 0.5}).ptx(90);
   detail::set_half_table_min_elements(saved);
   EXPECT_NE(half.find("// ---- half_lookup_16\n"), std::string::npos) << half.substr(0, 300);
+}
+
+
+// A fused epilogue on the tensor-core kernels: where the whole tile is inside the product (W9's
+// layer, 4096 x 256 x 4096 on TF32: the 128 x 256 warpgroup tile, 256 consumer threads of 128
+// accumulators each, 64 runs of two), every run's bias loads and results come before one
+// branch-free block of its 64 vector stores; the edge tiles keep the run-by-run path. Run by run,
+// each run's bias load waited for the run before it, and the epilogue cost half a separate pass.
+TEST(GemmTest, EpilogueOfAWholeTileStoresWithoutBranches) {
+  Array x = zeros({4096, 256}), w = zeros({256, 4096}), b = zeros({4096}).eval();  // b in memory
+  set_matmul_precision(MatmulPrecision::High);
+  const std::string ptx = inspect({maximum(dot(x, w) + b, 0.0)}).ptx(90);
+  set_matmul_precision(MatmulPrecision::Highest);
+  const size_t at = ptx.find("// ---- gemm_float32_128x256x32_4x32_ak4_bk4_tf32_s4_wg_tma_ep_fused_add_maximum");
+  ASSERT_NE(at, std::string::npos) << ptx.substr(0, 2000);
+  // The kernel's basic blocks (split at labels and branches): the most vector stores in one.
+  int most = 0, in_block = 0, loads_before = 0, loads = 0;
+  std::istringstream lines(ptx.substr(at));
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("$L__", 0) == 0 || line.find(" bra") != std::string::npos) {
+      if (in_block > most) most = in_block, loads_before = loads;
+      in_block = loads = 0;
+    }
+    if (line.find("ld.global.nc.f32") != std::string::npos) ++loads;
+    if (line.find("st.global.v2.f32") != std::string::npos) ++in_block;
+  }
+  EXPECT_EQ(most, 64);
+  EXPECT_EQ(loads_before, 64);  // b at each of the thread's 64 columns, once for both its rows
 }
 
 }  // namespace

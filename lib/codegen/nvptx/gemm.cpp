@@ -975,21 +975,42 @@ class GemmEmitter {
   }
 
   // The tensor-core accumulators: each a run of two elements of a row (group, or group + 8 for
-  // the second half of a 16-row tile), at columns 2 in_group, 2 in_group + 1.
+  // the second half of a 16-row tile), at columns 2 in_group, 2 in_group + 1. With an epilogue,
+  // where every run of the thread is whole (the tile inside the product, outputs aligned: all but
+  // a product's edge tiles) they are stored by one branch-free store_whole; the edge tiles go run
+  // by run. Run by run, each run's epilogue loads waited for the run before: for W9's layer at
+  // 4096^3 on TF32 the epilogue then cost half of a separate pass over the product.
   void mma_store(const Store& st, Value* m0, Value* n0) {
     const MmaShape& sh = shape_;
     const int ti = 4 * t_.tm / sh.m, tj = 8 * t_.tn / sh.n;
+    auto row_at = [&](int i, int h) { return b_.CreateAdd(b_.CreateAdd(m0, wm_), b_.CreateAdd(group_, i64(i * sh.m + 8 * h))); };
+    auto col_at = [&](int j) { return b_.CreateAdd(b_.CreateAdd(n0, wn_), b_.CreateAdd(b_.CreateMul(in_group_, i64(2)), i64(j * sh.n))); };
+    auto vals_at = [&](int i, int h, int j) {
+      int c = (i * tj + j) * 2 * sh.c_rows + 2 * h;
+      return std::vector<Value*>{b_.CreateLoad(ty_, acc_at(c)), b_.CreateLoad(ty_, acc_at(c + 1))};
+    };
+    auto run_by_run = [&] {
+      for (int i = 0; i < ti; ++i)
+        for (int h = 0; h < sh.c_rows; ++h) {
+          Value* row = row_at(i, h);
+          if_then(b_.CreateICmpSLT(row, st.m), [&] {
+            for (int j = 0; j < tj; ++j) store_run(st, row, col_at(j), vals_at(i, h, j));
+          });
+        }
+    };
+    if (!g_.epilogue) return run_by_run();
+    std::vector<Run> runs;
+    Value* all = b_.getTrue();
     for (int i = 0; i < ti; ++i)
       for (int h = 0; h < sh.c_rows; ++h) {
-        Value* row = b_.CreateAdd(b_.CreateAdd(m0, wm_), b_.CreateAdd(group_, i64(i * sh.m + 8 * h)));
-        if_then(b_.CreateICmpSLT(row, st.m), [&] {
-          for (int j = 0; j < tj; ++j) {
-            Value* col = b_.CreateAdd(b_.CreateAdd(n0, wn_), b_.CreateAdd(b_.CreateMul(in_group_, i64(2)), i64(j * sh.n)));
-            int c = (i * tj + j) * 2 * sh.c_rows + 2 * h;
-            store_run(st, row, col, {b_.CreateLoad(ty_, acc_at(c)), b_.CreateLoad(ty_, acc_at(c + 1))});
-          }
-        });
+        Value* row = row_at(i, h);
+        all = b_.CreateAnd(all, b_.CreateICmpSLT(row, st.m));
+        for (int j = 0; j < tj; ++j) {
+          runs.push_back(run_at(st, row, col_at(j), vals_at(i, h, j)));
+          all = b_.CreateAnd(all, runs.back().whole);
+        }
       }
+    if_else(all, [&] { store_whole(st, runs); }, run_by_run);
   }
 
   // ---- 16-bit operands on the tensor cores (issue 29) ----
@@ -1123,77 +1144,110 @@ class GemmEmitter {
       }
   }
 
-  // Elements (row, col .. col + vals.size() - 1) of product st.p (row < m; col a multiple of the
-  // run's length): whole vectors where the run is in range and aligned, else element by element.
-  void store_run(const Store& st, Value* row, Value* col, const std::vector<Value*>& vals) {
+  // A run of product values: elements (row, col .. col + vals.size() - 1) of product st.p (col a
+  // multiple of the run's length), where they go (idx in c; first, the epilogue's indexed
+  // operands' offsets of its first element) and whether whole vectors can take it: in range
+  // (row < m and the run inside n) and, for every vector output of the epilogue, aligned.
+  struct Run {
+    Value *row, *col, *idx, *whole;
+    std::vector<Value*> vals, first;
+  };
+
+  Run run_at(const Store& st, Value* row, Value* col, std::vector<Value*> vals) {
     const int w = static_cast<int>(vals.size());
-    Value* idx = b_.CreateAdd(st.base, b_.CreateAdd(b_.CreateMul(row, st.n), col));
-    Value* whole = w == 1 ? b_.getFalse()
-                          : b_.CreateAnd(b_.CreateICmpEQ(b_.CreateURem(st.n, i64(w)), i64(0)),
-                                         b_.CreateICmpSLE(b_.CreateAdd(col, i64(w)), st.n));
-    auto in_range = [&](int j) { return b_.CreateICmpSLT(b_.CreateAdd(col, i64(j)), st.n); };
-    if (!g_.epilogue) {
-      auto at = [&](int j) { return b_.CreateInBoundsGEP(ty_, st.pc, b_.CreateAdd(idx, i64(j))); };
-      auto scalars = [&] {
-        for (int j = 0; j < w; ++j) if_then(in_range(j), [&] { b_.CreateAlignedStore(vals[j], at(j), llvm::Align(esize_)); });
-      };
-      if_else(whole, [&] { b_.CreateAlignedStore(pack(vals), at(0), llvm::Align(esize_ * w)); }, scalars);
-      return;
-    }
-    // The epilogue: the product's leaf reads this run's values (SROA keeps them in registers),
-    // every other operand its memory at the element's offsets.
+    Run r{row, col, b_.CreateAdd(st.base, b_.CreateAdd(b_.CreateMul(row, st.n), col)), nullptr, std::move(vals), {}};
+    r.whole = w == 1 ? b_.getFalse()
+                     : b_.CreateAnd(b_.CreateICmpEQ(b_.CreateURem(st.n, i64(w)), i64(0)),
+                                    b_.CreateICmpSLE(b_.CreateAdd(col, i64(w)), st.n));
+    if (!g_.epilogue) return r;
     const Kernel& k = *g_.epilogue;
-    const KernelLeaf& prod = k.leaves[g_.product_leaf];
-    for (int j = 0; j < w; ++j) b_.CreateStore(vals[j], b_.CreateConstInBoundsGEP2_32(product_->getAllocatedType(), product_, 0, j));
     std::vector<Value*> coords;  // of the run's first element in the epilogue's space
-    if (k.rank == 1) coords = {idx};
+    if (k.rank == 1) coords = {r.idx};
     else if (k.rank == 2) coords = {b_.CreateAdd(b_.CreateMul(st.p, st.m), row), col};
     else coords = {st.p, row, col};
-    std::vector<Value*> first(k.num_indexed);
+    r.first.resize(k.num_indexed);
     for (int x = 0; x < k.num_indexed; ++x) {
-      first[x] = space_.offsets[x];
-      for (int d = 0; d < k.rank; ++d) first[x] = b_.CreateAdd(first[x], b_.CreateMul(coords[d], space_.strides[x][d]));
+      r.first[x] = space_.offsets[x];
+      for (int d = 0; d < k.rank; ++d) r.first[x] = b_.CreateAdd(r.first[x], b_.CreateMul(coords[d], space_.strides[x][d]));
     }
-    std::vector<Value*> ptrs = epi_ptrs_;
-    ptrs[prod.ptr] = product_;
-    auto offsets = [&](int j) {
-      std::vector<Value*> off(k.num_indexed);
-      for (int x = 0; x < k.num_indexed; ++x) off[x] = b_.CreateAdd(first[x], b_.CreateMul(i64(j), space_.strides[x][k.rank - 1]));
-      off[prod.index] = i64(j);
-      return off;
-    };
-    // Outputs stored as vectors: float32/float64 (and 16-bit floats, a product rounded back to
-    // its operands' dtype: issue 29), unit stride along the run.
-    auto vector_out = [&](const KernelOutput& o) {
-      return w > 1 && (o.dtype == DType::Float32 || o.dtype == DType::Float64 || is_half(o.dtype)) &&
-             o.strides.back() == StrideKind::Unit;
-    };
     for (const KernelOutput& o : k.outputs)
-      if (vector_out(o)) whole = b_.CreateAnd(whole, b_.CreateICmpEQ(b_.CreateURem(first[o.index], i64(w)), i64(0)));
-    if_else(
-        whole,
-        [&] {
-          std::vector<std::vector<Value*>> v;
-          for (int j = 0; j < w; ++j) v.push_back(body_->emit(ptrs, offsets(j)));
-          for (const KernelOutput& o : k.outputs) {
-            if (!vector_out(o)) {
-              for (int j = 0; j < w; ++j) body_->store(o.dtype, v[j][o.instr], epi_ptrs_[o.ptr], offsets(j)[o.index]);
-              continue;
-            }
-            std::vector<Value*> run;
-            for (int j = 0; j < w; ++j) run.push_back(v[j][o.instr]);
-            Value* at = b_.CreateInBoundsGEP(run[0]->getType(), epi_ptrs_[o.ptr], first[o.index]);
-            b_.CreateAlignedStore(pack(run), at, llvm::Align(dtype_size(o.dtype) * w));
-          }
-        },
-        [&] {
-          for (int j = 0; j < w; ++j)
-            if_then(in_range(j), [&] {
-              std::vector<Value*> off = offsets(j);
-              std::vector<Value*> v = body_->emit(ptrs, off);
-              for (const KernelOutput& o : k.outputs) body_->store(o.dtype, v[o.instr], epi_ptrs_[o.ptr], off[o.index]);
-            });
-        });
+      if (vector_out(o, w)) r.whole = b_.CreateAnd(r.whole, b_.CreateICmpEQ(b_.CreateURem(r.first[o.index], i64(w)), i64(0)));
+    return r;
+  }
+
+  // Epilogue outputs stored as vectors: float32/float64 (and 16-bit floats, a product rounded back
+  // to its operands' dtype: issue 29), unit stride along the run.
+  static bool vector_out(const KernelOutput& o, int w) {
+    return w > 1 && (o.dtype == DType::Float32 || o.dtype == DType::Float64 || is_half(o.dtype)) &&
+           o.strides.back() == StrideKind::Unit;
+  }
+
+  // The run (row < m) stored: as whole vectors where it can be, else element by element.
+  void store_run(const Store& st, Value* row, Value* col, const std::vector<Value*>& vals) {
+    Run r = run_at(st, row, col, vals);
+    if_else(r.whole, [&] { store_whole(st, {r}); }, [&] { store_elements(st, r); });
+  }
+
+  // Runs that whole vectors take (each r.whole holds), stored without a branch. With an epilogue
+  // every run's values are computed before any is stored, so that the epilogue's loads (a bias,
+  // a residual) are all in flight at once instead of one run's after another's store.
+  void store_whole(const Store& st, const std::vector<Run>& runs) {
+    if (!g_.epilogue) {
+      for (const Run& r : runs)
+        b_.CreateAlignedStore(pack(r.vals), b_.CreateInBoundsGEP(ty_, st.pc, r.idx), llvm::Align(esize_ * r.vals.size()));
+      return;
+    }
+    const Kernel& k = *g_.epilogue;
+    std::vector<std::vector<std::vector<Value*>>> v(runs.size());  // [run][element][instr]
+    for (size_t i = 0; i < runs.size(); ++i)
+      for (int j = 0; j < static_cast<int>(runs[i].vals.size()); ++j) v[i].push_back(epilogue_at(runs[i], j));
+    for (size_t i = 0; i < runs.size(); ++i) {
+      const Run& r = runs[i];
+      const int w = static_cast<int>(r.vals.size());
+      for (const KernelOutput& o : k.outputs) {
+        if (!vector_out(o, w)) {
+          for (int j = 0; j < w; ++j) body_->store(o.dtype, v[i][j][o.instr], epi_ptrs_[o.ptr], epilogue_offsets(r, j)[o.index]);
+          continue;
+        }
+        std::vector<Value*> out;
+        for (int j = 0; j < w; ++j) out.push_back(v[i][j][o.instr]);
+        Value* at = b_.CreateInBoundsGEP(out[0]->getType(), epi_ptrs_[o.ptr], r.first[o.index]);
+        b_.CreateAlignedStore(pack(out), at, llvm::Align(dtype_size(o.dtype) * w));
+      }
+    }
+  }
+
+  // The run's elements one at a time, each where it is in range (col + j < n).
+  void store_elements(const Store& st, const Run& r) {
+    for (int j = 0; j < static_cast<int>(r.vals.size()); ++j)
+      if_then(b_.CreateICmpSLT(b_.CreateAdd(r.col, i64(j)), st.n), [&] {
+        if (!g_.epilogue) {
+          b_.CreateAlignedStore(r.vals[j], b_.CreateInBoundsGEP(ty_, st.pc, b_.CreateAdd(r.idx, i64(j))), llvm::Align(esize_));
+          return;
+        }
+        std::vector<Value*> v = epilogue_at(r, j);
+        for (const KernelOutput& o : g_.epilogue->outputs)
+          body_->store(o.dtype, v[o.instr], epi_ptrs_[o.ptr], epilogue_offsets(r, j)[o.index]);
+      });
+  }
+
+  // The epilogue's operands' offsets at the run's element j: the product's leaf reads the run's
+  // j-th value (held in product_, which SROA keeps in registers), every other operand its memory.
+  std::vector<Value*> epilogue_offsets(const Run& r, int j) {
+    const Kernel& k = *g_.epilogue;
+    std::vector<Value*> off(k.num_indexed);
+    for (int x = 0; x < k.num_indexed; ++x) off[x] = b_.CreateAdd(r.first[x], b_.CreateMul(i64(j), space_.strides[x][k.rank - 1]));
+    off[k.leaves[g_.product_leaf].index] = i64(j);
+    return off;
+  }
+
+  // The epilogue's values (one per instruction) at the run's element j.
+  std::vector<Value*> epilogue_at(const Run& r, int j) {
+    const Kernel& k = *g_.epilogue;
+    b_.CreateStore(r.vals[j], b_.CreateConstInBoundsGEP2_32(product_->getAllocatedType(), product_, 0, j));
+    std::vector<Value*> ptrs = epi_ptrs_;
+    ptrs[k.leaves[g_.product_leaf].ptr] = product_;
+    return body_->emit(ptrs, epilogue_offsets(r, j));
   }
 
   Value* pack(const std::vector<Value*>& vals) {

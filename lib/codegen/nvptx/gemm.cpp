@@ -979,7 +979,9 @@ class GemmEmitter {
   // where every run of the thread is whole (the tile inside the product, outputs aligned: all but
   // a product's edge tiles) they are stored by one branch-free store_whole; the edge tiles go run
   // by run. Run by run, each run's epilogue loads waited for the run before: for W9's layer at
-  // 4096^3 on TF32 the epilogue then cost half of a separate pass over the product.
+  // 4096^3 on TF32 the epilogue then cost half of a separate pass over the product. An epilogue
+  // that loads nothing (a cast back to float16, a relu) keeps the run-by-run code, whose time
+  // was measured (docs/cuda.md, the 16-bit products' epilogue).
   void mma_store(const Store& st, Value* m0, Value* n0) {
     const MmaShape& sh = shape_;
     const int ti = 4 * t_.tm / sh.m, tj = 8 * t_.tn / sh.n;
@@ -998,7 +1000,7 @@ class GemmEmitter {
           });
         }
     };
-    if (!g_.epilogue) return run_by_run();
+    if (!epilogue_reads_memory()) return run_by_run();  // nothing to wait for: the run-by-run code
     std::vector<Run> runs;
     Value* all = b_.getTrue();
     for (int i = 0; i < ti; ++i)
@@ -1142,6 +1144,14 @@ class GemmEmitter {
           }
         });
       }
+  }
+
+  // Whether the epilogue loads an operand from memory besides the product (a bias, a residual).
+  bool epilogue_reads_memory() const {
+    if (!g_.epilogue) return false;
+    for (size_t i = 0; i < g_.epilogue->leaves.size(); ++i)
+      if (static_cast<int>(i) != g_.product_leaf && g_.epilogue->leaves[i].ptr >= 0) return true;
+    return false;
   }
 
   // A run of product values: elements (row, col .. col + vals.size() - 1) of product st.p (col a

@@ -4,9 +4,10 @@
 // into a table, and then looks each element up in it: the same bits as running the kernel on
 // the array, since the table is made by that very code, at a cost that no longer depends on how
 // much math the kernel does (W8 in float16: three transcendentals and nine roundings to float16
-// per element, otherwise compute-bound on both the host and an H100). The table is made again
-// at every run (the kernel's constants are launch parameters), for 65536 elements, so it pays
-// from half_table_min_elements() on. The host's lookup is backend/host/half_table.h; the GPU's
+// per element, otherwise compute-bound on both the host and an H100). The host makes the table
+// again at every run (the kernel's constants are launch parameters), for 65536 elements, so it
+// pays from half_table_min_elements() on; a GPU keeps it with the step's launch and makes it
+// again only when those parameters change. The host's lookup is backend/host/half_table.h; the GPU's
 // is a kernel of its own (backend/cuda: HalfTableLaunch).
 #pragma once
 #include <cstdint>

@@ -308,9 +308,13 @@ void* half_patterns_on(int dev) {
 }
 
 // An elementwise step of one contiguous float16/bfloat16 input, long enough, through a table
-// (kernel/half_table.h): the step's own kernel over the 65536 patterns into a scratch table,
-// then the lookup kernel over the step's elements. Run directly, float16 W8's float32 math
-// (about 90 instructions an element) kept it at float32 W8's time on an H100, for half the bytes.
+// (kernel/half_table.h): the step's own kernel over the 65536 patterns into a table, then the
+// lookup kernel over the step's elements. Run directly, float16 W8's float32 math (about 90
+// instructions an element) kept it at float32 W8's time on an H100, for half the bytes. The
+// table is kept with the launch and made again only when the parameters of its run (the
+// kernel's constants among them) differ from the last run's, so that a step run again is one
+// launch. Every launch is on the device's one stream, in the order of this lock, so a lookup
+// queued before the table is remade reads the table it was queued with.
 class HalfTableLaunch final : public Launch {
  public:
   HalfTableLaunch(Device d, const KernelStep& ks, const cuda::Function& fn, PtxLaunchConfig table_cfg, const HalfTable& t,
@@ -319,18 +323,24 @@ class HalfTableLaunch final : public Launch {
         shape_(half_lookup_shape(static_cast<int>(dtype_size(t.out)))), sms_(sms) {
     if (shape_.shared_bytes > 48 * 1024) cuda::allow_dynamic_shared(dev_, lookup_, shape_.shared_bytes);
   }
+  ~HalfTableLaunch() override { cuda::free(dev_, table_, table_bytes()); }  // to the allocator's cache
   void run(const std::vector<void*>& ptrs) const override {
-    counters().kernel_launches += 2;
     note_half_table_run();
     const Kernel& k = ks_.kernel;
-    const size_t bytes = kHalfPatterns * dtype_size(t_.out);
-    void* table = cuda::alloc(dev_, bytes);
-    std::vector<void*> p = ptrs;
-    p[t_.in_ptr] = half_patterns_on(dev_);
-    p[t_.out_ptr] = table;
     std::vector<int64_t> params = half_table_params(t_, k, ks_.launch.params);
-    PtxArgs a(k, p, params, 0, kHalfPatterns);
-    cuda::launch(dev_, fn_, table_cfg_.grid, table_cfg_.block, a.data());
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!table_) table_ = cuda::alloc(dev_, table_bytes());
+    if (params != made_with_) {
+      made_with_.clear();  // until the launch below is queued
+      std::vector<void*> p = ptrs;
+      p[t_.in_ptr] = half_patterns_on(dev_);
+      p[t_.out_ptr] = table_;
+      PtxArgs a(k, p, params, 0, kHalfPatterns);
+      cuda::launch(dev_, fn_, table_cfg_.grid, table_cfg_.block, a.data());
+      counters().kernel_launches += 1;
+      made_with_ = std::move(params);
+    }
+    void* table = table_;
     void* in = ptrs[t_.in_ptr];
     void* out = ptrs[t_.out_ptr];
     int64_t v[3] = {ks_.launch.parallel_extent, ks_.launch.params[k.param_block(t_.in_index)],
@@ -341,10 +351,12 @@ class HalfTableLaunch final : public Launch {
     const int64_t blocks = std::clamp<int64_t>(runs, 1, int64_t{shape_.shared_bytes ? 1 : 32} * sms_);
     cuda::launch(dev_, lookup_, static_cast<unsigned>(blocks), static_cast<unsigned>(shape_.threads), args,
                  shape_.shared_bytes);
-    cuda::free(dev_, table, bytes);  // later reuse is ordered on the same stream
+    counters().kernel_launches += 1;
   }
 
  private:
+  size_t table_bytes() const { return kHalfPatterns * dtype_size(t_.out); }
+
   int dev_;
   const KernelStep& ks_;
   const cuda::Function& fn_;
@@ -353,6 +365,9 @@ class HalfTableLaunch final : public Launch {
   const cuda::Function& lookup_;
   HalfLookupShape shape_;
   int sms_;
+  mutable std::mutex mu_;                   // the table and what it was made with
+  mutable void* table_ = nullptr;           // device memory, kept until the launch is destroyed
+  mutable std::vector<int64_t> made_with_;  // the parameters of the table's run; empty: not made
 };
 
 // Whether step ks runs through a table (kernel/half_table.h), and if so which.

@@ -9,7 +9,9 @@
 // every CPU product stay exact. float64 products are always exact (their tensor-core
 // instruction is float64 arithmetic).
 //
-// The setting applies to what is compiled after the call: eager expressions evaluated later,
+// ARRAYC_MATMUL_PRECISION=highest|high sets the starting value (read at the first product or
+// call of these functions; another value is an arrayc::Error). The setting applies to what is
+// compiled after the call: eager expressions evaluated later,
 // and jit functions (it is part of their cache key, like set_fast_math).
 #pragma once
 

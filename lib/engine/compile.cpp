@@ -108,9 +108,13 @@ void set_row_chain_fusion(bool enabled) { detail::row_chain_flag() = enabled; }
 bool row_chain_fusion_enabled() { return detail::row_chain_flag(); }
 // matmul precision (issue 29)
 namespace {
-std::atomic<MatmulPrecision> matmul_precision_flag{MatmulPrecision::Highest};
+std::atomic<MatmulPrecision>& matmul_precision_flag() {  // ARRAYC_MATMUL_PRECISION, read at the first use
+  static std::atomic<MatmulPrecision> p{detail::tf32_products_setting().value_or(false) ? MatmulPrecision::High
+                                                                                        : MatmulPrecision::Highest};
+  return p;
 }
-void set_matmul_precision(MatmulPrecision p) { matmul_precision_flag = p; }
-MatmulPrecision matmul_precision() { return matmul_precision_flag; }
+}  // namespace
+void set_matmul_precision(MatmulPrecision p) { matmul_precision_flag() = p; }
+MatmulPrecision matmul_precision() { return matmul_precision_flag(); }
 
 }  // namespace arrayc

@@ -78,7 +78,7 @@ const std::vector<EnvVar>& env_vars() {
       {"ARRAYC_REQUIRE_JAX_DATA", "tests"}, {"ARRAYC_JAX_DATA", "tests"},
       // matrix products (issue 29): OpenBLAS's kernels and threads, epilogue fusion
       {"ARRAYC_BLAS_CORE", "library"},   {"ARRAYC_BLAS_THREADS", "library"}, {"ARRAYC_EPILOGUE", "library"},
-      {"ARRAYC_TILED_PRODUCTS", "library"},
+      {"ARRAYC_TILED_PRODUCTS", "library"}, {"ARRAYC_MATMUL_PRECISION", "library"},
       // bounded memory (issue 26): the kernel cache's bound, the lazy graph size that evaluates
       {"ARRAYC_KERNEL_CACHE_MAX", "library"}, {"ARRAYC_AUTO_EVAL_NODES", "library"},
       // hardening (issue 26): calls per thread of the concurrency test (scripts/tsan.sh)
@@ -183,6 +183,14 @@ int64_t kernel_cache_max_setting() {
 }
 int64_t auto_eval_nodes_setting() {
   return integer("ARRAYC_AUTO_EVAL_NODES", 0, INT64_MAX, " (graph nodes; 0: never)").value_or(100000);
+}
+std::optional<bool> tf32_products_setting() {
+  std::string v = value("ARRAYC_MATMUL_PRECISION");
+  if (v.empty()) return std::nullopt;
+  if (v == "highest") return false;
+  if (v == "high") return true;
+  throw Error("ARRAYC_MATMUL_PRECISION must be 'highest' (exact float32 products) or 'high' (TF32 on GPUs "
+              "with tensor cores), got '" + v + "'");
 }
 // ---- row chains (issue 29) ----
 bool row_chain_setting() { return flag("ARRAYC_ROW_CHAINS", true); }

@@ -75,6 +75,8 @@ bool epilogue_setting();
 // (BLAS for every general product) or 1 (the generated tiled kernel wherever the products pass
 // allows it).
 std::optional<int64_t> tiled_products_setting();
+// ARRAYC_MATMUL_PRECISION: highest (false) or high (true, TF32 allowed); nullopt when unset.
+std::optional<bool> tf32_products_setting();
 // ---- bounded memory (issue 26) ----
 // ARRAYC_KERNEL_CACHE_MAX, an integer >= 1 (default 4096): the in-memory kernel cache's bound.
 int64_t kernel_cache_max_setting();

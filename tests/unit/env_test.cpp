@@ -11,6 +11,7 @@
 #include <sstream>
 
 #include "arrayc/error.h"
+#include "arrayc/matmul_precision.h"
 #include "arrayc/products.h"
 #include "support/env.h"
 
@@ -68,6 +69,9 @@ TEST(EnvVars, ProductSettingsOutOfRangeAreErrors) {
   expect_rejected("ARRAYC_EPILOGUE", "2", epilogue_setting, "ARRAYC_EPILOGUE must be an integer from 0 to 1, got '2'");
   expect_rejected("ARRAYC_TILED_PRODUCTS", "yes", tiled_products_setting,
                   "ARRAYC_TILED_PRODUCTS must be an integer from 0 to 1, got 'yes'");
+  expect_rejected("ARRAYC_MATMUL_PRECISION", "tf32", tf32_products_setting,
+                  "ARRAYC_MATMUL_PRECISION must be 'highest' \\(exact float32 products\\) or 'high' \\(TF32 on GPUs "
+                  "with tensor cores\\), got 'tf32'");
   expect_rejected("ARRAYC_BLAS_THREADS", "0", blas_threads_setting,
                   "ARRAYC_BLAS_THREADS must be an integer from 1 to 1024, got '0'");
   expect_rejected("ARRAYC_BLAS_CORE", "Bogus", [] { arrayc::blas_info(); },
@@ -119,6 +123,20 @@ TEST(EnvVars, AnUnknownArraycVariableIsWarnedAbout) {
         std::_Exit(0);
       },
       ::testing::ExitedWithCode(0), "arrayc: warning: ARRAYC_FUSON is set, but arrayc reads no such variable");
+}
+
+// ARRAYC_MATMUL_PRECISION sets the starting precision (each in a fresh process, before any use).
+TEST(EnvVars, MatmulPrecisionStartsFromTheVariable) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  for (auto [value, want] : {std::pair{"high", arrayc::MatmulPrecision::High}, std::pair{"highest", arrayc::MatmulPrecision::Highest}}) {
+    EXPECT_EXIT(
+        {
+          setenv("ARRAYC_MATMUL_PRECISION", value, 1);
+          std::_Exit(arrayc::matmul_precision() == want ? 0 : 1);
+        },
+        ::testing::ExitedWithCode(0), "")
+        << value;
+  }
 }
 
 }  // namespace

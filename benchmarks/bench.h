@@ -105,6 +105,9 @@ struct Case {
   bool in_full = true;      // run without --quick
   std::string baseline_impl;
   std::string libmvec_impl;  // empty: the case has no libmvec variant
+  // The word peer scripts' tags give this case's size ("4096^3"), where one workload has cases
+  // of several sizes that the dtype and a 1eN size do not tell apart; empty: none needed.
+  std::string peer_size;
   // Makes the inputs on a device; with `host_copies`, also the host copies and output buffer of
   // the baseline (CPU only; the cold runs do without).
   std::function<std::unique_ptr<Instance>(arrayc::Device, bool host_copies)> prepare;

@@ -16,6 +16,7 @@
 #include <fstream>
 #include <map>
 #include <regex>
+#include <set>
 #include <sstream>
 #include <thread>
 
@@ -277,6 +278,59 @@ std::string peer_python() {
   return "/usr/bin/python3";  // none has numpy: its error says so
 }
 
+namespace {
+
+std::string trim(std::string s) {
+  s.erase(0, s.find_first_not_of(" \t\r\n"));
+  size_t e = s.find_last_not_of(" \t\r\n");
+  s.erase(e == std::string::npos ? 0 : e + 1);
+  return s;
+}
+
+// The case a peer's tag names: its first word is the workload ("W1"), a dtype word (float32, f32,
+// float64, f64, float16, f16; none: float32, the dtype of every single-dtype workload) and, for
+// memory-bound workloads, a size (1e6, 1e+07, 100000000) pick the case. A case with a peer size
+// ("4096^3", Case::peer_size) takes only tags that carry that word, which then need no other
+// size. nullptr when none matches.
+const Case* case_of_tag(const std::string& tag) {
+  std::stringstream ts(tag);
+  std::string w, tok, dtype, size;
+  std::set<std::string> words;
+  ts >> w;
+  static const std::regex exp_re(R"(([0-9]+)[eE]\+?0*([0-9]+))"), int_re(R"([0-9]+)");
+  while (ts >> tok) {
+    words.insert(tok);
+    if (tok == "float64" || tok == "f64") dtype = "float64";
+    if (tok == "float32" || tok == "f32") dtype = "float32";
+    if (tok == "float16" || tok == "f16") dtype = "float16";
+    std::smatch m;
+    if (std::regex_match(tok, m, exp_re)) {
+      size = m[1].str() + "e" + m[2].str();
+    } else if (std::regex_match(tok, int_re) && tok.size() > 1 && tok[0] == '1' &&
+               tok.find_first_not_of('0', 1) == std::string::npos) {
+      size = "1e" + std::to_string(tok.size() - 1);
+    }
+  }
+  const Case* any_dtype = nullptr;
+  for (const Case& c : all_cases()) {
+    if (c.workload != w) continue;
+    if (!c.peer_size.empty() && !words.count(c.peer_size)) continue;
+    if (c.bound == Bound::Memory && c.peer_size.empty()) {
+      if (size.empty()) continue;  // a size is needed to pick the case
+      if (c.size != size) continue;
+    }
+    if (dtype.empty()) {
+      if (!any_dtype) any_dtype = &c;
+      if (c.dtype == DType::Float32) return &c;
+      continue;
+    }
+    if (dtype == arrayc::dtype_name(c.dtype)) return &c;
+  }
+  return dtype.empty() ? any_dtype : nullptr;
+}
+
+}  // namespace
+
 std::vector<Row> run_peers(const std::string& script) {
   std::vector<Row> rows;
   auto fail = [&](const std::string& why) {
@@ -305,32 +359,9 @@ std::vector<Row> run_peers(const std::string& script) {
     std::fprintf(stderr, "  peers: %s", line.c_str());
     std::smatch m;
     if (!std::regex_match(line, m, line_re)) continue;
-    auto trim = [](std::string s) {
-      s.erase(0, s.find_first_not_of(' '));
-      s.erase(s.find_last_not_of(' ') + 1);
-      return s;
-    };
     std::string tag = trim(m[1]), peer = trim(m[2]);
     double ms = std::strtod(m[3].str().c_str(), nullptr);
-    // Which case: the workload id, the dtype and the size named in the tag.
-    std::stringstream ts(tag);
-    std::string w, tok, dtype, size;
-    ts >> w;
-    while (ts >> tok) {
-      if (tok == "float64" || tok == "f64") dtype = "float64";
-      if (tok == "float32" || tok == "f32") dtype = "float32";
-    if (tok == "float16" || tok == "f16") dtype = "float16";
-      if (tok == "float16" || tok == "f16") dtype = "float16";  // the float16 W8 (host float16 speed)
-      if (std::regex_match(tok, std::regex(R"(1e[0-9]+)"))) size = tok;
-    }
-    const Case* match = nullptr;
-    for (const Case& c : all_cases()) {
-      if (c.workload != w) continue;
-      if (!dtype.empty() && dtype != arrayc::dtype_name(c.dtype)) continue;
-      if (!size.empty() && c.bound == Bound::Memory && c.size != size) continue;
-      match = &c;
-      break;
-    }
+    const Case* match = case_of_tag(tag);
     if (!match) continue;
     const std::string suffix = " first call";
     if (peer.size() > suffix.size() && peer.compare(peer.size() - suffix.size(), suffix.size(), suffix) == 0) {
@@ -369,52 +400,6 @@ std::vector<Row> run_peers(const std::string& script) {
 }
 
 // ---- GPU peers ------------------------------------------------------------------------------------
-
-namespace {
-
-std::string trim(std::string s) {
-  s.erase(0, s.find_first_not_of(" \t\r\n"));
-  size_t e = s.find_last_not_of(" \t\r\n");
-  s.erase(e == std::string::npos ? 0 : e + 1);
-  return s;
-}
-
-// The case a peer's tag names: its first word is the workload ("W1"), a dtype word (float32, f32,
-// float64, f64, float16, f16; none: float32, the dtype of every single-dtype workload) and, for memory-bound
-// workloads, a size (1e6, 1e+07, 100000000) pick the case. nullptr when none matches.
-const Case* case_of_tag(const std::string& tag) {
-  std::stringstream ts(tag);
-  std::string w, tok, dtype, size;
-  ts >> w;
-  static const std::regex exp_re(R"(([0-9]+)[eE]\+?0*([0-9]+))"), int_re(R"([0-9]+)");
-  while (ts >> tok) {
-    if (tok == "float64" || tok == "f64") dtype = "float64";
-    if (tok == "float32" || tok == "f32") dtype = "float32";
-    if (tok == "float16" || tok == "f16") dtype = "float16";
-    std::smatch m;
-    if (std::regex_match(tok, m, exp_re)) {
-      size = m[1].str() + "e" + m[2].str();
-    } else if (std::regex_match(tok, int_re) && tok.size() > 1 && tok[0] == '1' &&
-               tok.find_first_not_of('0', 1) == std::string::npos) {
-      size = "1e" + std::to_string(tok.size() - 1);
-    }
-  }
-  const Case* any_dtype = nullptr;
-  for (const Case& c : all_cases()) {
-    if (c.workload != w) continue;
-    if (c.bound == Bound::Memory && !size.empty() && c.size != size) continue;
-    if (c.bound == Bound::Memory && size.empty()) continue;  // a size is needed to pick the case
-    if (dtype.empty()) {
-      if (!any_dtype) any_dtype = &c;
-      if (c.dtype == DType::Float32) return &c;
-      continue;
-    }
-    if (dtype == arrayc::dtype_name(c.dtype)) return &c;
-  }
-  return dtype.empty() ? any_dtype : nullptr;
-}
-
-}  // namespace
 
 std::vector<Row> run_gpu_peers(const std::string& script, const std::string& only, const std::string& device,
                                std::vector<std::string>& notes) {

@@ -152,13 +152,14 @@ template <typename T> class Product : public Instance {
 
 // ---- W9 (issue 29): a dense layer relu(x . w + b), f32 -------------------------------------------
 // Fused, the bias and relu run in the product's step (its epilogue); unfused, the product and two
-// elementwise kernels. The baseline is OpenBLAS followed by one C++ loop.
+// elementwise kernels. The baseline is OpenBLAS followed by one C++ loop. `rows`: how many rows
+// of the output the reference interprets (all when >= m).
 class Layer : public Instance {
  public:
-  Layer(int64_t m, int64_t k, int64_t n, arrayc::Device d, bool host)
+  Layer(int64_t m, int64_t k, int64_t n, int64_t rows, arrayc::Device d, bool host)
       : x_(arrayc::uniform({m, k}, 12, -1.0, 1.0, DType::Float32, d)),
         w_(arrayc::normal({k, n}, 13, 0.0, 0.05, DType::Float32, d)),
-        b_(arrayc::normal({n}, 14, 0.0, 1.0, DType::Float32, d)), m_(m), k_(k), n_(n), host_(host) {
+        b_(arrayc::normal({n}, 14, 0.0, 1.0, DType::Float32, d)), m_(m), k_(k), n_(n), rows_(rows), host_(host) {
     arrayc::eval({x_, w_, b_});
     if (host_) {
       xh_ = x_.to_vector<float>();
@@ -179,14 +180,37 @@ class Layer : public Instance {
   }
   Values baseline_values() override { return {to_double(yh_), {m_, n_}}; }
   Reference reference() override {
-    return reference_from(interpret_with_bounds(layer(x_, w_, b_)), {},
-                          fmt("interpreter on all %lld x %lld elements", static_cast<long long>(m_),
-                              static_cast<long long>(n_)));
+    Array xs = x_;
+    std::vector<int64_t> idx;  // all of the output
+    std::string note = fmt("interpreter on all %lld x %lld elements", static_cast<long long>(m_), static_cast<long long>(n_));
+    if (rows_ < m_) {
+      std::vector<float> all = host_ ? std::vector<float>() : x_.to_vector<float>();
+      const std::vector<float>& src = host_ ? xh_ : all;
+      std::vector<int64_t> rows = sample_indices(m_, rows_);
+      std::vector<float> sub;
+      for (int64_t r : rows) {
+        sub.insert(sub.end(), src.begin() + r * k_, src.begin() + (r + 1) * k_);
+        for (int64_t j = 0; j < n_; ++j) idx.push_back(r * n_ + j);
+      }
+      xs = arrayc::array(sub, {static_cast<int64_t>(rows.size()), k_}, x_.device());
+      note = fmt("interpreter on %zu sampled rows of %lld (all %lld columns)", rows.size(), static_cast<long long>(m_),
+                 static_cast<long long>(n_));
+    }
+    Reference r = reference_from(interpret_with_bounds(layer(xs, w_, b_)), std::move(idx), note);
+    // With TF32 allowed (ARRAYC_MATMUL_PRECISION=high), a GPU product may round each operand to
+    // a 10-bit mantissa: each output then lies within (2^-10 + k 2^-23) (|x| . |w|) of the exact
+    // product (docs/cuda.md, "Matmul precision"), and bias and relu do not widen that.
+    if (arrayc::matmul_precision() == arrayc::MatmulPrecision::High && !is_cpu(x_.device())) {
+      arrayc::detail::HostArray mag = interpret_with_bounds(arrayc::dot(arrayc::abs(xs), arrayc::abs(w_)));
+      for (size_t i = 0; i < r.bound.size(); ++i) r.bound[i] += (0x1p-10 + static_cast<double>(k_) * 0x1p-23) * mag.f[i];
+      r.note += "; TF32 products: bounds widened by (2^-10 + k 2^-23)(|x|.|w|)";
+    }
+    return r;
   }
 
  private:
   Array x_, w_, b_;
-  int64_t m_, k_, n_;
+  int64_t m_, k_, n_, rows_;
   bool host_;
   std::vector<float> xh_, wh_, bh_, yh_;
 };
@@ -722,16 +746,27 @@ std::vector<CaseDef> make_cases() {
     c.baseline_impl = "OpenBLAS + C++ loop";
     v.push_back({c, Mode::Both});
   }
-  // W9 (issue 29): relu(x . w + b), 256x784 . 784x256 f32
+  // W9 (issue 29): relu(x . w + b), 256x784 . 784x256 f32, and 4096^3 (not under --quick; its
+  // reference interprets 8 sampled rows)
   {
     Case c = product_case("W9", "256x784 . 784x256 + b", "maximum(dot(x, w) + b, 0), x ~ uniform(-1,1), w ~ normal(0,0.05)",
                           DType::Float32, 2.0 * 256 * 784 * 256 + 2.0 * 256 * 256,
                           4.0 * (256 * 784 + 784 * 256 + 256 + 256 * 256), 4 * 28,
                           [](Device d, bool h) -> std::unique_ptr<Instance> {
-                            return std::make_unique<Layer>(256, 784, 256, d, is_cpu(d) && h);
+                            return std::make_unique<Layer>(256, 784, 256, 256, d, is_cpu(d) && h);
                           });
     c.baseline_impl = "OpenBLAS + C++ loop";
+    c.peer_size = "256";
     v.push_back({c, Mode::Both});
+    constexpr double n = 4096;
+    Case big = product_case("W9", "4096x4096 . 4096x4096 + b", c.expr.c_str(), DType::Float32, 2.0 * n * n * n + 2.0 * n * n,
+                            4.0 * (3 * n * n + n), 4 * 64, [](Device d, bool h) -> std::unique_ptr<Instance> {
+                              return std::make_unique<Layer>(4096, 4096, 4096, 8, d, is_cpu(d) && h);
+                            });
+    big.id = "W9-f32-4096";
+    big.baseline_impl = c.baseline_impl;
+    big.peer_size = "4096^3";
+    v.push_back({big, Mode::FullOnly});
   }
   // W10 (issue 29): row softmax of 4096 x 4096 f32 (1024 x 4096 quick); memory-bound: x read,
   // y written once.
@@ -747,6 +782,7 @@ std::vector<CaseDef> make_cases() {
     c.bytes = 2.0 * 4 * rows * 4096;
     c.fvu_ulps = 8;
     c.baseline_impl = "C++ loop -O3 -march=native, one thread";
+    c.peer_size = rows == 4096 ? "4096^2" : "1024x4096";
     c.prepare = [rows = rows](arrayc::Device d, bool h) -> std::unique_ptr<Instance> {
       return std::make_unique<Softmax>(rows, 4096, d, h && is_cpu(d));
     };

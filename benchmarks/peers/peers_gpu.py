@@ -3,8 +3,11 @@ One line per measurement: workload, peer, median ms (device time via CUDA events
 import time, os, sys, traceback
 import numpy as np
 import torch
-torch.backends.cuda.matmul.allow_tf32 = False
-torch.backends.cudnn.allow_tf32 = False
+# Products exact float32, as arrayc's default; ARRAYC_MATMUL_PRECISION=high (arrayc's TF32 setting,
+# given to the whole run) lets the peers' float32 products use TF32 too, so both sides match.
+TF32 = os.environ.get("ARRAYC_MATMUL_PRECISION", "") == "high"
+torch.backends.cuda.matmul.allow_tf32 = TF32
+torch.backends.cudnn.allow_tf32 = TF32
 
 def ev_ms(fn, reps=50, warm=5):
     for _ in range(warm): fn()
@@ -172,6 +175,32 @@ def w10():
     except ImportError:
         pass
 if not ONLY[0] or "w10" in ONLY: guard("w10", w10)
+
+# W9 (issue 29): the dense layer relu(x @ w + b) at 256x784x256 and 4096^3, float32: torch eager,
+# addmm + relu_ (what a hand-fused PyTorch layer does), torch.compile, JAX (exact, or TF32 with TF32).
+def w9():
+    for m, k, n, tag in ((256, 784, 256, "W9 relu(x@w+b) 256 f32"), (4096, 4096, 4096, "W9 relu(x@w+b) 4096^3 f32")):
+        g = torch.Generator(device="cuda").manual_seed(9)
+        x = torch.rand(m, k, device="cuda", generator=g) * 2 - 1
+        w = torch.randn(k, n, device="cuda", generator=g) * 0.05
+        b = torch.randn(n, device="cuda", generator=g)
+        reps = 200 if m == 256 else 30
+        rec(tag, "torch eager", ev_ms(lambda: torch.relu(x @ w + b), reps=reps))
+        rec(tag, "torch addmm + relu_", ev_ms(lambda: torch.addmm(b, x, w).relu_(), reps=reps))
+        rec(tag, "torch mm alone", ev_ms(lambda: x @ w, reps=reps))
+        f = torch.compile(lambda x, w, b: torch.relu(x @ w + b))
+        t = time.perf_counter(); f(x, w, b); torch.cuda.synchronize(); rec(tag, "torch.compile first call (wall)", (time.perf_counter() - t) * 1e3)
+        rec(tag, "torch.compile", ev_ms(lambda: f(x, w, b), reps=reps))
+        try:
+            import jax, jax.numpy as jnp
+            prec = jax.lax.Precision.DEFAULT if TF32 else jax.lax.Precision.HIGHEST
+            xj, wj, bj = (jnp.asarray(t.cpu().numpy()) for t in (x, w, b))
+            fj = jax.jit(lambda x, w, b: jnp.maximum(jnp.dot(x, w, precision=prec) + b, 0))
+            fj(xj, wj, bj).block_until_ready()
+            rec(tag, "jax.jit (wall)", wall_ms(lambda: fj(xj, wj, bj).block_until_ready(), reps=reps))
+        except ImportError:
+            pass
+if not ONLY[0] or "w9" in ONLY: guard("w9", w9)
 
 def launch_latency():
     import cupy as cp

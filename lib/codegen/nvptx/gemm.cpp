@@ -1159,13 +1159,13 @@ class GemmEmitter {
   // operands' offsets of its first element) and whether whole vectors can take it: in range
   // (row < m and the run inside n) and, for every vector output of the epilogue, aligned.
   struct Run {
-    Value *row, *col, *idx, *whole;
+    Value *col, *idx, *whole;
     std::vector<Value*> vals, first;
   };
 
   Run run_at(const Store& st, Value* row, Value* col, std::vector<Value*> vals) {
     const int w = static_cast<int>(vals.size());
-    Run r{row, col, b_.CreateAdd(st.base, b_.CreateAdd(b_.CreateMul(row, st.n), col)), nullptr, std::move(vals), {}};
+    Run r{col, b_.CreateAdd(st.base, b_.CreateAdd(b_.CreateMul(row, st.n), col)), nullptr, std::move(vals), {}};
     r.whole = w == 1 ? b_.getFalse()
                      : b_.CreateAnd(b_.CreateICmpEQ(b_.CreateURem(st.n, i64(w)), i64(0)),
                                     b_.CreateICmpSLE(b_.CreateAdd(col, i64(w)), st.n));

@@ -264,19 +264,12 @@ TEST(GemmTest, PtxWithoutAGpuFollowsThePrecision) {
 }
 
 
-// A fused epilogue on the tensor-core kernels: where the whole tile is inside the product (W9's
-// layer, 4096 x 256 x 4096 on TF32: the 128 x 256 warpgroup tile, 256 consumer threads of 128
-// accumulators each, 64 runs of two), every run's bias loads and results come before one
-// branch-free block of its 64 vector stores; the edge tiles keep the run-by-run path. Run by run,
-// each run's bias load waited for the run before it, and the epilogue cost half a separate pass.
-TEST(GemmTest, EpilogueOfAWholeTileStoresWithoutBranches) {
-  Array x = zeros({4096, 256}), w = zeros({256, 4096}), b = zeros({4096}).eval();  // b in memory
-  set_matmul_precision(MatmulPrecision::High);
-  const std::string ptx = inspect({maximum(dot(x, w) + b, 0.0)}).ptx(90);
-  set_matmul_precision(MatmulPrecision::Highest);
-  const size_t at = ptx.find("// ---- gemm_float32_128x256x32_4x32_ak4_bk4_tf32_s4_wg_tma_ep_fused_add_maximum");
-  ASSERT_NE(at, std::string::npos) << ptx.substr(0, 2000);
-  // The kernel's basic blocks (split at labels and branches): the most vector stores in one.
+// The largest basic block (split at labels and branches) of the kernel `name` in `ptx`: how many
+// `store`s it holds, and how many `load`s come before them in it.
+std::pair<int, int> largest_store_block(const std::string& ptx, const std::string& name, const std::string& store,
+                                        const std::string& load) {
+  const size_t at = ptx.find("// ---- " + name);
+  if (at == std::string::npos) return {-1, -1};
   int most = 0, in_block = 0, loads_before = 0, loads = 0;
   std::istringstream lines(ptx.substr(at));
   for (std::string line; std::getline(lines, line);) {
@@ -284,11 +277,33 @@ TEST(GemmTest, EpilogueOfAWholeTileStoresWithoutBranches) {
       if (in_block > most) most = in_block, loads_before = loads;
       in_block = loads = 0;
     }
-    if (line.find("ld.global.nc.f32") != std::string::npos) ++loads;
-    if (line.find("st.global.v2.f32") != std::string::npos) ++in_block;
+    if (line.find(load) != std::string::npos) ++loads;
+    if (line.find(store) != std::string::npos) ++in_block;
   }
-  EXPECT_EQ(most, 64);
-  EXPECT_EQ(loads_before, 64);  // b at each of the thread's 64 columns, once for both its rows
+  return {most, loads_before};
+}
+
+// A fused epilogue that loads memory (W9's bias), where the whole tile is inside the product: every
+// run's loads and results come before one branch-free block of the thread's vector stores; the
+// edge tiles keep the run-by-run path. Run by run, each run's bias load waited for the run before
+// it, and the epilogue cost half a separate pass. At 4096 x 256 x 4096:
+// - on TF32, the 128 x 256 warpgroup tile: 256 consumer threads of 128 accumulators, 64 runs of
+//   two, b loaded at each of the thread's 64 columns once for both its rows;
+// - in exact float32, the 128 x 128 FMA tile: 8 x 8 a thread, 16 runs of four, 8 columns of b.
+TEST(GemmTest, EpilogueOfAWholeTileStoresWithoutBranches) {
+  Array x = zeros({4096, 256}), w = zeros({256, 4096}), b = zeros({4096}).eval();  // b in memory
+  set_matmul_precision(MatmulPrecision::High);
+  const std::string tf32 = inspect({maximum(dot(x, w) + b, 0.0)}).ptx(90);
+  set_matmul_precision(MatmulPrecision::Highest);
+  const std::string exact = inspect({maximum(dot(x, w) + b, 0.0)}).ptx(90);
+  EXPECT_EQ(largest_store_block(tf32, "gemm_float32_128x256x32_4x32_ak4_bk4_tf32_s4_wg_tma_ep_fused_add_maximum",
+                                "st.global.v2.f32", "ld.global.nc.f32"),
+            std::make_pair(64, 64))
+      << tf32.substr(0, 2000);
+  EXPECT_EQ(largest_store_block(exact, "gemm_float32_128x128x16_8x8_ak4_bn4_ep_fused_add_maximum", "st.global.v4.f32",
+                                "ld.global.nc.f32"),
+            std::make_pair(16, 8))
+      << exact.substr(0, 2000);
 }
 
 }  // namespace

@@ -977,8 +977,8 @@ class GemmEmitter {
   // The tensor-core accumulators: each a run of two elements of a row (group, or group + 8 for
   // the second half of a 16-row tile), at columns 2 in_group, 2 in_group + 1. With an epilogue,
   // where every run of the thread is whole (the tile inside the product, outputs aligned: all but
-  // a product's edge tiles) they are stored by one branch-free store_whole; the edge tiles go run
-  // by run. Run by run, each run's epilogue loads waited for the run before: for W9's layer at
+  // a product's edge tiles) they are stored by one branch-free store_whole (whole_or; store_tile
+  // does the same for the FMA kernel); the edge tiles go run by run. Run by run, each run's epilogue loads waited for the run before: for W9's layer at
   // 4096^3 on TF32 the epilogue then cost half of a separate pass over the product. An epilogue
   // that loads nothing (a cast back to float16, a relu) keeps the run-by-run code, whose time
   // was measured (docs/cuda.md, the 16-bit products' epilogue).
@@ -1001,18 +1001,14 @@ class GemmEmitter {
         }
     };
     if (!epilogue_reads_memory()) return run_by_run();  // nothing to wait for: the run-by-run code
+    std::vector<Value*> rows;
     std::vector<Run> runs;
-    Value* all = b_.getTrue();
     for (int i = 0; i < ti; ++i)
       for (int h = 0; h < sh.c_rows; ++h) {
-        Value* row = row_at(i, h);
-        all = b_.CreateAnd(all, b_.CreateICmpSLT(row, st.m));
-        for (int j = 0; j < tj; ++j) {
-          runs.push_back(run_at(st, row, col_at(j), vals_at(i, h, j)));
-          all = b_.CreateAnd(all, runs.back().whole);
-        }
+        rows.push_back(row_at(i, h));
+        for (int j = 0; j < tj; ++j) runs.push_back(run_at(st, rows.back(), col_at(j), vals_at(i, h, j)));
       }
-    if_else(all, [&] { store_whole(st, runs); }, run_by_run);
+    whole_or(st, rows, runs, run_by_run);
   }
 
   // ---- 16-bit operands on the tensor cores (issue 29) ----
@@ -1118,19 +1114,29 @@ class GemmEmitter {
     };
     auto acc = [&](int r, int c) { return b_.CreateLoad(ty_, acc_at(r * t_.tn + c)); };
     if (!mirror) {
+      auto vals_at = [&](int r, int gj) {  // register row r's run in column group gj
+        std::vector<Value*> vals;
+        for (int j = 0; j < b.frag; ++j) vals.push_back(acc(r, gj * b.frag + j));
+        return vals;
+      };
+      auto run_by_run = [&] {
+        for (int gi = 0; gi < a.groups; ++gi)
+          for (int i = 0; i < a.frag; ++i) {
+            Value* row = row_of(gi, i);
+            if_then(b_.CreateICmpSLT(row, st.m), [&] {
+              for (int gj = 0; gj < b.groups; ++gj) store_run(st, row, col_of(gj, 0), vals_at(gi * a.frag + i, gj));
+            });
+          }
+      };
+      if (!epilogue_reads_memory()) return run_by_run();  // as mma_store
+      std::vector<Value*> rows;
+      std::vector<Run> runs;
       for (int gi = 0; gi < a.groups; ++gi)
         for (int i = 0; i < a.frag; ++i) {
-          Value* row = row_of(gi, i);
-          int r = gi * a.frag + i;  // register row
-          if_then(b_.CreateICmpSLT(row, st.m), [&] {
-            for (int gj = 0; gj < b.groups; ++gj) {
-              std::vector<Value*> vals;
-              for (int j = 0; j < b.frag; ++j) vals.push_back(acc(r, gj * b.frag + j));
-              store_run(st, row, col_of(gj, 0), vals);
-            }
-          });
+          rows.push_back(row_of(gi, i));
+          for (int gj = 0; gj < b.groups; ++gj) runs.push_back(run_at(st, rows.back(), col_of(gj, 0), vals_at(gi * a.frag + i, gj)));
         }
-      return;
+      return whole_or(st, rows, runs, run_by_run);
     }
     for (int gj = 0; gj < b.groups; ++gj)
       for (int j = 0; j < b.frag; ++j) {
@@ -1225,6 +1231,16 @@ class GemmEmitter {
         b_.CreateAlignedStore(pack(out), at, llvm::Align(dtype_size(o.dtype) * w));
       }
     }
+  }
+
+  // The thread's runs (of rows `rows`) by one store_whole where every row is in range and every
+  // run whole, else by run_by_run.
+  void whole_or(const Store& st, const std::vector<Value*>& rows, const std::vector<Run>& runs,
+                const std::function<void()>& run_by_run) {
+    Value* all = b_.getTrue();
+    for (Value* row : rows) all = b_.CreateAnd(all, b_.CreateICmpSLT(row, st.m));
+    for (const Run& r : runs) all = b_.CreateAnd(all, r.whole);
+    if_else(all, [&] { store_whole(st, runs); }, run_by_run);
   }
 
   // The run's elements one at a time, each where it is in range (col + j < n).

@@ -10,6 +10,7 @@
 
 #include "support/data.h"
 #include "support/devices.h"
+#include "support/pipeline.h"
 #include "support/reference.h"
 
 namespace {
@@ -26,7 +27,6 @@ class GpuProducts : public DeviceTest {
 };
 INSTANTIATE_TEST_SUITE_P(Gpu, GpuProducts, ::testing::Values(Device{Device::Kind::GPU, 0}), device_name);
 
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
 // Whether a square result is exactly symmetric (no element differs from its mirror image).
 bool exactly_symmetric(const Array& c) { return !any(c != transpose(c)).item<bool>(); }

@@ -8,6 +8,7 @@
 #include "backend/host/tiled.h"
 #include "support/data.h"
 #include "support/devices.h"
+#include "support/pipeline.h"
 #include "support/errors.h"
 #include "support/reference.h"
 
@@ -19,8 +20,6 @@ using namespace arrayc_test;
 class MatmulStructure : public DeviceTest {};
 ARRAYC_DEVICE_SUITE(MatmulStructure);
 
-std::string fused_text(const Array& a) { return inspect({a}, true).fused; }
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
 const char* kGram = "product-structure: x @ x.T";
 

@@ -12,6 +12,7 @@
 #include "codegen/llvm_util.h"
 #include "support/data.h"
 #include "support/devices.h"
+#include "support/pipeline.h"
 #include "support/reference.h"
 
 namespace {
@@ -22,8 +23,6 @@ using namespace arrayc_test;
 class SkinnyProducts : public DeviceTest {};
 ARRAYC_DEVICE_SUITE(SkinnyProducts);
 
-std::string fused_text(const Array& a) { return inspect({a}, true).fused; }
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 const char* kSkinny = "generated skinny kernel";
 
 TEST_P(SkinnyProducts, MatchTheInterpreter) {

@@ -19,6 +19,7 @@
 #include "passes/products.h"
 #include "support/data.h"
 #include "support/devices.h"
+#include "support/pipeline.h"
 #include "support/reference.h"
 
 namespace {
@@ -29,8 +30,6 @@ using namespace arrayc_test;
 class TiledProducts : public DeviceTest {};
 ARRAYC_DEVICE_SUITE(TiledProducts);
 
-std::string fused_text(const Array& a) { return inspect({a}, true).fused; }
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 const char* kTiled = "generated tiled kernel arrayc_tile_";
 
 // The kernel for every general product on any host for the test's life (the rule takes it from

@@ -1,5 +1,5 @@
 // Test helpers over the compiler pipeline and its PTX: the kernel steps the pipeline makes for
-// some outputs, and counting PTX instructions.
+// some outputs, the fused stage's text, and counting PTX instructions.
 #pragma once
 #include <iterator>
 #include <regex>
@@ -22,6 +22,10 @@ inline std::vector<arrayc::detail::KernelStep> kernel_steps(const std::vector<ar
     if (const auto* ks = std::get_if<arrayc::detail::KernelStep>(&step.op)) out.push_back(*ks);
   return out;
 }
+
+// The fused stage's text of `a` (`:fused` in the REPL), and whether a text contains `part`.
+inline std::string fused_text(const arrayc::Array& a) { return arrayc::inspect({a}, true).fused; }
+inline bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
 
 // Occurrences of a PTX instruction: `op` followed by a space or tab (so "ld.global.f32" does not
 // count "ld.global.f32x" or the vector forms).

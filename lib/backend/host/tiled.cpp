@@ -95,7 +95,7 @@ bool tiled_takes(int64_t work) {
 bool tile_reads(const MatrixRef& a) { return a.cols <= 1 || a.col_stride == 1; }
 
 TileBlocks tile_blocks(DType dtype, int64_t m, int64_t n, int64_t k, int threads, int bits) {
-  int64_t tr = tile_rows(bits), tc = tile_cols(dtype, bits), elem = dtype == DType::Float64 ? 8 : 4;
+  int64_t tr = tile_rows(bits), tc = tile_cols(dtype, bits), elem = static_cast<int64_t>(dtype_size(dtype));
   k = std::min(k, tile_depth(dtype, bits));  // per panel
   int64_t rt = std::max<int64_t>(1, (m + tr - 1) / tr), ct = std::max<int64_t>(1, (n + tc - 1) / tc);
   int64_t br = rt, bc = ct;  // a block, in tiles
@@ -117,7 +117,7 @@ void tiled_gemm(DType dtype, const MatrixRef& a, const MatrixRef& b, void* c, co
   int bits = host_vector_bits();
   auto fn = reinterpret_cast<TileFn>(host_module_function(
       tile_symbol(dtype, bits), [&](llvm::LLVMContext& ctx) { return emit_tile_gemm(dtype, bits, ctx); }));
-  int64_t elem = dtype == DType::Float64 ? 8 : 4;
+  int64_t elem = static_cast<int64_t>(dtype_size(dtype));
   TileBlocks blocks = tile_blocks(dtype, m, n, k, num_threads(), bits);
   int64_t tc = tile_cols(dtype, bits), max_depth = tile_depth(dtype, bits);
   int64_t panels = std::max<int64_t>(1, (k + max_depth - 1) / max_depth);

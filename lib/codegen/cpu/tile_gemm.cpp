@@ -92,7 +92,7 @@ int tile_rows(int vector_bits) {
 int tile_cols(DType dtype, int vector_bits) { return kVectors * vector_bits / (dtype == DType::Float64 ? 64 : 32); }
 
 int64_t tile_depth(DType dtype, int vector_bits) {
-  int64_t panel_row = tile_cols(dtype, vector_bits) * (dtype == DType::Float64 ? 8 : 4);
+  int64_t panel_row = tile_cols(dtype, vector_bits) * static_cast<int64_t>(dtype_size(dtype));
   return std::max<int64_t>(64, 20 * 1024 / panel_row / 4 * 4);
 }
 

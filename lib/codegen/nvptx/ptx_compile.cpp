@@ -4,6 +4,7 @@
 
 #include <llvm/Bitcode/BitcodeReader.h>
 #include <llvm/Config/llvm-config.h>
+#include <llvm/IR/IntrinsicsNVPTX.h>
 #include <llvm/IR/LegacyPassManager.h>
 #include <llvm/Linker/Linker.h>
 #include <llvm/MC/TargetRegistry.h>
@@ -142,6 +143,29 @@ void annotate_ptx_kernel(llvm::Function& f, const char* key, int value) {
 
 llvm::Value* read_sreg(llvm::IRBuilder<>& b, llvm::Intrinsic::ID id) {
   return b.CreateZExt(b.CreateIntrinsic(id, {}, {}), b.getInt64Ty());
+}
+
+llvm::Value* shuffle_xor(llvm::IRBuilder<>& b, llvm::Value* v, int lane_mask) {
+  auto shfl = [&](llvm::Value* x) -> llvm::Value* {
+    llvm::Value* args[] = {b.getInt32(0xffffffffu), x, b.getInt32(lane_mask), b.getInt32(31)};
+    return b.CreateIntrinsic(x->getType()->isFloatTy() ? llvm::Intrinsic::nvvm_shfl_sync_bfly_f32
+                                                        : llvm::Intrinsic::nvvm_shfl_sync_bfly_i32,
+                              {}, args);
+  };
+  llvm::Type* ty = v->getType();
+  if (ty->isFloatTy() || ty->isIntegerTy(32)) return shfl(v);
+  if (ty->isIntegerTy(1)) return b.CreateTrunc(shfl(b.CreateZExt(v, b.getInt32Ty())), ty);
+  if (ty->getPrimitiveSizeInBits() < 32) {  // 8- and 16-bit integers, half, bfloat: widened bits
+    llvm::Type* bits_ty = b.getIntNTy(ty->getPrimitiveSizeInBits());
+    llvm::Value* bits = ty->isIntegerTy() ? v : b.CreateBitCast(v, bits_ty);
+    llvm::Value* r = b.CreateTrunc(shfl(b.CreateZExt(bits, b.getInt32Ty())), bits_ty);
+    return ty->isIntegerTy() ? r : b.CreateBitCast(r, ty);
+  }
+  llvm::Value* bits = ty->isDoubleTy() ? b.CreateBitCast(v, b.getInt64Ty()) : v;
+  llvm::Value* lo = shfl(b.CreateTrunc(bits, b.getInt32Ty()));
+  llvm::Value* hi = shfl(b.CreateTrunc(b.CreateLShr(bits, 32), b.getInt32Ty()));
+  llvm::Value* r = b.CreateOr(b.CreateShl(b.CreateZExt(hi, b.getInt64Ty()), 32), b.CreateZExt(lo, b.getInt64Ty()));
+  return ty->isDoubleTy() ? b.CreateBitCast(r, ty) : r;
 }
 
 PtxKernel compile_ptx(const std::string& entry, int sm, const std::function<void(llvm::Module&)>& build,

@@ -34,6 +34,10 @@ void annotate_ptx_kernel(llvm::Function& f, const char* key, int value);
 // A PTX special register (threadIdx.x, blockIdx.x, ...: nvvm_read_ptx_sreg_*) as an i64.
 llvm::Value* read_sreg(llvm::IRBuilder<>& b, llvm::Intrinsic::ID id);
 
+// v from lane (this lane xor `lane_mask`) of the warp (shfl.sync.bfly, all lanes), any value
+// type, as 32-bit pieces.
+llvm::Value* shuffle_xor(llvm::IRBuilder<>& b, llvm::Value* v, int lane_mask);
+
 // Builds a module with `build` (which must define the kernel `entry`) and compiles it for sm_<sm>
 // (`arch_specific`: sm_<sm>a, whose code runs on that architecture only, as Hopper's wgmma
 // needs). Fills entry, sm, ir, opt_ir and ptx. One compile at a time (the target machines are

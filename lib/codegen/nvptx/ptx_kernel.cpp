@@ -225,29 +225,7 @@ class PtxEmitter {
     });
   }
 
-  // Shuffle across lanes (xor `lane_mask`), any value type, as 32-bit pieces.
-  Value* shuffle(Value* v, int lane_mask) {
-    auto shfl = [&](Value* x) -> Value* {
-      Value* args[] = {b_.getInt32(0xffffffffu), x, b_.getInt32(lane_mask), b_.getInt32(31)};
-      return b_.CreateIntrinsic(x->getType()->isFloatTy() ? llvm::Intrinsic::nvvm_shfl_sync_bfly_f32
-                                                          : llvm::Intrinsic::nvvm_shfl_sync_bfly_i32,
-                                {}, args);
-    };
-    llvm::Type* ty = v->getType();
-    if (ty->isFloatTy() || ty->isIntegerTy(32)) return shfl(v);
-    if (ty->isIntegerTy(1)) return b_.CreateTrunc(shfl(b_.CreateZExt(v, b_.getInt32Ty())), ty);
-    if (ty->getPrimitiveSizeInBits() < 32) {  // 8- and 16-bit integers, half, bfloat: widened bits
-      llvm::Type* bits_ty = b_.getIntNTy(ty->getPrimitiveSizeInBits());
-      Value* bits = ty->isIntegerTy() ? v : b_.CreateBitCast(v, bits_ty);
-      Value* r = b_.CreateTrunc(shfl(b_.CreateZExt(bits, b_.getInt32Ty())), bits_ty);
-      return ty->isIntegerTy() ? r : b_.CreateBitCast(r, ty);
-    }
-    Value* bits = ty->isDoubleTy() ? b_.CreateBitCast(v, b_.getInt64Ty()) : v;
-    Value* lo = shfl(b_.CreateTrunc(bits, b_.getInt32Ty()));
-    Value* hi = shfl(b_.CreateTrunc(b_.CreateLShr(bits, 32), b_.getInt32Ty()));
-    Value* r = b_.CreateOr(b_.CreateShl(b_.CreateZExt(hi, b_.getInt64Ty()), 32), b_.CreateZExt(lo, b_.getInt64Ty()));
-    return ty->isDoubleTy() ? b_.CreateBitCast(r, ty) : r;
-  }
+  Value* shuffle(Value* v, int lane_mask) { return shuffle_xor(b_, v, lane_mask); }
 
   Value* warp_reduce(Value* v, DType t, Op op) {
     for (int m = 16; m >= 1; m /= 2) v = body_.combine(op, t, v, shuffle(v, m));

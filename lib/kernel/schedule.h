@@ -23,7 +23,8 @@ struct FusionGroup {
   enum class Kind { Elementwise, Reduce, Dot, Axis, Rows } kind;
   std::vector<NodeRef> roots;  // materialized nodes; several for a multi-output kernel
   // A Dot group with an epilogue: the product computed in the group, whose elementwise
-  // consumers (the roots) run on each panel of it while it is in cache. Null otherwise.
+  // consumers (the roots) run on each panel of it while it is in cache, or whose consumers end
+  // in a reduction (the root: a reduction epilogue, sum(M * M)). Null otherwise.
   NodeRef product;
 };
 
@@ -105,10 +106,10 @@ struct DotStep {
   DType in_dtype = DType::Float32;
   int output;  // slot, contiguous [batch, m, n]; -1 when an epilogue consumes the product
   ProductForm form = ProductForm::General;
-  // Elementwise consumers of the product fused into this step (CPU): a kernel whose input
-  // Source::Kind::Product is the product, contiguous, and whose iteration space is the
-  // product's. ptrs: a, b, output (null with an epilogue), then the epilogue's inputs (the product's null)
-  // and outputs.
+  // Consumers of the product fused into this step: a kernel whose input Source::Kind::Product
+  // is the product, contiguous: elementwise over the product's iteration space, or a reduction
+  // (Kernel::is_reduction) of elementwise work on it. ptrs: a, b, output (null with an
+  // epilogue), then the epilogue's inputs (the product's null) and outputs.
   bool has_epilogue = false;
   KernelStep epilogue;
   // Whether the epilogue reads the product element for element at its own index, so that it

@@ -46,7 +46,9 @@ std::string print_fusion_plan(const FusionPlan& p, const std::vector<std::string
            << shape_str(n->inputs[0]->shape) << " computed in the kernel, each row walked again\n";
     if (grp.product)
       os << "  epilogue of " << name(grp.product.get()) << " dot: " << product_reason(*grp.product)
-         << "; its elementwise consumers run in the product's step\n";
+         << (op_kind(grp.roots[0]->op) == OpKind::Reduce ? "; its consumers and their reduction"
+                                                        : "; its elementwise consumers")
+         << " run in the product's step\n";
   }
   return os.str();
 }
@@ -64,13 +66,14 @@ bool expands(const Node& broadcast) { return broadcast.numel() > broadcast.input
 using Users = std::unordered_map<const Node*, std::vector<const Node*>>;
 
 // Whether a product may stay unmaterialized, to be computed in the kernel of its consumers as
-// their product step's input: every consumer is elementwise work of the product's shape.
+// their product step's input: every consumer is elementwise work of the product's shape or a
+// reduction (a reduction epilogue: sum(dot(x, w)), and W7's sum(M * M) through its product).
 bool may_take_epilogue(const Node& dot, const Users& users, const FusionOptions& opts) {
   if (!opts.fuse || !opts.epilogues || !epilogue_candidate(dot)) return false;
   auto it = users.find(&dot);
   if (it == users.end()) return false;
   for (const Node* u : it->second)
-    if (op_kind(u->op) != OpKind::Elementwise || u->shape != dot.shape) return false;
+    if (op_kind(u->op) != OpKind::Reduce && (op_kind(u->op) != OpKind::Elementwise || u->shape != dot.shape)) return false;
   return true;
 }
 
@@ -263,8 +266,10 @@ bool plan_once(const Graph& g, const FusionOptions& opts, std::unordered_set<con
       const Node* root = gi >= 0 ? group_roots[gi][0] : nullptr;
       std::string why;
       if (gi < 0) why = "its consumers are in " + std::to_string(gs.size()) + " kernels";
-      else if (op_kind(root->op) != OpKind::Elementwise) why = "its consumers' kernel is a reduction";
-      else if (root->shape != n->shape) why = "its consumers' kernel has another shape";
+      else if (op_kind(root->op) != OpKind::Elementwise && op_kind(root->op) != OpKind::Reduce)
+        why = "its consumers' kernel is neither elementwise nor a reduction";
+      else if (op_kind(root->op) != OpKind::Reduce && root->shape != n->shape)
+        why = "its consumers' kernel has another shape";
       else if (group_product[gi]) why = "its consumers' kernel takes another product";
       else if (group_rows[gi]) why = "its consumers' kernel computes a row chain";  // issue 29
       if (why.empty()) {

@@ -121,7 +121,7 @@ class KernelBuilder {
   KernelStep build(const FusionGroup& grp) {
     const NodeRef& first = grp.roots[0];
     std::vector<std::pair<int, StridedView>> outs;  // (instr, view over the iteration space)
-    if (grp.kind == FusionGroup::Kind::Reduce) {
+    if (op_kind(first->op) == OpKind::Reduce) {  // a Reduce group, or a product's reduction epilogue
       const NodeRef& x = first->inputs[0];
       std::vector<bool> reduced(x->rank(), false);
       for (int64_t a : first->ints) reduced[a] = true;
@@ -555,7 +555,7 @@ Schedule lower(const Graph& g, FusionPlan plan) {
         dot.output = -1;
         dot.has_epilogue = true;
         dot.epilogue = KernelBuilder(table, static_cast<int>(gi)).build(grp);
-        dot.epilogue_by_rows = reads_product_in_place(dot.epilogue);
+        dot.epilogue_by_rows = !dot.epilogue.kernel->is_reduction && reads_product_in_place(dot.epilogue);
         step.label = "dot+" + dot.epilogue.kernel->name;
       } else {
         dot.output = table.slot_of(d.get());

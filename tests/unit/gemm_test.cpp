@@ -228,7 +228,7 @@ TEST(GemmTest, ProductReasonNamesTheDevicesKernel) {
 
 TEST(GemmTest, InspectShowsTheProductKernelsPtx) {
   Array x = array(std::vector<float>(64 * 48, 1.0f), {64, 48});
-  Stages s = inspect({sum(dot(x, transpose(x)))});
+  Stages s = inspect({sum(dot(x, transpose(x)), {0})});  // a reduction along an axis: a kernel of its own
   std::string ptx = s.ptx(90);
   EXPECT_NE(ptx.find("// ---- gemm_float32_32x32x32_2x2_ak4_bk4_gram\n"), std::string::npos) << ptx.substr(0, 2000);
   EXPECT_LT(ptx.find("// ---- gemm_"), ptx.find("// ---- sum"));  // in step order
@@ -304,6 +304,44 @@ TEST(GemmTest, EpilogueOfAWholeTileStoresWithoutBranches) {
                                 "ld.global.nc.f32"),
             std::make_pair(16, 8))
       << exact.substr(0, 2000);
+}
+
+// A reduction epilogue (W7's sum(M * M), a mean squared error): the product kernel folds its
+// tiles' values into one per thread, then per block, and the last block to finish (by an atomic
+// counter, after a fence) combines the blocks' partials: one launch, the product never stored.
+// float32 sums accumulate in double. A reduction along an axis runs as a kernel of its own, and
+// the TMA kernel (no block-wide barrier) is not used for one.
+TEST(GemmTest, ReductionEpilogueInTheProductKernel) {
+  Array a = zeros({100, 100}).eval(), y = zeros({100, 100}).eval();
+  Array m = dot(a, a);
+  const std::string w7 = inspect({sum(m * m)}).ptx(90);
+  EXPECT_EQ(w7.find("not inside the product kernel"), std::string::npos) << w7.substr(0, 2000);
+  // A Gram product's too: both triangles' tiles fold, the mirrored ones as they are stored.
+  Array g = array(std::vector<float>(64 * 48, 1.0f), {64, 48});
+  EXPECT_NE(inspect({sum(dot(g, transpose(g)))}).ptx(90).find("// ---- gemm_float32_32x32x32_2x2_ak4_bk4_gram_ep_sum\n"),
+            std::string::npos);
+  EXPECT_NE(w7.find("_ep_fused_sum_mul"), std::string::npos) << w7.substr(0, 2000);
+  EXPECT_NE(w7.find("atom.global.add.u32"), std::string::npos);
+  EXPECT_NE(w7.find("membar.gl"), std::string::npos);
+  EXPECT_NE(w7.find("add.rn.f64"), std::string::npos);
+  // The product kernel's one float store: the result (the partials are volatile f64 stores).
+  const std::string gemm = w7.substr(0, w7.find("// ---- ", 8));
+  size_t stores = 0;
+  for (size_t at = gemm.find("st.global"); at != std::string::npos; at = gemm.find("st.global", at + 1)) ++stores;
+  EXPECT_EQ(stores, 1u) << gemm;
+  EXPECT_NE(gemm.find("st.volatile.global.f64"), std::string::npos);
+  const std::string mse = inspect({mean((m - y) * (m - y))}).ptx(90);
+  EXPECT_EQ(mse.find("not inside the product kernel"), std::string::npos) << mse.substr(0, 2000);
+  const std::string rows = inspect({sum(m, {1})}).ptx(90);
+  EXPECT_NE(rows.find("// not inside the product kernel: it reduces along some axes only\n"), std::string::npos)
+      << rows.substr(0, 2000);
+  Array x = zeros({4096, 256}).eval(), w = zeros({4096, 256}).eval();
+  set_matmul_precision(MatmulPrecision::High);
+  const std::string tf32 = inspect({sum(dot(x, transpose(w)))}).ptx(90);
+  set_matmul_precision(MatmulPrecision::Highest);
+  EXPECT_EQ(tf32.find("not inside the product kernel"), std::string::npos) << tf32.substr(0, 2000);
+  EXPECT_EQ(tf32.find("_tma"), std::string::npos) << tf32.substr(0, 2000);
+  EXPECT_NE(tf32.find("tf32"), std::string::npos) << tf32.substr(0, 2000);
 }
 
 }  // namespace

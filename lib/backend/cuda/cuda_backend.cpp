@@ -389,6 +389,7 @@ class GemmLaunch final : public Launch {
         block_(static_cast<unsigned>(gk.threads())),
         v_{p.m, p.n, p.k, p.batch, p.a_rs, p.a_cs, p.a_bs, p.b_rs, p.b_cs, p.b_bs, gemm_tile_group(gk, p, sms)},
         epilogue_(gk.epilogue != nullptr),
+        reduces_(gk.epilogue && gk.epilogue->is_reduction),
         shared_(shared) {
     if (epilogue_) v_.insert(v_.end(), step->epilogue.launch.params.begin(), step->epilogue.launch.params.end());
     if (shared_ > 48 * 1024) cuda::allow_dynamic_shared(dev_, fn_, shared_);
@@ -404,6 +405,8 @@ class GemmLaunch final : public Launch {
     std::vector<void*> args;
     for (void*& x : p) args.push_back(&x);
     for (int64_t& x : v) args.push_back(&x);
+    void* scratch = reduces_ ? reduce_scratch() : nullptr;
+    if (reduces_) args.push_back(&scratch);
     cuda::TensorMap maps[2];  // the TMA kernel's: over this call's operands
     for (size_t i = 0; i < maps_.size(); ++i) {
       cuda::encode_tensor_map(maps[i], element_, ptrs[i], maps_[i].dims, maps_[i].strides, maps_[i].box);
@@ -411,17 +414,35 @@ class GemmLaunch final : public Launch {
     }
     cuda::launch(dev_, fn_, grid_, block_, args.data(), shared_, 1, cluster_);
   }
+  ~GemmLaunch() override {
+    if (scratch_) cuda::free(dev_, scratch_, gemm_reduce_scratch(grid_));  // to the allocator's cache
+  }
   const cuda::Function& function() const { return fn_; }
   const std::string& key() const { return key_; }
   unsigned shared() const { return shared_; }
 
  private:
+  // A reduction epilogue's scratch (gemm.h), kept with the launch: its counter is zeroed once,
+  // and each launch leaves it zero for the next, which the device's one stream queues after it.
+  void* reduce_scratch() const {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!scratch_) {
+      void* p = cuda::alloc(dev_, gemm_reduce_scratch(grid_));
+      cuda::zero(dev_, p, kGemmReduceHeader);
+      scratch_ = p;
+    }
+    return scratch_;
+  }
+
   int dev_;
   const cuda::Function& fn_;
   std::string key_;
   unsigned grid_, block_;
   std::vector<int64_t> v_;
   bool epilogue_;
+  bool reduces_;  // a reduction epilogue: the kernel takes scratch (reduce_scratch)
+  mutable std::mutex mu_;
+  mutable void* scratch_ = nullptr;
   unsigned shared_;  // dynamic shared memory (the tensor-core pipeline's stages)
   std::vector<TmaOperand> maps_;  // a TMA kernel's operands as tensor maps (gemm_tma_operand)
   cuda::TensorMapElement element_ = cuda::TensorMapElement::Float16;
@@ -474,7 +495,8 @@ class TransposeThenGemmLaunch final : public Launch {
 };
 
 // A product whose epilogue cannot run inside the product kernel (gemm_epilogue_problem says why):
-// the product into scratch memory, then the epilogue kernel reading it there.
+// the product into scratch memory, then the epilogue kernel reading it there. No product kernel
+// (null) for an empty product whose reduction epilogue still writes its identity.
 class GemmThenEpilogueLaunch final : public Launch {
  public:
   GemmThenEpilogueLaunch(Device d, std::unique_ptr<Launch> gemm, std::unique_ptr<Launch> epilogue,
@@ -482,12 +504,12 @@ class GemmThenEpilogueLaunch final : public Launch {
       : dev_(d.index), gemm_(std::move(gemm)), epilogue_(std::move(epilogue)), product_ptrs_(std::move(product_ptrs)),
         bytes_(bytes) {}
   void run(const std::vector<void*>& ptrs) const override {
-    void* scratch = cuda::alloc(dev_, bytes_);
-    gemm_->run({ptrs[0], ptrs[1], scratch});
+    void* scratch = gemm_ ? cuda::alloc(dev_, bytes_) : nullptr;
+    if (gemm_) gemm_->run({ptrs[0], ptrs[1], scratch});
     std::vector<void*> e(ptrs.begin() + 3, ptrs.end());
     for (int i : product_ptrs_) e[i] = scratch;
     if (epilogue_) epilogue_->run(e);
-    cuda::free(dev_, scratch, bytes_);  // later reuse is ordered on the same stream
+    if (gemm_) cuda::free(dev_, scratch, bytes_);  // later reuse is ordered on the same stream
   }
 
  private:
@@ -520,6 +542,10 @@ GemmKernel gemm_of(const DotStep& d, const GemmProblem& p, int sms, std::string*
   std::vector<int> reads = product_inputs(d);
   std::string problem = reads.size() > 1 ? "it reads the product twice"
                                          : gemm_epilogue_problem(d.epilogue.kernel, d.epilogue.launch, reads[0], p, leaf);
+  // A reduction's block-wide combine needs every thread at its barriers in whole warps, which
+  // the TMA kernel's producer warpgroup never joins (problem() leaves TMA off for one).
+  if (problem.empty() && d.epilogue.kernel->is_reduction && (gk.tma || gk.threads() % 32 || gk.threads() > 1024))
+    problem = "its reduction needs the product kernel's threads in whole warps, at block barriers";
   if (problem.empty()) {
     gk.epilogue = &*d.epilogue.kernel;
     gk.product_leaf = leaf;
@@ -561,6 +587,19 @@ GemmProblem gemm_problem(const DotStep& d, uintptr_t a_addr, uintptr_t b_addr) {
   return p;
 }
 
+// The problem on an sm_<sm> GPU whose driver makes tensor maps and launches clusters as told.
+GemmProblem device_problem(const DotStep& d, uintptr_t a_addr, uintptr_t b_addr, int sm, bool tf32, bool tensor_maps,
+                           bool clusters) {
+  GemmProblem p = gemm_problem(d, a_addr, b_addr);
+  p.tf32 = tf32 && sm >= 80;
+  p.half_mma = sm >= 80;
+  p.wgmma = sm == 90;  // Hopper's warpgroup mma: sm_90a code runs on sm_90 only
+  // Not for a reduction epilogue, whose last step is block-wide (gemm.h).
+  p.tma = p.wgmma && tensor_maps && !(d.has_epilogue && d.epilogue.kernel->is_reduction);
+  p.clusters = p.tma && clusters;
+  return p;
+}
+
 class CudaBackend final : public Backend {
  public:
   void check(Device d) const override {
@@ -579,7 +618,11 @@ class CudaBackend final : public Backend {
     if (const auto* a = std::get_if<AxisStep>(&step.op)) return plan_axis(d, *a, sms, c, nullptr);  // scans, sorts
     if (const auto* dot = std::get_if<DotStep>(&step.op)) {
       GemmProblem p = problem(*dot, d, ctx);
-      if (p.m == 0 || p.n == 0 || p.batch == 0) return nullptr;
+      if (p.m == 0 || p.n == 0 || p.batch == 0)  // nothing to compute but a reduction's identity
+        return dot->has_epilogue && dot->epilogue.kernel->is_reduction
+                   ? std::make_unique<GemmThenEpilogueLaunch>(d, nullptr, plan_kernel(d, dot->epilogue, ctx, c, sms),
+                                                              product_inputs(*dot), 0)
+                   : nullptr;
       const int which = gemm_transposed_operand(p, sms);  // TF32 on wgmma: an operand copied along k first
       GemmProblem kp = which ? gemm_transposed_problem(p, which) : p;
       GemmKernel gk = gemm_of(*dot, kp, sms);
@@ -593,18 +636,16 @@ class CudaBackend final : public Backend {
         gemm = std::make_unique<TransposeThenGemmLaunch>(d, std::move(gemm), t, p, which, sms);
       }
       if (!dot->has_epilogue || gk.epilogue) return gemm;
-      const KernelStep& ks = dot->epilogue;
-      std::unique_ptr<Launch> epi;
-      if (ks.launch.parallel_extent > 0) {
-        std::shared_ptr<const Binary> eb = c.get(kernel_unit(d, ks.kernel, ctx.user));
-        const GpuBinary& g = gpu_binary(*eb);
-        epi = std::make_unique<KernelLaunch>(d, ks, function(g, d), launch_facts(g.ptx),
-                                             ptx_launch_config(ks.kernel, g.ptx, ks.launch, sms));
-      }
       size_t bytes = static_cast<size_t>(p.batch * p.m * p.n) * dtype_size(p.dtype);
-      return std::make_unique<GemmThenEpilogueLaunch>(d, std::move(gemm), std::move(epi), product_inputs(*dot), bytes);
+      return std::make_unique<GemmThenEpilogueLaunch>(d, std::move(gemm), plan_kernel(d, dot->epilogue, ctx, c, sms),
+                                                      product_inputs(*dot), bytes);
     }
-    const auto& ks = std::get<KernelStep>(step.op);
+    return plan_kernel(d, std::get<KernelStep>(step.op), ctx, c, sms);
+  }
+
+  // A kernel step's launch (a product's epilogue run apart among them): the kernel, split in two
+  // where a reduction needs it, or a float16 table's; null where it has nothing to compute.
+  std::unique_ptr<Launch> plan_kernel(Device d, const KernelStep& ks, const PlanContext& ctx, Compiler& c, int sms) {
     if (ks.launch.parallel_extent == 0) return nullptr;
     // The launches keep the loaded function (cuda::load's), not the binary.
     std::shared_ptr<const Binary> b = c.get(kernel_unit(d, ks.kernel, ctx.user));
@@ -654,7 +695,7 @@ class CudaBackend final : public Backend {
     } else if (const auto* dot = std::get_if<DotStep>(&step.op)) {
       if (const auto* gl = dynamic_cast<const GemmLaunch*>(like)) {
         GemmProblem p = problem(*dot, d, ctx);
-        if (p.m == 0 || p.n == 0 || p.batch == 0) return nullptr;
+        if (p.m == 0 || p.n == 0 || p.batch == 0) return plan(step, s, d, ctx, c);
         GemmKernel gk = gemm_of(*dot, p, sms);
         if ((!dot->has_epilogue || gk.epilogue) && !gemm_transposed_operand(p, sms)) {
           std::string key = gk.str();
@@ -729,14 +770,9 @@ class CudaBackend final : public Backend {
  private:
   // TF32 and the 16-bit products need the tensor cores of sm_80 and later.
   static GemmProblem problem(const DotStep& d, Device dev, const PlanContext& ctx) {
-    GemmProblem p = gemm_problem(d, alignment_address(d.a, d.in_dtype, ctx), alignment_address(d.b, d.in_dtype, ctx));
-    const int sm = cuda::device_info(dev.index).sm();
-    p.tf32 = ctx.tf32_products && sm >= 80;
-    p.half_mma = sm >= 80;
-    p.wgmma = sm == 90;  // Hopper's warpgroup mma: sm_90a code runs on sm_90 only
-    p.tma = p.wgmma && cuda::has_tensor_maps();
-    p.clusters = p.tma && cuda::has_clusters();
-    return p;
+    return device_problem(d, alignment_address(d.a, d.in_dtype, ctx), alignment_address(d.b, d.in_dtype, ctx),
+                          cuda::device_info(dev.index).sm(), ctx.tf32_products, cuda::has_tensor_maps(),
+                          cuda::has_clusters());
   }
 
   // A scan or sort, its kernels taken from `known` (a launch of the step at other sizes) where it
@@ -782,20 +818,20 @@ std::string ptx_for(const Step& step, const Schedule& s, int sm, const PlanConte
     if (!is_float(dot->dtype)) return "";
     Device d = step_device(step, s);
     int sms = d.kind == Device::Kind::GPU ? cuda::device_info(d.index).multiprocessors : kAssumedSMs;
-    GemmProblem p = gemm_problem(*dot, 0, 0);
-    p.tf32 = ctx.tf32_products && sm >= 80;
-    p.half_mma = sm >= 80;  // issue 29
-    p.wgmma = p.tma = p.clusters = sm == 90;  // as a driver that makes tensor maps (CUDA 12+) runs it
+    // as a driver that makes tensor maps and launches clusters (CUDA 12+) runs it
+    GemmProblem p = device_problem(*dot, 0, 0, sm, ctx.tf32_products, true, true);
     std::string ptx;
     if (const int which = gemm_transposed_operand(p, sms)) {  // TF32 on wgmma: operands copied along k first
       ptx = "// ---- transpose_32bit (" + std::string(which == 3 ? "A and B" : which == 1 ? "A" : "B") + ")\n" +
             emit_transpose_ptx(sm).ptx;
       p = gemm_transposed_problem(p, which);
     }
-    GemmKernel gk = gemm_of(*dot, p, sms);
+    std::string why;
+    GemmKernel gk = gemm_of(*dot, p, sms, &why);
     ptx += "// ---- " + gk.name() + "\n" + emit_gemm_ptx(gk, sm).ptx;
     if (dot->has_epilogue && !gk.epilogue)  // a CPU product's epilogue, or one the GPU runs on its own
-      ptx += "// ---- " + dot->epilogue.kernel->name + "\n" + emit_ptx(dot->epilogue.kernel, sm, ptx_options(ctx.user)).ptx;
+      ptx += "// ---- " + dot->epilogue.kernel->name + "\n// not inside the product kernel: " + why + "\n" +
+             emit_ptx(dot->epilogue.kernel, sm, ptx_options(ctx.user)).ptx;
     return ptx;
   }
   const KernelStep& ks = std::get<KernelStep>(step.op);

@@ -133,6 +133,10 @@ class HostKernelLaunch final : public Launch {
 
   void run(const std::vector<void*>& ptrs) const override {
     counters().kernel_launches++;
+    execute(ptrs);
+  }
+  // run() without counting a launch: a product step's epilogue on the whole product (HostDotLaunch).
+  void execute(const std::vector<void*>& ptrs) const {
     // host float16 speed (issue 28): a long array of 16-bit floats through a table of the kernel
     if (table_ && lp_.parallel_extent >= half_table_min_elements())
       return run_half_table(*table_, k_, fn_, ptrs, lp_, stream_);
@@ -225,6 +229,11 @@ class HostDotLaunch final : public Launch {
     m_ = d_.batch * d_.a.rows;
     n_ = d_.b.cols;
     panel_ = epilogue_panel_rows(d_);
+    if (!d_.epilogue_by_rows) {  // the epilogue runs once, on the whole product, as its own step would
+      EmitOptions o;
+      o.stream_stores = stream_;
+      whole_.emplace(d_.epilogue, epilogue_, o);
+    }
   }
   // The same code as `like`, for a step of other sizes (Backend::replan).
   HostDotLaunch(const DotStep& d, const HostDotLaunch& like) : HostDotLaunch(d, like.epilogue_, like.stream_) {}
@@ -240,7 +249,10 @@ class HostDotLaunch final : public Launch {
       else gemm_batched(d_.dtype, d_.batch, a, d_.a.batch_stride, b, d_.b.batch_stride, ptrs[2], gram);
       return;
     }
-    if (m_ == 0 || n_ == 0) return;
+    if (m_ == 0 || n_ == 0) {  // an empty product: a reduction epilogue still writes its identity
+      if (whole_) whole_->execute(std::vector<void*>(ptrs.begin() + 3, ptrs.end()));
+      return;
+    }
     size_t elem = dtype_size(d_.dtype);
     const bool blocks = tiled_by_blocks();  // the whole product's scratch then (the rule may change after planning)
     size_t bytes = static_cast<size_t>((blocks ? m_ : panel_) * n_) * elem;
@@ -253,6 +265,11 @@ class HostDotLaunch final : public Launch {
         Panel p{fn_, eptrs.data(), params, 0};
         TileEpilogue e{run_panel, &p};
         tiled_gemm(d_.dtype, a, b, scratch, &e);
+      } else if (whole_) {  // read through a view, or by a reduction
+        if (d_.batch == 1) product(a, b, scratch, gram);
+        else gemm_batched(d_.dtype, d_.batch, a, d_.a.batch_stride, b, d_.b.batch_stride, scratch, gram);
+        for (int i : product_ptrs_) eptrs[i] = scratch;
+        whole_->execute(eptrs);
       } else {
         for (int64_t r0 = 0; r0 < m_; r0 += panel_) {
           int64_t rows = std::min(panel_, m_ - r0);
@@ -305,6 +322,7 @@ class HostDotLaunch final : public Launch {
   bool stream_;
   std::vector<int> product_ptrs_;  // the epilogue's reads of the product (p + p.T: two)
   int64_t m_ = 0, n_ = 0, panel_ = 1;
+  std::optional<HostKernelLaunch> whole_;  // the epilogue on the whole product (not by rows)
 };
 
 // A scan or sort (issue 28): backend/host/axis_ops.h.

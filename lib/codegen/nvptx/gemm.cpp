@@ -235,6 +235,9 @@ class GemmEmitter {
     const int out_ptrs = epi ? epi->num_ptrs : 1;  // c, or the epilogue's operands
     std::vector<llvm::Type*> args(2 + out_ptrs, gptr);
     args.insert(args.end(), kGemmParams + (epi ? epi->num_params() : 0), b_.getInt64Ty());
+    red_ = epi && epi->is_reduction;
+    ARRAYC_INTERNAL_CHECK(!(red_ && tma_), "a reduction epilogue in the TMA product kernel");
+    if (red_) args.push_back(gptr);  // a reduction epilogue's scratch (gemm.h)
     const unsigned maps = static_cast<unsigned>(args.size());  // tma: A's and B's tensor maps, by value
     if (tma_) args.insert(args.end(), 2, llvm::PointerType::get(ctx_, 0));
     f_ = declare_ptx_kernel(m_, name, args, 2 + out_ptrs);
@@ -267,6 +270,12 @@ class GemmEmitter {
       body_ = std::make_unique<BodyEmitter>(b_, *epi, o);
       body_->set_constants(space_.constants);
       product_ = b_.CreateAlloca(llvm::ArrayType::get(ty_, std::max(a_.frag, bt_.frag)), nullptr, "product");
+      if (red_) {
+        red_scratch_ = f_->getArg(maps - 1);
+        racc_ = b_.CreateAlloca(acc_type(), nullptr, "reduced");
+        rtmp_ = b_.CreateAlloca(acc_type(), nullptr, "block_reduced");
+        b_.CreateStore(acc_identity(), racc_);
+      }
     }
     // Strides along each operand's (outer, k) dims; a unit one is the constant 1.
     if (mma_) {  // the pipeline's stages: extern dynamic shared memory
@@ -279,6 +288,7 @@ class GemmEmitter {
               g_.a_unit == GemmUnit::K ? i64(1) : a_cs, a_bs, nullptr, {}, {}, {}};
     Operand B{pb, bt_, mma_ ? nullptr : smem("Bs", bt_), n, g_.b_unit == GemmUnit::Outer ? i64(1) : b_cs,
               g_.b_unit == GemmUnit::K ? i64(1) : b_rs, b_bs, nullptr, {}, {}, {}};
+    red_smem_ = mma_ ? dyn_ : A.shared;  // a reduction's slots, once the tiles are done
 
     // tma: the consumer warpgroups come after the producer; their threads count from 0.
     Value* raw_tid = sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_tid_x);
@@ -396,6 +406,7 @@ class GemmEmitter {
            else store_tile(st, m0, n0, false);
            if (g_.gram) if_then(b_.CreateICmpNE(ti, tj), [&] { store_tile(st, m0, n0, true); });
          });
+    if (red_) finish_reduction(tid);
     b_.CreateRetVoid();
   }
 
@@ -1217,6 +1228,11 @@ class GemmEmitter {
     std::vector<std::vector<std::vector<Value*>>> v(runs.size());  // [run][element][instr]
     for (size_t i = 0; i < runs.size(); ++i)
       for (int j = 0; j < static_cast<int>(runs[i].vals.size()); ++j) v[i].push_back(epilogue_at(runs[i], j));
+    if (red_) {
+      for (const auto& run : v)
+        for (const auto& e : run) fold(e);
+      return;
+    }
     for (size_t i = 0; i < runs.size(); ++i) {
       const Run& r = runs[i];
       const int w = static_cast<int>(r.vals.size());
@@ -1252,9 +1268,92 @@ class GemmEmitter {
           return;
         }
         std::vector<Value*> v = epilogue_at(r, j);
+        if (red_) return fold(v);
         for (const KernelOutput& o : g_.epilogue->outputs)
           body_->store(o.dtype, v[o.instr], epi_ptrs_[o.ptr], epilogue_offsets(r, j)[o.index]);
       });
+  }
+
+  // ---- A reduction epilogue (gemm.h) ----
+  // Float sums and means of float32 accumulate in double, as the reduction kernels do
+  // (ptx_kernel.cpp, wide_sum); the result is rounded once.
+  const KernelOutput& reduced() const { return g_.epilogue->outputs.at(0); }
+  bool wide() const {
+    Op op = g_.epilogue->reduce_op;
+    return (op == Op::Sum || op == Op::Mean) && reduced().dtype == DType::Float32;
+  }
+  llvm::Type* acc_type() { return wide() ? b_.getDoubleTy() : body_->value_type(reduced().dtype); }
+  Value* acc_identity() { return wide() ? llvm::ConstantFP::get(b_.getDoubleTy(), 0.0) : body_->identity(g_.epilogue->reduce_op, reduced().dtype); }
+  Value* acc_combine(Value* acc, Value* v) {
+    return wide() ? b_.CreateFAdd(acc, v) : body_->combine(g_.epilogue->reduce_op, reduced().dtype, acc, v);
+  }
+  // One element's epilogue values folded into the thread's accumulator.
+  void fold(const std::vector<Value*>& v) {
+    Value* x = v[reduced().instr];
+    if (wide()) x = b_.CreateFPExt(x, b_.getDoubleTy());
+    b_.CreateStore(acc_combine(b_.CreateLoad(acc_type(), racc_), x), racc_);
+  }
+  // v combined over the block in a fixed order (lanes by butterfly, then warps in order); the
+  // result is thread 0's. Ends with a barrier, so the slots can be used again.
+  Value* block_reduce(Value* v, Value* tid, Value* slots) {
+    for (int mask = 16; mask >= 1; mask /= 2) v = acc_combine(v, shuffle_xor(b_, v, mask));
+    Value* lane = b_.CreateAnd(tid, i64(31));
+    Value* warp = b_.CreateLShr(tid, 5);
+    auto slot = [&](Value* w) { return b_.CreateInBoundsGEP(b_.getInt64Ty(), slots, w); };  // 8 bytes each
+    if_then(b_.CreateICmpEQ(lane, i64(0)), [&] { b_.CreateStore(v, slot(warp)); });
+    barrier();
+    llvm::AllocaInst* r = rtmp_;
+    b_.CreateStore(v, r);
+    if_then(b_.CreateICmpEQ(tid, i64(0)), [&] {
+      for (int w = 1; w < g_.threads() / 32; ++w) b_.CreateStore(acc_combine(b_.CreateLoad(acc_type(), r), b_.CreateLoad(acc_type(), slot(i64(w)))), r);
+    });
+    barrier();
+    return b_.CreateLoad(acc_type(), r);
+  }
+  // After the block's last tile: the block's partial goes to scratch (gemm.h's layout); the last
+  // block to arrive, by the counter, combines every block's partial in block order, finishes (a
+  // mean divides) and stores the result, and sets the counter back to 0 for the next launch.
+  // Shared memory: the operands' tiles' (at least 2 KiB), free once every copy into them is
+  // done: 32 slots of 8 bytes, then the last-block flag. (Static shared variables of their own
+  // misaligned the tensor-core kernels' dynamic stages: an 8-byte read at 0x40c.)
+  void finish_reduction(Value* tid) {
+    llvm::Type* aty = acc_type();
+    if (mma_) b_.CreateIntrinsic(llvm::Intrinsic::nvvm_cp_async_wait_all, {}, {});
+    Value* slots = red_smem_;
+    Value* last_flag = b_.CreateConstInBoundsGEP1_64(b_.getInt8Ty(), red_smem_, 32 * 8);
+    Value* counter = red_scratch_;
+    Value* partials = b_.CreateConstInBoundsGEP1_64(b_.getInt8Ty(), red_scratch_, kGemmReduceHeader);
+    Value* block = sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_ctaid_x);
+    Value* blocks = sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_nctaid_x);
+    const llvm::Align align(aty->getPrimitiveSizeInBits() / 8);
+    auto fence = [&] { b_.CreateIntrinsic(llvm::Intrinsic::nvvm_membar_gl, {}, {}); };
+    barrier();
+    Value* mine = block_reduce(b_.CreateLoad(aty, racc_), tid, slots);
+    if_then(b_.CreateICmpEQ(tid, i64(0)), [&] {
+      b_.CreateAlignedStore(mine, b_.CreateInBoundsGEP(aty, partials, block), align, true);
+      fence();
+      Value* ticket = b_.CreateAtomicRMW(llvm::AtomicRMWInst::Add, counter, b_.getInt32(1), llvm::MaybeAlign(4),
+                                         llvm::AtomicOrdering::Monotonic);
+      Value* last = b_.CreateICmpEQ(b_.CreateZExt(ticket, b_.getInt64Ty()), b_.CreateSub(blocks, i64(1)));
+      b_.CreateStore(b_.CreateZExt(last, b_.getInt32Ty()), last_flag);
+    });
+    barrier();
+    if_then(b_.CreateICmpNE(b_.CreateLoad(b_.getInt32Ty(), last_flag), b_.getInt32(0)), [&] {
+      fence();
+      b_.CreateStore(acc_identity(), racc_);
+      loop(tid, blocks, i64(g_.threads()), [&](Value* i) {
+        Value* x = b_.CreateAlignedLoad(aty, b_.CreateInBoundsGEP(aty, partials, i), align, true);
+        b_.CreateStore(acc_combine(b_.CreateLoad(aty, racc_), x), racc_);
+      });
+      Value* all = block_reduce(b_.CreateLoad(aty, racc_), tid, slots);
+      if_then(b_.CreateICmpEQ(tid, i64(0)), [&] {
+        const KernelOutput& out = reduced();
+        Value* r = space_.finish(b_, *g_.epilogue, all, b_.CreateSub(space_.reduce_end, space_.reduce_begin));
+        if (wide()) r = b_.CreateFPTrunc(r, body_->value_type(out.dtype));
+        body_->store(out.dtype, r, epi_ptrs_[out.ptr], space_.offsets[out.index]);
+        b_.CreateAlignedStore(b_.getInt32(0), counter, llvm::Align(4), true);
+      });
+    });
   }
 
   // The epilogue's operands' offsets at the run's element j: the product's leaf reads the run's
@@ -1310,6 +1409,11 @@ class GemmEmitter {
   LoopSpace space_;
   std::unique_ptr<BodyEmitter> body_;
   llvm::AllocaInst* product_ = nullptr;
+  // A reduction epilogue: the thread's accumulator and the scratch (counter, block partials).
+  bool red_ = false;
+  llvm::AllocaInst *racc_ = nullptr, *rtmp_ = nullptr;
+  Value* red_scratch_ = nullptr;
+  llvm::GlobalVariable* red_smem_ = nullptr;  // the shared memory its slots reuse (finish_reduction)
 };
 
 // A tile forced by ARRAYC_GEMM_TILE: BMxBNxBK/TMxTN, then "/sS" (S pipeline stages on the tensor
@@ -1647,14 +1751,30 @@ unsigned gemm_grid(const GemmKernel& g, const GemmProblem& p) {
 std::string gemm_epilogue_problem(const Kernel& k, const LaunchParams& launch, int product_ptr, const GemmProblem& p,
                                   int& leaf) {
   if (p.dtype != DType::Float32 && p.dtype != DType::Float64) return "no product kernel for its dtype";
-  if (k.is_reduction || k.outputs.empty()) return "it reduces";
+  if (k.outputs.empty()) return "it stores nothing";
   const int64_t* params = launch.params.data();
-  const int64_t* out = &params[k.param_block(k.outputs[0].index)];  // offset, strides: the product's own layout
+  std::vector<int64_t> own(k.rank + 1, 0);  // offset, strides: the product's own layout
+  if (k.is_reduction) {  // a full reduction, read over the product's space in its order
+    if (k.outer_rank() != 0) return "it reduces along some axes only";
+    if (k.reduce_op != Op::Sum && k.reduce_op != Op::Mean && k.reduce_op != Op::Max && k.reduce_op != Op::Min &&
+        k.reduce_op != Op::Prod)
+      return std::string("its reduction is ") + op_name(k.reduce_op);
+    const DType t = k.outputs[0].dtype;
+    if (t != DType::Float32 && t != DType::Float64) return std::string("it reduces to ") + dtype_name(t);
+    int64_t stride = 1;
+    for (int d = k.rank; d-- > 0;) {
+      own[1 + d] = stride;
+      stride *= params[d];
+    }
+  } else {
+    const int64_t* out = &params[k.param_block(k.outputs[0].index)];
+    own.assign(out, out + k.rank + 1);
+  }
   leaf = -1;
   for (size_t i = 0; i < k.leaves.size(); ++i) {
     const KernelLeaf& lf = k.leaves[i];
     if (lf.ptr != product_ptr) continue;
-    if (lf.op != Op::Buffer || lf.dtype != p.dtype || !std::equal(out, out + k.rank + 1, &params[k.param_block(lf.index)]))
+    if (lf.op != Op::Buffer || lf.dtype != p.dtype || !std::equal(own.begin(), own.end(), &params[k.param_block(lf.index)]))
       return "it reads the product at other elements than its own";
     if (leaf >= 0) return "it reads the product twice";
     leaf = static_cast<int>(i);

@@ -79,6 +79,15 @@
 //    params (kernel.h's calling convention). Its iteration space must be the product's,
 //    collapsed to rank 1 ([batch*m*n]), 2 ([batch*m, n]) or 3 ([batch, m, n]):
 //    gemm_epilogue_problem says whether a step's epilogue is of that form.
+//  - reduction epilogue: a full reduction (sum, mean, max, min, prod to one float32/float64
+//    value) of elementwise work on the product, read contiguously over the same space (W7's
+//    sum(M * M), a mean squared error). Each thread folds its tiles' values (float32 sums in
+//    double), each block combines its threads' in a fixed order and stores its partial, and
+//    the last block to finish (a counter) combines the partials in block order and stores the
+//    result: one launch, the same bits on every run of a kernel and grid. The entry takes one
+//    more pointer after the i64s: scratch of kGemmReduceHeader bytes (its first 4 a u32 counter,
+//    zero before the first launch and set back to zero by each) and then 8 bytes a block. Not
+//    with TMA loads (no block-wide barrier there) and only for blocks of whole warps.
 #pragma once
 #include <array>
 #include <cstdint>
@@ -152,6 +161,11 @@ unsigned gemm_grid(const GemmKernel& g, const GemmProblem& p);
 
 // The entry's i64 parameters before an epilogue's: m, n, k, batch, the six strides, group.
 constexpr int kGemmParams = 11;
+
+// A reduction epilogue's scratch (see above): the counter's bytes before the block partials.
+constexpr int64_t kGemmReduceHeader = 256;
+// Bytes of a reduction epilogue's scratch for a launch of `blocks` blocks.
+inline size_t gemm_reduce_scratch(unsigned blocks) { return kGemmReduceHeader + size_t{8} * blocks; }
 
 // The TMA kernel's blocks resident at once on a GPU of `multiprocessors` SMs (shared memory
 // allows so many a multiprocessor): the persistent grid, and gemm_tile_group's measure.

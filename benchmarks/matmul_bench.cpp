@@ -1,7 +1,10 @@
 // arrayc-matmul-bench: matrix products on the CPU (issue 29; docs/blas.md).
 //
-//   arrayc-matmul-bench [--calibrate] [--rows] [--big] [--reps N] [--layer MxKxN] [--gpu]
+//   arrayc-matmul-bench [--calibrate] [--rows] [--big] [--reps N] [--layer MxKxN] [--loss MxKxN] [--gpu]
 //
+// --layer MxKxN: the W9 row alone at that shape. --loss MxKxN: a mean squared error
+//   mean((x @ w - y)^2) fused (a reduction epilogue: the product kernel reduces) and not (the
+//   product, then the reduction kernel).
 // --calibrate: OpenBLAS's candidate cores on this CPU x thread counts (1, half, all of the
 //   pool's), W3/W4/W5 through arrayc, medians in ms; the fastest of each column marked.
 // --rows: W3, W4, W5 (syrk and, for comparison, a general product of the same shapes), and the
@@ -158,20 +161,17 @@ void calibrate(int reps) {
   arrayc::detail::set_blas_thread_count(0);
 }
 
-// relu(x @ w + b) with its epilogue fused and not, calls alternating (so that both see the same
+// f(x, w, third) with its epilogue fused and not, calls alternating (so that both see the same
 // machine): {fused median, unfused median, fused min, unfused min} in ms.
-std::vector<double> layer_ms(int64_t m, int64_t k, int64_t n, int reps) {
-  Array x = arrayc::uniform({m, k}, 3, -1.0, 1.0, DType::Float32).eval();
-  Array w = arrayc::normal({k, n}, 4, 0.0, 0.05, DType::Float32).eval();
-  Array b = arrayc::normal({n}, 5, 0.0, 1.0, DType::Float32).eval();
-  auto layer = [](const Array& x, const Array& w, const Array& b) { return arrayc::maximum(arrayc::dot(x, w) + b, 0.0); };
-  auto fused = arrayc::jit(layer), unfused = arrayc::jit(layer);
+template <typename F>
+std::vector<double> epilogue_ms(F f, const Array& x, const Array& w, const Array& third, int reps) {
+  auto fused = arrayc::jit(f), unfused = arrayc::jit(f);
   std::vector<double> t[2];
   for (int i = -2; i < reps; ++i)
     for (int v = 0; v < 2; ++v) {
       arrayc::set_epilogue_fusion(v == 0);  // part of jit's key: each object keeps its own program
       auto s = std::chrono::steady_clock::now();
-      (v == 0 ? fused : unfused)(x, w, b).eval();
+      (v == 0 ? fused : unfused)(x, w, third).eval();
       wait();
       double ms = ms_since(s);
       if (i == -2 && on_gpu) std::printf("    (first call, %s: %.1f ms: compile and run)\n", v == 0 ? "fused" : "unfused", ms);
@@ -186,12 +186,23 @@ struct Layer {
   int64_t m, k, n;
 };
 
-void layer_row(const Layer& l, int reps) {
+// W9's layer relu(x @ w + b), or with `loss` a mean squared error mean((x @ w - y)^2): a
+// reduction epilogue, whose unfused form is the product, then the reduction kernel.
+void layer_row(const Layer& l, int reps, bool loss = false) {
   int r = l.m * l.k * l.n > (int64_t{1} << 33) ? std::max(3, reps / 4) : reps;
-  std::vector<double> t = layer_ms(l.m, l.k, l.n, r);
+  Array x = arrayc::uniform({l.m, l.k}, 3, -1.0, 1.0, DType::Float32).eval();
+  Array w = arrayc::normal({l.k, l.n}, 4, 0.0, 0.05, DType::Float32).eval();
+  Array b = arrayc::normal({l.n}, 5, 0.0, 1.0, DType::Float32).eval();
+  Array y = arrayc::normal({l.m, l.n}, 6, 0.0, 1.0, DType::Float32).eval();
+  auto layer = [](const Array& x, const Array& w, const Array& b) { return arrayc::maximum(arrayc::dot(x, w) + b, 0.0); };
+  auto mse = [](const Array& x, const Array& w, const Array& y) {
+    Array d = arrayc::dot(x, w) - y;
+    return arrayc::mean(d * d);
+  };
+  std::vector<double> t = loss ? epilogue_ms(mse, x, w, y, r) : epilogue_ms(layer, x, w, b, r);
   char name[64];
-  std::snprintf(name, sizeof name, "W9 relu(x@w+b) %lldx%lldx%lld", static_cast<long long>(l.m),
-                static_cast<long long>(l.k), static_cast<long long>(l.n));
+  std::snprintf(name, sizeof name, "%s %lldx%lldx%lld", loss ? "mean((x@w-y)^2)" : "W9 relu(x@w+b)",
+                static_cast<long long>(l.m), static_cast<long long>(l.k), static_cast<long long>(l.n));
   std::printf("%-32s fused %10.3f ms   unfused %10.3f ms   unfused/fused %.3f   (min %.3f / %.3f)\n", name, t[0],
               t[1], t[1] / t[0], t[2], t[3]);
   std::fflush(stdout);
@@ -497,14 +508,14 @@ int main(int argc, char** argv) {
       tiled_rows(reps);
       return 0;
     }
-    else if (a == "--layer" && i + 1 < argc) {  // one layer row only: --layer MxKxN
+    else if ((a == "--layer" || a == "--loss") && i + 1 < argc) {  // one row only: --layer MxKxN, --loss MxKxN
       long long m, k, n;
       if (std::sscanf(argv[++i], "%lldx%lldx%lld", &m, &k, &n) != 3) return 2;
-      layer_row({m, k, n}, reps);
+      layer_row({m, k, n}, reps, a == "--loss");
       return 0;
     }
     else {
-      std::fprintf(stderr, "usage: arrayc-matmul-bench [--calibrate] [--rows] [--big] [--reps N] [--gpu [--case NAME] [--tf32] [--sweep] [--tiles T1,T2,...]] [--skinny] [--tiled]\n");
+      std::fprintf(stderr, "usage: arrayc-matmul-bench [--calibrate] [--rows] [--big] [--reps N] [--gpu [--case NAME] [--tf32] [--sweep] [--tiles T1,T2,...]] [--skinny] [--tiled] [--layer MxKxN] [--loss MxKxN]\n");
       return 2;
     }
   }

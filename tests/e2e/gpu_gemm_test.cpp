@@ -252,4 +252,41 @@ TEST_P(Tf32Products, WarpgroupKernel) {
   expect_within_tf32(wa, wb, dot(wa, wb));
 }
 
+// A reduction epilogue on the warpgroup kernel: its consumer warpgroups fold the tiles and meet at
+// a named barrier, without the producer; in single blocks (persistent) and in clusters of two.
+// The products are exact (each element 64 + 64 2^-10 on TF32, 64 in float16), and so are their
+// sums, which accumulate in double: any lost, doubled or misplaced tile shows.
+TEST_P(Tf32Products, ReductionEpilogueOnTheWarpgroupKernel) {
+  set_matmul_precision(MatmulPrecision::High);
+  Array r = full({1024, 64}, 1.0 + 3 * std::ldexp(1.0, -12)), along_k = transpose(ones({1024, 64}));
+  const std::string probe = kernels_of(sum(dot(r, along_k)));
+  if (probe.find("_wg") == std::string::npos) GTEST_SKIP() << "not an sm_90 GPU: " << probe;
+  EXPECT_NE(probe.find("_wg_tma_ep_sum"), std::string::npos) << probe;
+  Array h = cast(ones({1024, 64}), DType::Float16).eval(), hk = cast(ones({64, 1024}), DType::Float16).eval();
+  for (const char* tile : {"", "128x256x32/4x32/wg/c1", "128x128x32/4x16/wg/c2", "64x64x32/4x8/s3/wg"}) {
+    SCOPED_TRACE(tile);
+    if (*tile) setenv("ARRAYC_GEMM_TILE", tile, 1);
+    EXPECT_EQ(sum(dot(r, along_k)).item<float>(), 1024.0f * 1024.0f * (64.0f + 64.0f * std::ldexp(1.0f, -10)));
+    EXPECT_EQ(mean(dot(r, along_k)).item<float>(), 64.0f + 64.0f * std::ldexp(1.0f, -10));
+    EXPECT_EQ(min(dot(r, along_k) - 64.0).item<float>(), 64.0f * std::ldexp(1.0f, -10));
+    unsetenv("ARRAYC_GEMM_TILE");
+  }
+  for (const char* tile : {"", "128x256x64/4x32/wg/c1", "128x128x64/4x16/wg/c2", "128x128x64/4x16/wg/cp"}) {
+    SCOPED_TRACE(tile);
+    if (*tile) setenv("ARRAYC_GEMM_TILE", tile, 1);
+    Array total = sum(cast(dot(h, hk), DType::Float32));  // 2^26: past float16's range
+    const std::string k = kernels_of(total);
+    EXPECT_NE(k.find("_wg"), std::string::npos) << k;
+    EXPECT_NE(k.find("_ep_"), std::string::npos) << k;
+    EXPECT_EQ(total.item<float>(), 64.0f * 1024.0f * 1024.0f);
+    unsetenv("ARRAYC_GEMM_TILE");
+  }
+  // Random operands against the interpreter (small enough that float16 squares stay finite).
+  Array x = random_array(DType::Float16, {384, 192}, 820, -0.5, 0.5), w = random_array(DType::Float16, {192, 320}, 821, -0.5, 0.5);
+  Array y = random_array(DType::Float16, {384, 320}, 822);
+  EXPECT_MATCHES_REFERENCE(mean((dot(x, w) - y) * (dot(x, w) - y)));
+  EXPECT_MATCHES_REFERENCE(max(dot(x, w)));
+  set_matmul_precision(MatmulPrecision::Highest);
+}
+
 }  // namespace

@@ -542,10 +542,9 @@ GemmKernel gemm_of(const DotStep& d, const GemmProblem& p, int sms, std::string*
   std::vector<int> reads = product_inputs(d);
   std::string problem = reads.size() > 1 ? "it reads the product twice"
                                          : gemm_epilogue_problem(d.epilogue.kernel, d.epilogue.launch, reads[0], p, leaf);
-  // A reduction's block-wide combine needs every thread at its barriers in whole warps, which
-  // the TMA kernel's producer warpgroup never joins (problem() leaves TMA off for one).
-  if (problem.empty() && d.epilogue.kernel->is_reduction && (gk.tma || gk.threads() % 32 || gk.threads() > 1024))
-    problem = "its reduction needs the product kernel's threads in whole warps, at block barriers";
+  // A reduction's combine in the block reads one slot a warp (at most 32 warps).
+  if (problem.empty() && d.epilogue.kernel->is_reduction && (gk.tile.threads() % 32 || gk.tile.threads() > 1024))
+    problem = "its reduction needs the product kernel's tile threads in whole warps, at most 1024";
   if (problem.empty()) {
     gk.epilogue = &*d.epilogue.kernel;
     gk.product_leaf = leaf;
@@ -594,8 +593,7 @@ GemmProblem device_problem(const DotStep& d, uintptr_t a_addr, uintptr_t b_addr,
   p.tf32 = tf32 && sm >= 80;
   p.half_mma = sm >= 80;
   p.wgmma = sm == 90;  // Hopper's warpgroup mma: sm_90a code runs on sm_90 only
-  // Not for a reduction epilogue, whose last step is block-wide (gemm.h).
-  p.tma = p.wgmma && tensor_maps && !(d.has_epilogue && d.epilogue.kernel->is_reduction);
+  p.tma = p.wgmma && tensor_maps;
   p.clusters = p.tma && clusters;
   return p;
 }

@@ -236,7 +236,6 @@ class GemmEmitter {
     std::vector<llvm::Type*> args(2 + out_ptrs, gptr);
     args.insert(args.end(), kGemmParams + (epi ? epi->num_params() : 0), b_.getInt64Ty());
     red_ = epi && epi->is_reduction;
-    ARRAYC_INTERNAL_CHECK(!(red_ && tma_), "a reduction epilogue in the TMA product kernel");
     if (red_) args.push_back(gptr);  // a reduction epilogue's scratch (gemm.h)
     const unsigned maps = static_cast<unsigned>(args.size());  // tma: A's and B's tensor maps, by value
     if (tma_) args.insert(args.end(), 2, llvm::PointerType::get(ctx_, 0));
@@ -893,6 +892,7 @@ class GemmEmitter {
                     [&] { release(b_.CreateSub(b_.CreateLoad(b_.getInt64Ty(), it), i64(1))); });
             store(p, m0, n0);
           });
+          if (red_) finish_reduction(b_.CreateSub(raw_tid, i64(128)));  // the consumers alone (consumer_sync)
         });
     // No block leaves while the other may still load into it or arrive on its mbarriers.
     if (cluster > 1) cluster_barrier();
@@ -1293,6 +1293,12 @@ class GemmEmitter {
     if (wide()) x = b_.CreateFPExt(x, b_.getDoubleTy());
     b_.CreateStore(acc_combine(b_.CreateLoad(acc_type(), racc_), x), racc_);
   }
+  // A barrier of the threads that compute tiles: the block's, or in the TMA kernel the consumer
+  // warpgroups' alone (named barrier 1; the producer never joins one after the start).
+  void consumer_sync() {
+    if (!tma_) return barrier();
+    asm_statement("bar.sync 1, " + std::to_string(t_.threads()) + ";");
+  }
   // v combined over the block in a fixed order (lanes by butterfly, then warps in order); the
   // result is thread 0's. Ends with a barrier, so the slots can be used again.
   Value* block_reduce(Value* v, Value* tid, Value* slots) {
@@ -1301,13 +1307,13 @@ class GemmEmitter {
     Value* warp = b_.CreateLShr(tid, 5);
     auto slot = [&](Value* w) { return b_.CreateInBoundsGEP(b_.getInt64Ty(), slots, w); };  // 8 bytes each
     if_then(b_.CreateICmpEQ(lane, i64(0)), [&] { b_.CreateStore(v, slot(warp)); });
-    barrier();
+    consumer_sync();
     llvm::AllocaInst* r = rtmp_;
     b_.CreateStore(v, r);
     if_then(b_.CreateICmpEQ(tid, i64(0)), [&] {
-      for (int w = 1; w < g_.threads() / 32; ++w) b_.CreateStore(acc_combine(b_.CreateLoad(acc_type(), r), b_.CreateLoad(acc_type(), slot(i64(w)))), r);
+      for (int w = 1; w < t_.threads() / 32; ++w) b_.CreateStore(acc_combine(b_.CreateLoad(acc_type(), r), b_.CreateLoad(acc_type(), slot(i64(w)))), r);
     });
-    barrier();
+    consumer_sync();
     return b_.CreateLoad(acc_type(), r);
   }
   // After the block's last tile: the block's partial goes to scratch (gemm.h's layout); the last
@@ -1315,7 +1321,9 @@ class GemmEmitter {
   // mean divides) and stores the result, and sets the counter back to 0 for the next launch.
   // Shared memory: the operands' tiles' (at least 2 KiB), free once every copy into them is
   // done: 32 slots of 8 bytes, then the last-block flag. (Static shared variables of their own
-  // misaligned the tensor-core kernels' dynamic stages: an 8-byte read at 0x40c.)
+  // misaligned the tensor-core kernels' dynamic stages: an 8-byte read at 0x40c.) In the TMA
+  // kernel only the consumer warpgroups reduce (tid counts them), after their last tile: every
+  // stage loaded into this block, by its producer or its cluster partner's, was waited for.
   void finish_reduction(Value* tid) {
     llvm::Type* aty = acc_type();
     if (mma_) b_.CreateIntrinsic(llvm::Intrinsic::nvvm_cp_async_wait_all, {}, {});
@@ -1327,7 +1335,7 @@ class GemmEmitter {
     Value* blocks = sreg(llvm::Intrinsic::nvvm_read_ptx_sreg_nctaid_x);
     const llvm::Align align(aty->getPrimitiveSizeInBits() / 8);
     auto fence = [&] { b_.CreateIntrinsic(llvm::Intrinsic::nvvm_membar_gl, {}, {}); };
-    barrier();
+    consumer_sync();
     Value* mine = block_reduce(b_.CreateLoad(aty, racc_), tid, slots);
     if_then(b_.CreateICmpEQ(tid, i64(0)), [&] {
       b_.CreateAlignedStore(mine, b_.CreateInBoundsGEP(aty, partials, block), align, true);
@@ -1337,11 +1345,11 @@ class GemmEmitter {
       Value* last = b_.CreateICmpEQ(b_.CreateZExt(ticket, b_.getInt64Ty()), b_.CreateSub(blocks, i64(1)));
       b_.CreateStore(b_.CreateZExt(last, b_.getInt32Ty()), last_flag);
     });
-    barrier();
+    consumer_sync();
     if_then(b_.CreateICmpNE(b_.CreateLoad(b_.getInt32Ty(), last_flag), b_.getInt32(0)), [&] {
       fence();
       b_.CreateStore(acc_identity(), racc_);
-      loop(tid, blocks, i64(g_.threads()), [&](Value* i) {
+      loop(tid, blocks, i64(t_.threads()), [&](Value* i) {
         Value* x = b_.CreateAlignedLoad(aty, b_.CreateInBoundsGEP(aty, partials, i), align, true);
         b_.CreateStore(acc_combine(b_.CreateLoad(aty, racc_), x), racc_);
       });

@@ -86,8 +86,9 @@
 //    the last block to finish (a counter) combines the partials in block order and stores the
 //    result: one launch, the same bits on every run of a kernel and grid. The entry takes one
 //    more pointer after the i64s: scratch of kGemmReduceHeader bytes (its first 4 a u32 counter,
-//    zero before the first launch and set back to zero by each) and then 8 bytes a block. Not
-//    with TMA loads (no block-wide barrier there) and only for blocks of whole warps.
+//    zero before the first launch and set back to zero by each) and then 8 bytes a block. In the
+//    TMA kernel the consumer warpgroups reduce (a named barrier of theirs). Tiles of whole warps
+//    only.
 #pragma once
 #include <array>
 #include <cstdint>

@@ -216,6 +216,29 @@ TEST_P(JitNewLength, ProductsAndTheirEpilogues) {
   }
 }
 
+// A product's reduction epilogue at new shapes (W7's sum(M * M), a mean squared error): the
+// class's step resized, down to an empty product, whose mean is NaN.
+TEST_P(JitNewLength, ProductsReducedInTheirStep) {
+  auto w7 = [](const Array& a) {
+    Array m = arrayc::dot(a, a);
+    return arrayc::sum(m * m);
+  };
+  auto mse = [](const Array& x, const Array& w, const Array& y) {
+    Array d = arrayc::dot(x, w) - y;
+    return arrayc::mean(d * d);
+  };
+  auto f = jit(w7);
+  auto g = jit(mse);
+  for (auto [m, k, n] : {std::tuple<int64_t, int64_t, int64_t>{20, 30, 40}, {64, 17, 5}, {300, 200, 100}, {0, 7, 9}}) {
+    SCOPED_TRACE(std::to_string(m) + "x" + std::to_string(k) + "x" + std::to_string(n));
+    Array a = random_array(DType::Float32, {k, k}, 30 + k).eval();
+    Array x = random_array(DType::Float32, {m, k}, 31 + m).eval(), w = random_array(DType::Float32, {k, n}, 32 + n).eval();
+    Array y = random_array(DType::Float32, {m, n}, 33 + m).eval();
+    EXPECT_MATCHES_REFERENCE(f(a), w7(a).node());
+    EXPECT_MATCHES_REFERENCE(g(x, w, y), mse(x, w, y).node());
+  }
+}
+
 TEST_P(JitNewLength, TransposedViewsAndNonContiguousInputs) {
   auto body = [](const Array& a) { return arrayc::exp(transpose(a)) + transpose(a) * 2; };
   auto f = jit(body);

@@ -55,21 +55,42 @@ TEST_P(GemmTiles, ChosenTiles) {
   for (DType t : {DType::Float32, DType::Float64}) check_layouts(t, 100);
 }
 
+const std::pair<DType, std::vector<const char*>> kBuiltInTiles[] = {
+    {DType::Float32, {"128x128x16/8x8", "128x64x16/8x4", "64x64x16/4x4", "32x32x32/2x2", "32x16x32/2x2"}},
+    // float64: the tensor-core tiles (a (4 tm) x (8 tn) warp tile), with 2 to 4 cp.async stages
+    // and over 48 KiB of shared memory (64x128x32/s4: 204 KiB), the same on FMAs (/simt), the
+    // FMA tiles.
+    {DType::Float64, {"64x64x16/8x4", "32x64x16/8x4", "32x32x16/8x4", "64x128x8/8x4/s2", "64x128x32/8x4/s4",
+                      "128x128x16/8x8/s3", "128x64x16/16x4", "128x64x8/8x4/simt", "64x64x8/4x4", "32x32x16/2x2",
+                      "32x32x32/2x2", "32x16x32/2x2"}}};
+
 TEST_P(GemmTiles, EveryBuiltInTile) {
-  const std::pair<DType, std::vector<const char*>> tiles[] = {
-      {DType::Float32, {"128x128x16/8x8", "128x64x16/8x4", "64x64x16/4x4", "32x32x32/2x2", "32x16x32/2x2"}},
-      // float64: the tensor-core tiles (a (4 tm) x (8 tn) warp tile), with 2 to 4 cp.async stages
-      // and over 48 KiB of shared memory (64x128x32/s4: 204 KiB), the same on FMAs (/simt), the
-      // FMA tiles.
-      {DType::Float64, {"64x64x16/8x4", "32x64x16/8x4", "32x32x16/8x4", "64x128x8/8x4/s2", "64x128x32/8x4/s4",
-                        "128x128x16/8x8/s3", "128x64x16/16x4", "128x64x8/8x4/simt", "64x64x8/4x4", "32x32x16/2x2",
-                        "32x32x32/2x2", "32x16x32/2x2"}}};
-  for (const auto& [t, list] : tiles)
+  for (const auto& [t, list] : kBuiltInTiles)
     for (const char* tile : list) {
       SCOPED_TRACE(tile);
       setenv("ARRAYC_GEMM_TILE", tile, 1);
       check_layouts(t, 200);
     }
+}
+
+// A reduction epilogue (sum, a mean squared error, max) on every built-in tile, partial edge
+// tiles included (300 x 260), against the interpreter.
+TEST_P(GemmTiles, ReductionEpilogueOnEveryBuiltInTile) {
+  for (const auto& [t, list] : kBuiltInTiles) {
+    Array x = random_array(t, {300, 200}, 90).eval(), w = random_array(t, {200, 260}, 91).eval();
+    Array y = random_array(t, {300, 260}, 92).eval();
+    for (const char* tile : list) {
+      SCOPED_TRACE(tile);
+      setenv("ARRAYC_GEMM_TILE", tile, 1);
+      std::string names;
+      for (const KernelStages& k : inspect({sum(dot(x, w))}, true).kernels) names += k.name + "\n";
+      EXPECT_NE(names.find("_ep_sum"), std::string::npos) << names;
+      EXPECT_MATCHES_REFERENCE(sum(dot(x, w)));
+      EXPECT_MATCHES_REFERENCE(mean((dot(x, w) - y) * (dot(x, w) - y)));
+      EXPECT_MATCHES_REFERENCE(max(dot(x, w)));
+    }
+  }
+  unsetenv("ARRAYC_GEMM_TILE");
 }
 
 // float64 on Hopper's m16n8kK mma shapes (sm_90; older GPUs run the same tiles on m8n8k4):

@@ -108,6 +108,13 @@ struct Kernel {
   std::string str() const;
 };
 
+// Whether the GPU's folds of `reduce` over values of dtype t accumulate in double: float sums and
+// means of float32, float16 and bfloat16 (the result rounded once), as the reduction kernels
+// (codegen/nvptx/ptx_kernel.cpp) and a product's reduction epilogue (codegen/nvptx/gemm.cpp) do.
+inline bool gpu_sums_in_double(Op reduce, DType t) {
+  return (reduce == Op::Sum || reduce == Op::Mean) && is_float(t) && t != DType::Float64;
+}
+
 // The runtime half of a launch: what the calling convention above passes.
 struct LaunchParams {
   std::vector<int64_t> params;

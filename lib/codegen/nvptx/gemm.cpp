@@ -1275,13 +1275,10 @@ class GemmEmitter {
   }
 
   // ---- A reduction epilogue (gemm.h) ----
-  // Float sums and means of float32 accumulate in double, as the reduction kernels do
-  // (ptx_kernel.cpp, wide_sum); the result is rounded once.
+  // Float sums and means of float32 accumulate in double, as the reduction kernels do; the
+  // result is rounded once.
   const KernelOutput& reduced() const { return g_.epilogue->outputs.at(0); }
-  bool wide() const {
-    Op op = g_.epilogue->reduce_op;
-    return (op == Op::Sum || op == Op::Mean) && reduced().dtype == DType::Float32;
-  }
+  bool wide() const { return gpu_sums_in_double(g_.epilogue->reduce_op, reduced().dtype); }
   llvm::Type* acc_type() { return wide() ? b_.getDoubleTy() : body_->value_type(reduced().dtype); }
   Value* acc_identity() { return wide() ? llvm::ConstantFP::get(b_.getDoubleTy(), 0.0) : body_->identity(g_.epilogue->reduce_op, reduced().dtype); }
   Value* acc_combine(Value* acc, Value* v) {

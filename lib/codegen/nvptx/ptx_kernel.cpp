@@ -525,7 +525,7 @@ class PtxEmitter {
   // thread was off by 3.7e-5 relative for 6.4e7 tenths (issue 26); the host blocks its sums
   // into a double total for the same reason (cpu_kernel.cpp).
   bool wide_sum(DType t) const {
-    return (k_.reduce_op == Op::Sum || k_.reduce_op == Op::Mean) && is_float(t) && t != DType::Float64;
+    return gpu_sums_in_double(k_.reduce_op, t);
   }
   llvm::Type* acc_type(DType t) { return wide_sum(t) ? b_.getDoubleTy() : body_.value_type(t); }
   Value* acc_identity(DType t) {

@@ -7,6 +7,7 @@
 #include <atomic>
 #include <bit>
 #include <cstdint>
+#include <cstring>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -189,7 +190,14 @@ struct DeviceState {
   // Peer access from this context to each other device's memory: 0 not tried yet, 1 enabled,
   // -1 impossible (copies from that device are staged through pinned host memory).
   std::vector<int> peer;
+  // Small copies to the host (copy_to_host) land in this pinned buffer first.
+  std::mutex readback_mu;
+  void* readback = nullptr;  // kSmallReadback bytes, made on first use
 };
+
+// A copy to the host of at most this many bytes (an item(), W7's one value a call) goes through
+// the device's pinned buffer: from pageable memory the driver stages even 4 bytes itself.
+constexpr size_t kSmallReadback = 4096;
 
 struct Driver {
   void* lib = nullptr;
@@ -455,6 +463,19 @@ void zero(int dev, void* dst, size_t bytes) {
 void copy_to_host(int dev, void* dst, const void* src, size_t bytes) {
   if (bytes == 0) return;
   DeviceState& d = device(dev);
+  Driver& drv = driver();
+  if (bytes <= kSmallReadback) {
+    std::lock_guard<std::mutex> lock(d.readback_mu);
+    if (!d.readback)
+      drv.check(drv.cuMemHostAlloc(&d.readback, kSmallReadback, CU_MEMHOSTALLOC_PORTABLE), dev,
+                "allocating pinned host memory for copies to the host");
+    CUresult r = drv.cuMemcpyDtoHAsync_v2(d.readback, dptr(src), bytes, d.stream);
+    if (r != CUDA_SUCCESS) sync_stream(dev, d, "copying to the host");  // names the kernel that failed, if one did
+    drv.check(r, dev, "copying " + std::to_string(bytes) + " bytes to the host");
+    sync_stream(dev, d, "copying to the host");
+    std::memcpy(dst, d.readback, bytes);
+    return;
+  }
   // Waiting first names the kernel that failed, if one did, rather than the copy.
   sync_stream(dev, d, "copying to the host");
   driver().check(driver().cuMemcpyDtoHAsync_v2(dst, dptr(src), bytes, d.stream), dev,

@@ -243,12 +243,7 @@ class HostDotLaunch final : public Launch {
     counters().kernel_launches++;
     MatrixRef a{ptrs[0], d_.a.rows, d_.a.cols, d_.a.row_stride, d_.a.col_stride};
     MatrixRef b{ptrs[1], d_.b.rows, d_.b.cols, d_.b.row_stride, d_.b.col_stride};
-    bool gram = d_.form == ProductForm::Gram;
-    if (!d_.has_epilogue) {
-      if (d_.batch == 1) product(a, b, ptrs[2], gram);
-      else gemm_batched(d_.dtype, d_.batch, a, d_.a.batch_stride, b, d_.b.batch_stride, ptrs[2], gram);
-      return;
-    }
+    if (!d_.has_epilogue) return whole_product(a, b, ptrs[2]);
     if (m_ == 0 || n_ == 0) {  // an empty product: a reduction epilogue still writes its identity
       if (whole_) whole_->execute(std::vector<void*>(ptrs.begin() + 3, ptrs.end()));
       return;
@@ -266,20 +261,19 @@ class HostDotLaunch final : public Launch {
         TileEpilogue e{run_panel, &p};
         tiled_gemm(d_.dtype, a, b, scratch, &e);
       } else if (whole_) {  // read through a view, or by a reduction
-        if (d_.batch == 1) product(a, b, scratch, gram);
-        else gemm_batched(d_.dtype, d_.batch, a, d_.a.batch_stride, b, d_.b.batch_stride, scratch, gram);
+        whole_product(a, b, scratch);
         for (int i : product_ptrs_) eptrs[i] = scratch;
         whole_->execute(eptrs);
       } else {
         for (int64_t r0 = 0; r0 < m_; r0 += panel_) {
           int64_t rows = std::min(panel_, m_ - r0);
-          if (d_.batch == 1) {
+          if (rows == m_) {  // one panel (always for batches: epilogue_panel_rows)
+            whole_product(a, b, scratch);
+          } else {
             MatrixRef ap = a;
             ap.data = static_cast<const char*>(a.data) + r0 * a.row_stride * static_cast<int64_t>(elem);
             ap.rows = rows;
-            product(ap, b, scratch, gram && rows == m_);
-          } else {
-            gemm_batched(d_.dtype, d_.batch, a, d_.a.batch_stride, b, d_.b.batch_stride, scratch, gram);
+            product(ap, b, scratch, false);
           }
           // The kernel indexes the product by the element's index in the whole output.
           for (int i : product_ptrs_) eptrs[i] = scratch - r0 * n_ * static_cast<int64_t>(elem);
@@ -295,6 +289,12 @@ class HostDotLaunch final : public Launch {
   }
 
  private:
+  // The step's whole product (a batch of them, a Gram product by its triangle) into c.
+  void whole_product(const MatrixRef& a, const MatrixRef& b, void* c) const {
+    const bool gram = d_.form == ProductForm::Gram;
+    if (d_.batch == 1) product(a, b, c, gram);
+    else gemm_batched(d_.dtype, d_.batch, a, d_.a.batch_stride, b, d_.b.batch_stride, c, gram);
+  }
   // One 2-D product: the generated skinny kernel where the products pass chose it and it reads a
   // in place, else BLAS.
   void product(const MatrixRef& a, const MatrixRef& b, void* c, bool gram) const {

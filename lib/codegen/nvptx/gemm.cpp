@@ -1759,11 +1759,8 @@ std::string gemm_epilogue_problem(const Kernel& k, const LaunchParams& launch, i
   if (k.outputs.empty()) return "it stores nothing";
   const int64_t* params = launch.params.data();
   std::vector<int64_t> own(k.rank + 1, 0);  // offset, strides: the product's own layout
-  if (k.is_reduction) {  // a full reduction, read over the product's space in its order
+  if (k.is_reduction) {  // a full reduction (any of the five), read over the product's space in its order
     if (k.outer_rank() != 0) return "it reduces along some axes only";
-    if (k.reduce_op != Op::Sum && k.reduce_op != Op::Mean && k.reduce_op != Op::Max && k.reduce_op != Op::Min &&
-        k.reduce_op != Op::Prod)
-      return std::string("its reduction is ") + op_name(k.reduce_op);
     const DType t = k.outputs[0].dtype;
     if (t != DType::Float32 && t != DType::Float64) return std::string("it reduces to ") + dtype_name(t);
     int64_t stride = 1;

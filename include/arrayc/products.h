@@ -22,7 +22,8 @@ struct BlasInfo {
   std::string core_reason;    // why `core`
   int threads = 1;            // threads per product
   std::string threads_reason; // why `threads`
-  std::string str() const;    // one line: "OpenBLAS 0.3.21 ..., core SkylakeX (why), 16 threads (why)"
+  std::string idle_threads;   // when OpenBLAS's idle threads stop spinning and sleep, and why
+  std::string str() const;    // one line: "OpenBLAS 0.3.21 ..., core SkylakeX (why), 16 threads (why); idle threads sleep ..."
 };
 // Configures OpenBLAS if no product has yet, and says how it is configured. arrayc::Error when
 // ARRAYC_BLAS_CORE or ARRAYC_BLAS_THREADS is not valid here.

@@ -2,6 +2,9 @@
 // as one triangle (syrk) and mirrored, matrix-vector products, epilogues (bias, activation,
 // scale, cast) fused into the product's step, OpenBLAS's core and thread choice. Every result
 // is checked against the reference interpreter; the decisions are checked as `:fused` text.
+#include <cblas.h>
+#include <dlfcn.h>
+
 #include <cmath>
 
 #include "backend/host/blas_config.h"
@@ -279,6 +282,25 @@ TEST(BlasConfig, ThreadsFollowThePoolUnlessSet) {
   detail::set_blas_thread_count(0);
   EXPECT_MATCHES_REFERENCE(dot(x, w));
   EXPECT_NE(blas_info().str().find("OpenBLAS"), std::string::npos);
+}
+
+// OpenBLAS's idle workers sleep after 2^24 cycles instead of spinning for 2^28 beside the pool
+// (blas_config.cpp), unless the environment says otherwise; the setting OpenBLAS read is checked.
+TEST(BlasConfig, IdleThreadsSleepSoon) {
+  BlasInfo info = blas_info();
+  EXPECT_NE(info.str().find("; idle threads sleep " + info.idle_threads), std::string::npos) << info.str();
+  if (std::getenv("OPENBLAS_THREAD_TIMEOUT") || std::getenv("GOTO_THREAD_TIMEOUT")) {
+    EXPECT_EQ(info.idle_threads.rfind("as ", 0), 0u) << info.idle_threads;
+    return;
+  }
+  if (openblas_get_parallel() != 1) GTEST_SKIP() << "this OpenBLAS has no thread server: " << info.idle_threads;
+  EXPECT_EQ(info.idle_threads, "after 2^24 cycles (arrayc's choice; OpenBLAS's own is 2^28, about 0.1 s)");
+  auto timeout = reinterpret_cast<int (*)()>(dlsym(RTLD_DEFAULT, "openblas_thread_timeout"));
+  ASSERT_NE(timeout, nullptr);
+  EXPECT_EQ(timeout(), 24);
+  EXPECT_EQ(std::getenv("OPENBLAS_THREAD_TIMEOUT"), nullptr);  // set only while OpenBLAS read it
+  Array x = random_array(DType::Float32, {120, 90}, 60), w = random_array(DType::Float32, {90, 70}, 61);
+  EXPECT_MATCHES_REFERENCE(dot(x, w));  // the restarted server computes
 }
 
 TEST(BlasConfig, BadCoreNames) {

@@ -96,6 +96,19 @@ TEST(EnvVars, BlasCoreAndThreadsAreApplied) {
       ::testing::ExitedWithCode(0), "core Haswell \\(ARRAYC_BLAS_CORE");
 }
 
+TEST(EnvVars, OpenBlasThreadTimeoutIsLeftAlone) {
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_EXIT(
+      {
+        setenv("OPENBLAS_THREAD_TIMEOUT", "22", 1);
+        arrayc::BlasInfo info = arrayc::blas_info();
+        std::fputs(info.str().c_str(), stderr);
+        const char* still = std::getenv("OPENBLAS_THREAD_TIMEOUT");
+        std::_Exit(info.idle_threads == "as OPENBLAS_THREAD_TIMEOUT says" && still && std::string(still) == "22" ? 0 : 1);
+      },
+      ::testing::ExitedWithCode(0), "idle threads sleep as OPENBLAS_THREAD_TIMEOUT says");
+}
+
 TEST(EnvVars, ADumpDirThatCannotBeMadeIsAnError) {
   expect_rejected("ARRAYC_DUMP_DIR", "/proc/arrayc-cannot-be-made", dump_dir,
                   "ARRAYC_DUMP_DIR: '/proc/arrayc-cannot-be-made' is not a directory and cannot be made one");

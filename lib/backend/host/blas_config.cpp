@@ -83,6 +83,53 @@ const Dynamic& dynamic() {
 
 std::string corename() { return openblas_get_corename(); }
 
+// ---- OpenBLAS's idle threads --------------------------------------------------------------------
+
+// OpenBLAS's pthread server keeps each idle worker spinning (sched_yield in a loop) for 2^28 TSC
+// cycles, about 0.1 s, after it loads and after every call, before it sleeps. Processes whose
+// OpenBLAS workers did so ran arrayc's parallel jobs at half speed or worse: the tiled product of
+// 256x784x256 took 1.5 ms instead of 0.73 on the 2-core VM, W9's layer 0.33-0.46 ms instead of
+// 0.13-0.17 on the 16-core Xeon (docs/blas.md, "OpenBLAS's idle threads"). Much shorter spins
+// cost the other way: at 2^18 cycles every BLAS call after a pause woke 15 sleeping workers one by
+// one, and the harness's OpenBLAS baseline of W9 went from 0.7 to 1.2-1.6 ms on the Xeon. 2^24
+// cycles (6-8 ms at 2-3 GHz) was fast on both machines. So arrayc restarts the server once with
+// it, before its first parallel job, unless OPENBLAS_THREAD_TIMEOUT or GOTO_THREAD_TIMEOUT says
+// otherwise. OpenBLAS 0.3.21 reads the setting from its environment (openblas_read_env) and uses
+// it when its server starts (blas_thread_init).
+constexpr int kIdleSpinLog2 = 24;
+
+struct Server {
+  void (*read_env)() = nullptr;
+  int (*timeout)() = nullptr;  // the setting read, 0 if none
+  int (*shutdown)() = nullptr;
+  int (*init)() = nullptr;
+};
+
+std::string g_idle;  // BlasInfo::idle_threads
+
+std::string quiet_idle_threads() {
+  const char* user = std::getenv("OPENBLAS_THREAD_TIMEOUT") ? "OPENBLAS_THREAD_TIMEOUT"
+                     : std::getenv("GOTO_THREAD_TIMEOUT")   ? "GOTO_THREAD_TIMEOUT"
+                                                            : nullptr;
+  if (user) return std::string("as ") + user + " says";
+  if (openblas_get_parallel() != 1) return "not applicable: this OpenBLAS does not run its own thread server";
+  Server s;
+  s.read_env = reinterpret_cast<void (*)()>(dlsym(RTLD_DEFAULT, "openblas_read_env"));
+  s.timeout = reinterpret_cast<int (*)()>(dlsym(RTLD_DEFAULT, "openblas_thread_timeout"));
+  s.shutdown = reinterpret_cast<int (*)()>(dlsym(RTLD_DEFAULT, "blas_thread_shutdown_"));
+  s.init = reinterpret_cast<int (*)()>(dlsym(RTLD_DEFAULT, "blas_thread_init"));
+  if (!s.read_env || !s.timeout || !s.shutdown || !s.init)
+    return "OpenBLAS's own (2^28 cycles): this OpenBLAS cannot restart its server with another";
+  setenv("OPENBLAS_THREAD_TIMEOUT", std::to_string(kIdleSpinLog2).c_str(), 1);
+  s.read_env();
+  unsetenv("OPENBLAS_THREAD_TIMEOUT");  // read: not passed on to child processes
+  if (s.timeout() != kIdleSpinLog2) return "OpenBLAS's own (2^28 cycles): this OpenBLAS did not take another";
+  s.shutdown();  // no BLAS call is in flight: arrayc has made none yet
+  s.init();
+  return "after 2^" + std::to_string(kIdleSpinLog2) + " cycles (arrayc's choice; OpenBLAS's own is 2^28, about 0.1 s)";
+}
+
+
 std::mutex g_mutex;  // guards the state below and every switch
 BlasInfo g_info;
 std::string g_loaded_core;           // OpenBLAS's pick when it was loaded
@@ -162,7 +209,13 @@ void choose_core_locked() {
 
 }  // namespace
 
+void quiet_blas_idle_threads() {
+  static std::once_flag once;
+  std::call_once(once, [] { g_idle = quiet_idle_threads(); });
+}
+
 void configure_blas() {
+  quiet_blas_idle_threads();
   if (!g_configured.load(std::memory_order_acquire)) {
     std::lock_guard<std::mutex> lock(g_mutex);
     if (!g_configured.load(std::memory_order_relaxed)) {
@@ -224,6 +277,7 @@ BlasInfo blas_info() {
   std::lock_guard<std::mutex> lock(detail::g_mutex);
   BlasInfo info = detail::g_info;
   info.threads = openblas_get_num_threads();
+  info.idle_threads = detail::g_idle;
   info.threads_reason = detail::g_threads_fixed ? "ARRAYC_BLAS_THREADS"
                                                 : "the thread pool's, at most the CPUs (ARRAYC_NUM_THREADS)";
   return info;
@@ -231,7 +285,7 @@ BlasInfo blas_info() {
 
 std::string BlasInfo::str() const {
   return config + "; core " + core + " (" + core_reason + (core != detected_core ? "; OpenBLAS chose " + detected_core : "") +
-         "); " + std::to_string(threads) + " threads (" + threads_reason + ")";
+         "); " + std::to_string(threads) + " threads (" + threads_reason + "); idle threads sleep " + idle_threads;
 }
 
 }  // namespace arrayc

@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "arrayc/error.h"
+#include "backend/host/blas_config.h"
 #include "support/env.h"
 #include "support/interrupt.h"
 
@@ -76,7 +77,10 @@ int default_num_threads() {
 // OpenBLAS runs its own threads; sized like ours (but never more than the CPUs), the two never
 // oversubscribe the CPUs. OpenBLAS starts them here; one it cannot start made its shutdown at
 // exit crash or hang.
-void set_blas_threads(int n) { openblas_set_num_threads(std::min(n, num_cpus())); }
+void set_blas_threads(int n) {
+  quiet_blas_idle_threads();  // before OpenBLAS's workers meet the pool's
+  openblas_set_num_threads(std::min(n, num_cpus()));
+}
 
 // 0 until first resolved; then the thread count every chunk layout is computed from.
 std::atomic<int> g_num_threads{0};

@@ -94,8 +94,10 @@ enum class ProductForm {
 // register-tiled kernel where the host takes it (backend/host/tiled.h); there OpenBLAS's packing
 // and thread start-up cost more than its kernel saves (docs/blas.md, "Tiled products"). Decided
 // from the step's shapes when it is planned, so that a jit class's new length keeps its schedule.
-constexpr int64_t kTiledMinWork = int64_t{1} << 23;
+constexpr int64_t kTiledMinWork = int64_t{1} << 21;
 constexpr int64_t kTiledMaxWork = int64_t{1} << 30;
+// Hosts with 256-bit vectors (AVX2) take the kernel below this many multiply-adds only.
+constexpr int64_t kTiledNarrowMaxWork = int64_t{1} << 22;
 
 struct DotStep {
   DType dtype;

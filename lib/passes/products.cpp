@@ -51,11 +51,13 @@ std::string product_reason(const Node& dot) {
       return r + "; product-structure: x @ x.T, both triangles there (before sm_80 the tiles of one triangle, mirrored)";
   }
   switch (product_form(dot)) {
-    case ProductForm::General:
+    case ProductForm::General: {
       if (!tiled_candidate(dot)) return r;
+      int64_t work = dot.shape[0] * dot.shape[1] * dot.inputs[0]->shape.back();
       return r + "; product-structure: " + std::to_string(dot.shape[0]) + " x " + std::to_string(dot.inputs[0]->shape.back()) +
-             " x " + std::to_string(dot.shape[1]) +
-             " (2^23 to 2^30 multiply-adds), the generated tiled kernel where the host has 512-bit vectors";
+             " x " + std::to_string(dot.shape[1]) + " (2^21 to 2^30 multiply-adds), the generated tiled kernel where the host has " +
+             (work < kTiledNarrowMaxWork ? "256- or 512-bit vectors" : "512-bit vectors");
+    }
     case ProductForm::Skinny:
       return "matrix product (generated skinny kernel); product-structure: " + std::to_string(dot.shape.back()) +
              " columns of b (2 to " + std::to_string(kSkinnyMaxCols) + ") and " + std::to_string(dot.shape[0]) +

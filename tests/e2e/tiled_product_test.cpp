@@ -33,7 +33,7 @@ ARRAYC_DEVICE_SUITE(TiledProducts);
 const char* kTiled = "generated tiled kernel arrayc_tile_";
 
 // The kernel for every general product on any host for the test's life (the rule takes it from
-// 2^23 multiply-adds with 512-bit vectors only), so that small products and the 256- and 128-bit
+// 2^21 multiply-adds, with 256-bit vectors below 2^22 only), so that small products and the 256- and 128-bit
 // kernels run too (the suite runs again with ARRAYC_HOST_CPU=x86-64-v3).
 struct TiledAlways {
   TiledAlways() { detail::set_tiled_on_host(1); }
@@ -45,7 +45,7 @@ std::string kernels_text(const Array& a) { return inspect({a}, true).all(&Kernel
 TEST_P(TiledProducts, MatchTheInterpreter) {
   TiledAlways always;
   // Partial tiles in both directions, k across several panels, one row of tiles, k shorter than
-  // the unrolling, a product in the rule's bounds (2^23 to 2^30 multiply-adds).
+  // the unrolling, products in the rule's bounds (2^21 to 2^30 multiply-adds).
   const int64_t sizes[][3] = {{64, 128, 64}, {100, 90, 70}, {129, 257, 33}, {37, 1000, 20}, {300, 40, 65},
                               {13, 2500, 17}, {700, 3, 300}, {200, 700, 100}, {3, 5, 7}};
   for (const auto& s : sizes) {
@@ -57,7 +57,7 @@ TEST_P(TiledProducts, MatchTheInterpreter) {
       EXPECT_MATCHES_REFERENCE(matmul(x, w));
       if (!on_gpu()) {
         bool in_bounds = s[0] * s[1] * s[2] >= detail::kTiledMinWork;
-        EXPECT_EQ(contains(fused_text(dot(x, w)), "2^23 to 2^30 multiply-adds"), in_bounds) << fused_text(dot(x, w));
+        EXPECT_EQ(contains(fused_text(dot(x, w)), "2^21 to 2^30 multiply-adds"), in_bounds) << fused_text(dot(x, w));
         EXPECT_TRUE(contains(kernels_text(dot(x, w)), kTiled)) << kernels_text(dot(x, w));
       }
     }
@@ -96,9 +96,15 @@ TEST_P(TiledProducts, WhatItDoesNotTake) {
   if (on_gpu() || rule_overridden()) GTEST_SKIP() << "a CPU choice, by the host's rule";
   Array small = dot(random_array(DType::Float32, {60, 128}, 86), random_array(DType::Float32, {128, 64}, 87));
   Array big = dot(random_array(DType::Float32, {256, 784}, 104), random_array(DType::Float32, {784, 256}, 105));
-  // The host's rule: from 2^23 multiply-adds with 512-bit vectors.
+  Array medium = dot(random_array(DType::Float32, {128, 128}, 106), random_array(DType::Float32, {128, 128}, 107));
+  // The host's rule: from 2^21 multiply-adds, with 256-bit vectors below 2^22 only.
   EXPECT_FALSE(contains(kernels_text(small), kTiled)) << kernels_text(small);
+  EXPECT_EQ(contains(kernels_text(medium), kTiled), detail::host_vector_bits() >= 256) << kernels_text(medium);
+  EXPECT_TRUE(contains(fused_text(medium), "128 x 128 x 128 (2^21 to 2^30 multiply-adds), the generated tiled kernel where the host has 256- or 512-bit vectors"))
+      << fused_text(medium);
   EXPECT_EQ(contains(kernels_text(big), kTiled), detail::host_vector_bits() >= 512) << kernels_text(big);
+  EXPECT_TRUE(contains(fused_text(big), "(2^21 to 2^30 multiply-adds), the generated tiled kernel where the host has 512-bit vectors"))
+      << fused_text(big);
   TiledAlways always;
   // Above 2^30 multiply-adds, a transposed a, a batch, integers: never.
   for (const Array& p : {dot(transpose(random_array(DType::Float32, {90, 100}, 88)), random_array(DType::Float32, {90, 70}, 89)),
@@ -108,7 +114,7 @@ TEST_P(TiledProducts, WhatItDoesNotTake) {
     EXPECT_MATCHES_REFERENCE(p);
   }
   Array huge = dot(zeros({1025, 1024}, DType::Float32), zeros({1024, 1024}, DType::Float32));
-  EXPECT_FALSE(contains(fused_text(huge), "2^23 to 2^30")) << fused_text(huge);
+  EXPECT_FALSE(contains(fused_text(huge), "2^21 to 2^30")) << fused_text(huge);
   EXPECT_FALSE(contains(kernels_text(huge), kTiled)) << kernels_text(huge);
 }
 

@@ -89,7 +89,8 @@ bool tiled_takes(int64_t work) {
   if (p != 0) return p > 0;
   static const std::optional<int64_t> setting = tiled_products_setting();  // read once, at the first product
   if (setting) return *setting != 0;
-  return work >= kTiledMinWork && host_vector_bits() >= 512;
+  int bits = host_vector_bits();
+  return work >= kTiledMinWork && (bits >= 512 || (bits >= 256 && work < kTiledNarrowMaxWork));
 }
 
 bool tile_reads(const MatrixRef& a) { return a.cols <= 1 || a.col_stride == 1; }

@@ -14,11 +14,11 @@
 namespace arrayc::detail {
 
 // Whether this host takes the kernel for a 2-D general float product of `work` multiply-adds
-// (m n k): from kTiledMinWork to kTiledMaxWork (kernel/schedule.h) where its vectors are 512 bits
-// wide (AVX-512: 32 registers, 12 x 32 float32 tiles), where it was measured faster than
-// OpenBLAS; with 256-bit vectors (16 registers, 6 x 16 tiles) OpenBLAS's kernels were faster on
-// the development VM, so it keeps them (docs/blas.md). ARRAYC_TILED_PRODUCTS=1 takes the kernel
-// for every such product up to kTiledMaxWork on any host, 0 for none.
+// (m n k), where it was measured faster than OpenBLAS (docs/blas.md): from kTiledMinWork to
+// kTiledMaxWork (kernel/schedule.h) where its vectors are 512 bits wide (AVX-512: 32 registers,
+// 12 x 32 float32 tiles); below kTiledNarrowMaxWork with 256-bit vectors (16 registers, 6 x 16
+// tiles), above which OpenBLAS's kernels were as fast or faster. ARRAYC_TILED_PRODUCTS=1 takes
+// the kernel for every such product up to kTiledMaxWork on any host, 0 for none.
 bool tiled_takes(int64_t work);
 // Tests: 1 as ARRAYC_TILED_PRODUCTS=1, -1 as =0, 0 back to the setting and the rule.
 void set_tiled_on_host(int policy);

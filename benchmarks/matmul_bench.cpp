@@ -439,7 +439,7 @@ void versus_blas(const char* title, const std::vector<KernelCase>& cases, int re
     auto blas = [&] { arrayc::detail::gemm(c.dtype, ar, br, out.data()); };
     int r = c.m * c.k * c.n > (int64_t{1} << 30) ? std::max(3, reps / 4) : reps;
     // Calls alternate one by one, as products follow each other in a program: each starts while
-    // the other's workers may still spin (arrayc's for 0.1 ms, OpenBLAS's for 2^24 cycles;
+    // the other's workers may still spin (arrayc's for 0.1 ms; OpenBLAS's no longer;
     // docs/blas.md, "OpenBLAS's idle threads").
     generated();
     blas();

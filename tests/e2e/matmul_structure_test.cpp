@@ -284,7 +284,7 @@ TEST(BlasConfig, ThreadsFollowThePoolUnlessSet) {
   EXPECT_NE(blas_info().str().find("OpenBLAS"), std::string::npos);
 }
 
-// OpenBLAS's idle workers sleep after 2^24 cycles instead of spinning for 2^28 beside the pool
+// OpenBLAS's idle workers sleep at once (2^4 cycles) instead of spinning for 2^28 beside the pool
 // (blas_config.cpp), unless the environment says otherwise; the setting OpenBLAS read is checked.
 TEST(BlasConfig, IdleThreadsSleepSoon) {
   BlasInfo info = blas_info();
@@ -294,10 +294,10 @@ TEST(BlasConfig, IdleThreadsSleepSoon) {
     return;
   }
   if (openblas_get_parallel() != 1) GTEST_SKIP() << "this OpenBLAS has no thread server: " << info.idle_threads;
-  EXPECT_EQ(info.idle_threads, "after 2^24 cycles (arrayc's choice; OpenBLAS's own is 2^28, about 0.1 s)");
+  EXPECT_EQ(info.idle_threads, "at once (2^4 cycles, arrayc's choice; OpenBLAS's own is 2^28, about 0.1 s)");
   auto timeout = reinterpret_cast<int (*)()>(dlsym(RTLD_DEFAULT, "openblas_thread_timeout"));
   ASSERT_NE(timeout, nullptr);
-  EXPECT_EQ(timeout(), 24);
+  EXPECT_EQ(timeout(), 4);
   EXPECT_EQ(std::getenv("OPENBLAS_THREAD_TIMEOUT"), nullptr);  // set only while OpenBLAS read it
   Array x = random_array(DType::Float32, {120, 90}, 60), w = random_array(DType::Float32, {90, 70}, 61);
   EXPECT_MATCHES_REFERENCE(dot(x, w));  // the restarted server computes

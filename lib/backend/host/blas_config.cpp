@@ -86,17 +86,19 @@ std::string corename() { return openblas_get_corename(); }
 // ---- OpenBLAS's idle threads --------------------------------------------------------------------
 
 // OpenBLAS's pthread server keeps each idle worker spinning (sched_yield in a loop) for 2^28 TSC
-// cycles, about 0.1 s, after it loads and after every call, before it sleeps. Processes whose
-// OpenBLAS workers did so ran arrayc's parallel jobs at half speed or worse: the tiled product of
+// cycles, about 0.1 s, after it loads and after every call, before it sleeps. arrayc's pool runs
+// its jobs on the same cores meanwhile, and a job whose task a spinner delays takes up to twice as
+// long (a task that waits is one the others must take on after theirs): the tiled product of
 // 256x784x256 took 1.5 ms instead of 0.73 on the 2-core VM, W9's layer 0.33-0.46 ms instead of
-// 0.13-0.17 on the 16-core Xeon (docs/blas.md, "OpenBLAS's idle threads"). Much shorter spins
-// cost the other way: at 2^18 cycles every BLAS call after a pause woke 15 sleeping workers one by
-// one, and the harness's OpenBLAS baseline of W9 went from 0.7 to 1.2-1.6 ms on the Xeon. 2^24
-// cycles (6-8 ms at 2-3 GHz) was fast on both machines. So arrayc restarts the server once with
-// it, before its first parallel job, unless OPENBLAS_THREAD_TIMEOUT or GOTO_THREAD_TIMEOUT says
-// otherwise. OpenBLAS 0.3.21 reads the setting from its environment (openblas_read_env) and uses
-// it when its server starts (blas_thread_init).
-constexpr int kIdleSpinLog2 = 24;
+// 0.13-0.17 on the 16-core Xeon, and with calls alternating with OpenBLAS's, the Xeon's tiled
+// products ran 1.3 to 8 times slower while the workers spun (docs/blas.md, "OpenBLAS's idle
+// threads"). So arrayc has them sleep at once (2^4 cycles, the least OpenBLAS takes), unless
+// OPENBLAS_THREAD_TIMEOUT or GOTO_THREAD_TIMEOUT says otherwise. The price: each BLAS call wakes
+// its workers one by one, 0-35% of a call of 0.3-1.5 ms alternating with arrayc's jobs on the
+// Xeon, nothing measurable on the 2-core VM. OpenBLAS 0.3.21 reads the setting from its
+// environment (openblas_read_env) and uses it when its server starts (blas_thread_init), which
+// arrayc restarts once, before its first parallel job.
+constexpr int kIdleSpinLog2 = 4;
 
 struct Server {
   void (*read_env)() = nullptr;
@@ -126,7 +128,7 @@ std::string quiet_idle_threads() {
   if (s.timeout() != kIdleSpinLog2) return "OpenBLAS's own (2^28 cycles): this OpenBLAS did not take another";
   s.shutdown();  // no BLAS call is in flight: arrayc has made none yet
   s.init();
-  return "after 2^" + std::to_string(kIdleSpinLog2) + " cycles (arrayc's choice; OpenBLAS's own is 2^28, about 0.1 s)";
+  return "at once (2^" + std::to_string(kIdleSpinLog2) + " cycles, arrayc's choice; OpenBLAS's own is 2^28, about 0.1 s)";
 }
 
 

@@ -20,7 +20,7 @@ namespace arrayc::detail {
 // if there is one; without one, OpenBLAS runs the pool's count (at most the CPUs), which the
 // pool sets (thread_pool.cpp). Called before every product.
 void configure_blas();
-// Makes OpenBLAS's idle threads sleep after about 6-8 ms instead of spinning for 0.1 s beside
+// Makes OpenBLAS's idle threads sleep at once instead of spinning for 0.1 s beside
 // arrayc's pool (blas_config.cpp), once; unless OPENBLAS_THREAD_TIMEOUT or GOTO_THREAD_TIMEOUT is
 // set. Called by configure_blas and when the pool first sets OpenBLAS's thread count.
 void quiet_blas_idle_threads();

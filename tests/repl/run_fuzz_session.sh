@@ -53,5 +53,11 @@ cat "$src/tests/repl/fuzz_parser.dict" "$src/tests/repl/fuzz_session.dict" >"$wo
 # Scratch files (the target's :load directory, libFuzzer's own) go into the work directory.
 mkdir -p "$work/tmp"
 export TMPDIR="$work/tmp"
-exec "$bin" "${args[@]}" -dict="$work/dict" -timeout=30 -rss_limit_mb=8192 \
+# The target bounds its own memory by its address space (ARRAYC_FUZZ_AS_GIB, default 16 GiB;
+# fuzz_session.cpp), under which an input's huge array must fail as arrayc::Error; resident
+# memory cannot exceed it. libFuzzer's own limit sits above it, so that an input which stays within
+# the target's bound is not reported (at 8 GiB it was: arange(600719925) beside earlier arrays).
+as_gib=${ARRAYC_FUZZ_AS_GIB:-16}
+rss_mb=$(( as_gib > 0 ? (as_gib + 1) * 1024 : 8192 ))
+exec "$bin" "${args[@]}" -dict="$work/dict" -timeout=30 -rss_limit_mb="$rss_mb" \
   "$work/corpus" "$src/tests/repl/golden"

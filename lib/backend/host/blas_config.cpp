@@ -66,6 +66,12 @@ const Rule kRules[] = {
 
 // ---- OpenBLAS's core selection ------------------------------------------------------------------
 
+// A function that only some builds of OpenBLAS export; null when this one does not.
+template <typename F>
+F optional_symbol(const char* name) {
+  return reinterpret_cast<F>(dlsym(RTLD_DEFAULT, name));
+}
+
 using VoidFn = void (*)();
 struct Dynamic {
   VoidFn quit = nullptr, init = nullptr;  // null: not a DYNAMIC_ARCH build
@@ -73,8 +79,8 @@ struct Dynamic {
 const Dynamic& dynamic() {
   static const Dynamic d = [] {
     Dynamic r;
-    r.quit = reinterpret_cast<VoidFn>(dlsym(RTLD_DEFAULT, "gotoblas_dynamic_quit"));
-    r.init = reinterpret_cast<VoidFn>(dlsym(RTLD_DEFAULT, "gotoblas_dynamic_init"));
+    r.quit = optional_symbol<VoidFn>("gotoblas_dynamic_quit");
+    r.init = optional_symbol<VoidFn>("gotoblas_dynamic_init");
     if (!r.quit || !r.init) r = Dynamic{};
     return r;
   }();
@@ -100,13 +106,6 @@ std::string corename() { return openblas_get_corename(); }
 // arrayc restarts once, before its first parallel job.
 constexpr int kIdleSpinLog2 = 4;
 
-struct Server {
-  void (*read_env)() = nullptr;
-  int (*timeout)() = nullptr;  // the setting read, 0 if none
-  int (*shutdown)() = nullptr;
-  int (*init)() = nullptr;
-};
-
 std::string g_idle;  // BlasInfo::idle_threads
 
 std::string quiet_idle_threads() {
@@ -115,22 +114,20 @@ std::string quiet_idle_threads() {
                                                             : nullptr;
   if (user) return std::string("as ") + user + " says";
   if (openblas_get_parallel() != 1) return "not applicable: this OpenBLAS does not run its own thread server";
-  Server s;
-  s.read_env = reinterpret_cast<void (*)()>(dlsym(RTLD_DEFAULT, "openblas_read_env"));
-  s.timeout = reinterpret_cast<int (*)()>(dlsym(RTLD_DEFAULT, "openblas_thread_timeout"));
-  s.shutdown = reinterpret_cast<int (*)()>(dlsym(RTLD_DEFAULT, "blas_thread_shutdown_"));
-  s.init = reinterpret_cast<int (*)()>(dlsym(RTLD_DEFAULT, "blas_thread_init"));
-  if (!s.read_env || !s.timeout || !s.shutdown || !s.init)
+  auto read_env = optional_symbol<void (*)()>("openblas_read_env");
+  auto timeout = optional_symbol<int (*)()>("openblas_thread_timeout");  // the setting read, 0 if none
+  auto shutdown = optional_symbol<int (*)()>("blas_thread_shutdown_");
+  auto init = optional_symbol<int (*)()>("blas_thread_init");
+  if (!read_env || !timeout || !shutdown || !init)
     return "OpenBLAS's own (2^28 cycles): this OpenBLAS cannot restart its server with another";
   setenv("OPENBLAS_THREAD_TIMEOUT", std::to_string(kIdleSpinLog2).c_str(), 1);
-  s.read_env();
+  read_env();
   unsetenv("OPENBLAS_THREAD_TIMEOUT");  // read: not passed on to child processes
-  if (s.timeout() != kIdleSpinLog2) return "OpenBLAS's own (2^28 cycles): this OpenBLAS did not take another";
-  s.shutdown();  // no BLAS call is in flight: arrayc has made none yet
-  s.init();
+  if (timeout() != kIdleSpinLog2) return "OpenBLAS's own (2^28 cycles): this OpenBLAS did not take another";
+  shutdown();  // no BLAS call is in flight: arrayc has made none yet
+  init();
   return "at once (2^" + std::to_string(kIdleSpinLog2) + " cycles, arrayc's choice; OpenBLAS's own is 2^28, about 0.1 s)";
 }
-
 
 std::mutex g_mutex;  // guards the state below and every switch
 BlasInfo g_info;

@@ -416,11 +416,15 @@ struct KernelCase {
 // column) on the same buffers, calls alternating one by one, medians in ms. No graph, no
 // dispatch: the two kernels only. (Until 2026-11-27 the calls alternated in thirds, each after a
 // pause of 300 ms; the tables of docs/blas.md dated before then were measured so.)
-void versus_blas(const char* title, const std::vector<KernelCase>& cases, int reps,
-                 void (*kernel)(DType, const arrayc::detail::MatrixRef&, const arrayc::detail::MatrixRef&, void*)) {
+using KernelFn = void (*)(DType, const arrayc::detail::MatrixRef&, const arrayc::detail::MatrixRef&, void*);
+// With `second`, a second generated kernel is timed in the same rotation (its column after BLAS's).
+void versus_blas(const char* title, const std::vector<KernelCase>& cases, int reps, KernelFn kernel,
+                 KernelFn second = nullptr, const char* second_name = nullptr) {
   std::printf("== %s products: generated kernel vs OpenBLAS (%s), %d threads, medians of %d\n", title,
               arrayc::blas_info().core.c_str(), arrayc::detail::num_threads(), reps);
-  std::printf("%-28s %12s %12s %8s %10s\n", "m x k . k x n", "kernel ms", "BLAS ms", "BLAS/kern", "GFLOP/s");
+  std::printf("%-28s %12s %12s %8s %10s", "m x k . k x n", "kernel ms", "BLAS ms", "BLAS/kern", "GFLOP/s");
+  if (second) std::printf(" %12s %8s", second_name, "BLAS/it");
+  std::printf("\n");
   for (const KernelCase& c : cases) {
     // Values in [0, 1).
     std::vector<double> a(static_cast<size_t>(c.m * c.k)), b(static_cast<size_t>(c.k * c.n));
@@ -437,13 +441,17 @@ void versus_blas(const char* title, const std::vector<KernelCase>& cases, int re
     arrayc::detail::MatrixRef ar{pa, c.m, c.k, c.k, 1}, br{pb, c.k, c.n, c.n, 1};
     auto generated = [&] { kernel(c.dtype, ar, br, out.data()); };
     auto blas = [&] { arrayc::detail::gemm(c.dtype, ar, br, out.data()); };
+    auto other = [&] {
+      if (second) second(c.dtype, ar, br, out.data());
+    };
     int r = c.m * c.k * c.n > (int64_t{1} << 30) ? std::max(3, reps / 4) : reps;
     // Calls alternate one by one, as products follow each other in a program: each starts while
     // the other's workers may still spin (arrayc's for 0.1 ms; OpenBLAS's no longer;
     // docs/blas.md, "OpenBLAS's idle threads").
     generated();
     blas();
-    std::vector<double> tk, tb;
+    other();
+    std::vector<double> tk, tb, t2;
     for (int i = 0; i < r; ++i) {
       auto s = std::chrono::steady_clock::now();
       generated();
@@ -451,14 +459,22 @@ void versus_blas(const char* title, const std::vector<KernelCase>& cases, int re
       s = std::chrono::steady_clock::now();
       blas();
       tb.push_back(ms_since(s));
+      if (second) {
+        s = std::chrono::steady_clock::now();
+        other();
+        t2.push_back(ms_since(s));
+      }
     }
     std::sort(tk.begin(), tk.end());
     std::sort(tb.begin(), tb.end());
+    std::sort(t2.begin(), t2.end());
     double mk = tk[tk.size() / 2], mb = tb[tb.size() / 2];
     char name[64];
     std::snprintf(name, sizeof name, "%lldx%lld . %lldx%lld %s", static_cast<long long>(c.m), static_cast<long long>(c.k),
                   static_cast<long long>(c.k), static_cast<long long>(c.n), f64 ? "f64" : "f32");
-    std::printf("%-28s %12.4f %12.4f %8.2fx %10.1f\n", name, mk, mb, mb / mk, 2e-6 * static_cast<double>(c.m * c.k * c.n) / mk);
+    std::printf("%-28s %12.4f %12.4f %8.2fx %10.1f", name, mk, mb, mb / mk, 2e-6 * static_cast<double>(c.m * c.k * c.n) / mk);
+    if (second) std::printf(" %12.4f %8.2fx", t2[t2.size() / 2], mb / t2[t2.size() / 2]);
+    std::printf("\n");
     std::fflush(stdout);
   }
 }
@@ -491,6 +507,29 @@ void tiled_rows(int reps) {
               });
 }
 
+// --packed: the tiled kernel's two paths against OpenBLAS on large products (docs/blas.md, "Large
+// products"; kTiledPackedMinWork): the blocks (first column) and the packed steps (last).
+void packed_rows(int reps) {
+  const DType f32 = DType::Float32, f64 = DType::Float64;
+  versus_blas(
+      "packed",
+      {{512, 512, 512, f32},     {768, 768, 768, f32},     {1024, 1024, 1024, f32}, {1536, 1536, 1536, f32},
+       {2048, 2048, 2048, f32},  {2048, 784, 256, f32},    {256, 4096, 256, f32},   {4096, 4096, 4096, f32},
+       {3000, 3000, 3000, f32},  {8192, 1024, 1024, f32},  {1000, 1000, 1000, f64}, {2048, 2048, 2048, f64}},
+      reps,
+      [](DType t, const arrayc::detail::MatrixRef& a, const arrayc::detail::MatrixRef& b, void* c) {
+        arrayc::detail::set_tiled_packed(-1);
+        arrayc::detail::tiled_gemm(t, a, b, c);
+        arrayc::detail::set_tiled_packed(0);
+      },
+      [](DType t, const arrayc::detail::MatrixRef& a, const arrayc::detail::MatrixRef& b, void* c) {
+        arrayc::detail::set_tiled_packed(1);
+        arrayc::detail::tiled_gemm(t, a, b, c);
+        arrayc::detail::set_tiled_packed(0);
+      },
+      "packed ms");
+}
+
 int main(int argc, char** argv) {
   bool calib = false, show_rows = false, big = false, gpu = false, sweep = false;
   int reps = 11;
@@ -513,6 +552,10 @@ int main(int argc, char** argv) {
       skinny_rows(reps);
       return 0;
     }
+    else if (a == "--packed") {  // the tiled kernel's packed path on large products only
+      packed_rows(reps);
+      return 0;
+    }
     else if (a == "--tiled") {  // tiled products' crossover only
       tiled_rows(reps);
       return 0;
@@ -524,7 +567,7 @@ int main(int argc, char** argv) {
       return 0;
     }
     else {
-      std::fprintf(stderr, "usage: arrayc-matmul-bench [--calibrate] [--rows] [--big] [--reps N] [--gpu [--case NAME] [--tf32] [--sweep] [--tiles T1,T2,...]] [--skinny] [--tiled] [--layer MxKxN] [--loss MxKxN]\n");
+      std::fprintf(stderr, "usage: arrayc-matmul-bench [--calibrate] [--rows] [--big] [--reps N] [--gpu [--case NAME] [--tf32] [--sweep] [--tiles T1,T2,...]] [--skinny] [--tiled] [--packed] [--layer MxKxN] [--loss MxKxN]\n");
       return 2;
     }
   }

@@ -1,7 +1,8 @@
 """Peers for arrayc-matmul-bench (issue 29): numpy, and PyTorch when importable, on the same
 shapes: W3 (10000x784 . 784x10 f32), W4 (1000^3 f64), W5 (x @ x.T, 3000^2 f32) and the layer
 relu(x @ w + b) (W9) at 256x784x256, 10000x784x10, 2048^3 (and 4096^3 with --big), f32.
-Prints one line per row: name, peer, median ms.  Usage: python3 matmul_peers.py [--big] [--reps N]"""
+With --packed, only `a @ b` for the shapes of `arrayc-matmul-bench --packed`, numpy and PyTorch.
+Prints one line per row: name, peer, median ms.  Usage: python3 matmul_peers.py [--big] [--packed] [--reps N]"""
 import sys, time
 
 import numpy as np
@@ -27,6 +28,26 @@ def rec(name, peer, ms):
 
 
 rng = np.random.default_rng(0)
+
+if "--packed" in sys.argv:  # the shapes of arrayc-matmul-bench --packed, values in [0, 1)
+    shapes = [(512, 512, 512, "f32"), (768, 768, 768, "f32"), (1024, 1024, 1024, "f32"), (1536, 1536, 1536, "f32"),
+              (2048, 2048, 2048, "f32"), (2048, 784, 256, "f32"), (256, 4096, 256, "f32"), (4096, 4096, 4096, "f32"),
+              (3000, 3000, 3000, "f32"), (8192, 1024, 1024, "f32"), (1000, 1000, 1000, "f64"), (2048, 2048, 2048, "f64")]
+    try:
+        import torch
+    except ImportError:
+        torch = None
+    for m, k, n, t in shapes:
+        dt = np.float32 if t == "f32" else np.float64
+        a, b = rng.random((m, k)).astype(dt), rng.random((k, n)).astype(dt)
+        r = max(3, reps // 4) if m * k * n > 1 << 30 else reps
+        name = f"{m}x{k} . {k}x{n} {t}"
+        rec(name, "numpy", med(lambda: a @ b, reps=r))
+        if torch is not None:
+            with torch.no_grad():
+                ta, tb = torch.from_numpy(a), torch.from_numpy(b)
+                rec(name, f"torch {torch.__version__}", med(lambda: ta @ tb, reps=r))
+    sys.exit(0)
 layers = [(256, 784, 256), (10000, 784, 10), (2048, 2048, 2048)] + ([(4096, 4096, 4096)] if big else [])
 
 try:

@@ -4,6 +4,7 @@
 // shapes; the kernels inside are specialized on signature only, so schedules of other lengths
 // share their binaries.
 #pragma once
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <unordered_map>
@@ -92,12 +93,28 @@ enum class ProductForm {
 
 // A CPU General product of kTiledMinWork to kTiledMaxWork multiply-adds (m n k) runs the generated
 // register-tiled kernel where the host takes it (backend/host/tiled.h); there OpenBLAS's packing
-// and thread start-up cost more than its kernel saves (docs/blas.md, "Tiled products"). Decided
+// and thread start-up cost more than its kernel saves (docs/blas.md, "Tiled products"). Above
+// kTiledMaxWork, a product of kTiledPackedMinOutputs outputs (m n) or more runs the kernel's packed
+// path on hosts with 512-bit vectors ("Large products"); one with fewer outputs, OpenBLAS. Decided
 // from the step's shapes when it is planned, so that a jit class's new length keeps its schedule.
 constexpr int64_t kTiledMinWork = int64_t{1} << 21;
 constexpr int64_t kTiledMaxWork = int64_t{1} << 30;
 // Hosts with 256-bit vectors (AVX2) take the kernel below this many multiply-adds only.
 constexpr int64_t kTiledNarrowMaxWork = int64_t{1} << 22;
+constexpr int64_t kTiledPackedMinOutputs = int64_t{1} << 20;
+
+// m n k, or INT64_MAX where that overflows.
+inline int64_t product_work(int64_t m, int64_t n, int64_t k) {
+  int64_t mn = 0, work = 0;
+  if (__builtin_mul_overflow(m, n, &mn) || __builtin_mul_overflow(mn, k, &work)) return INT64_MAX;
+  return work;
+}
+// Whether an m x k . k x n product is in the tiled kernel's bounds: from kTiledMinWork
+// multiply-adds, and above kTiledMaxWork with kTiledPackedMinOutputs outputs or more.
+inline bool tiled_bounds(int64_t m, int64_t n, int64_t k) {
+  int64_t work = product_work(m, n, k);
+  return work >= kTiledMinWork && (work <= kTiledMaxWork || product_work(m, n, 1) >= kTiledPackedMinOutputs);
+}
 
 struct DotStep {
   DType dtype;

@@ -24,8 +24,7 @@ bool skinny(const Node& dot, int64_t m, int64_t n) {
 bool tiled_candidate(const Node& dot) {
   const Node& a = *dot.inputs[0];
   if (dot.device.kind != Device::Kind::CPU || dot.rank() != 2 || a.op == Op::Transpose) return false;
-  int64_t work = dot.shape[0] * dot.shape[1] * a.shape.back();
-  return work >= kTiledMinWork && work <= kTiledMaxWork && (dot.dtype == DType::Float32 || dot.dtype == DType::Float64);
+  return tiled_bounds(dot.shape[0], dot.shape[1], a.shape.back()) && (dot.dtype == DType::Float32 || dot.dtype == DType::Float64);
 }
 
 }  // namespace
@@ -53,10 +52,12 @@ std::string product_reason(const Node& dot) {
   switch (product_form(dot)) {
     case ProductForm::General: {
       if (!tiled_candidate(dot)) return r;
-      int64_t work = dot.shape[0] * dot.shape[1] * dot.inputs[0]->shape.back();
+      int64_t work = product_work(dot.shape[0], dot.shape[1], dot.inputs[0]->shape.back());
       return r + "; product-structure: " + std::to_string(dot.shape[0]) + " x " + std::to_string(dot.inputs[0]->shape.back()) +
-             " x " + std::to_string(dot.shape[1]) + " (2^21 to 2^30 multiply-adds), the generated tiled kernel where the host has " +
-             (work < kTiledNarrowMaxWork ? "256- or 512-bit vectors" : "512-bit vectors");
+             " x " + std::to_string(dot.shape[1]) +
+             (work > kTiledMaxWork ? " (over 2^30 multiply-adds, 2^20 outputs or more), the generated tiled kernel, both operands packed a step of k at a time,"
+                                   : " (2^21 to 2^30 multiply-adds), the generated tiled kernel") +
+             " where the host has " + (work < kTiledNarrowMaxWork ? "256- or 512-bit vectors" : "512-bit vectors");
     }
     case ProductForm::Skinny:
       return "matrix product (generated skinny kernel); product-structure: " + std::to_string(dot.shape.back()) +

@@ -18,7 +18,7 @@ constexpr int64_t kSkinnyMinRows = 128;
 
 // Gram when one operand is the other transposed, by node (x @ x.T, x.T @ x; 2-D), MatVec when
 // the product has one row or one column, Skinny (CPU) as above, General otherwise (on the CPU
-// the host's tiled kernel for kTiledMinWork to kTiledMaxWork multiply-adds, kernel/schedule.h).
+// the host's tiled kernel within tiled_bounds, kernel/schedule.h).
 ProductForm product_form(const Node& dot);
 
 // The reason printed for a product's node: "matrix product (BLAS call)" on the CPU ("matrix

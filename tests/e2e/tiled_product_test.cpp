@@ -35,19 +35,36 @@ const char* kTiled = "generated tiled kernel arrayc_tile_";
 // The kernel for every general product on any host for the test's life (the rule takes it from
 // 2^21 multiply-adds, with 256-bit vectors below 2^22 only), so that small products and the 256- and 128-bit
 // kernels run too (the suite runs again with ARRAYC_HOST_CPU=x86-64-v3).
+// `packed`: 1 takes the packed path (backend/host/tiled.h, tiled_packs) for every product, -1 the
+// blocks, 0 the rule (the blocks, at the tests' sizes).
 struct TiledAlways {
-  TiledAlways() { detail::set_tiled_on_host(1); }
-  ~TiledAlways() { detail::set_tiled_on_host(0); }
+  explicit TiledAlways(int packed = 0) {
+    detail::set_tiled_on_host(1);
+    detail::set_tiled_packed(packed);
+  }
+  ~TiledAlways() {
+    detail::set_tiled_on_host(0);
+    detail::set_tiled_packed(0);
+  }
 };
+// f() under each of the kernel's paths: the blocks, then the packed steps.
+template <typename F>
+void for_both_paths(F f) {
+  for (int packed : {-1, 1}) {
+    SCOPED_TRACE(packed > 0 ? "packed path" : "blocks path");
+    TiledAlways always(packed);
+    f();
+  }
+}
 
 std::string kernels_text(const Array& a) { return inspect({a}, true).all(&KernelStages::kernel); }
 
 TEST_P(TiledProducts, MatchTheInterpreter) {
-  TiledAlways always;
   // Partial tiles in both directions, k across several panels, one row of tiles, k shorter than
   // the unrolling, products in the rule's bounds (2^21 to 2^30 multiply-adds).
   const int64_t sizes[][3] = {{64, 128, 64}, {100, 90, 70}, {129, 257, 33}, {37, 1000, 20}, {300, 40, 65},
                               {13, 2500, 17}, {700, 3, 300}, {200, 700, 100}, {3, 5, 7}};
+  for_both_paths([&] {
   for (const auto& s : sizes) {
     SCOPED_TRACE("m, k, n = " + std::to_string(s[0]) + ", " + std::to_string(s[1]) + ", " + std::to_string(s[2]));
     for (DType t : kFloatTypes) {
@@ -62,6 +79,7 @@ TEST_P(TiledProducts, MatchTheInterpreter) {
       }
     }
   }
+  });
 }
 
 // The host's own rule, unless ARRAYC_TILED_PRODUCTS overrides it for the whole run.
@@ -113,13 +131,37 @@ TEST_P(TiledProducts, WhatItDoesNotTake) {
     EXPECT_FALSE(contains(kernels_text(p), kTiled)) << kernels_text(p);
     EXPECT_MATCHES_REFERENCE(p);
   }
+  // Above 2^30 multiply-adds with fewer than 2^20 outputs: BLAS.
+  Array deep = dot(zeros({256, 16400}, DType::Float32), zeros({16400, 256}, DType::Float32));
+  EXPECT_FALSE(contains(fused_text(deep), "tiled kernel")) << fused_text(deep);
+  EXPECT_FALSE(contains(kernels_text(deep), kTiled)) << kernels_text(deep);
+}
+
+// Above 2^30 multiply-adds with 2^20 outputs or more: the packed path, on 512-bit hosts (not run
+// here: the tests check the path's results at small sizes, forced, above).
+TEST_P(TiledProducts, LargeProductsPacked) {
+  if (on_gpu() || rule_overridden()) GTEST_SKIP() << "a CPU choice, by the host's rule";
   Array huge = dot(zeros({1025, 1024}, DType::Float32), zeros({1024, 1024}, DType::Float32));
-  EXPECT_FALSE(contains(fused_text(huge), "2^21 to 2^30")) << fused_text(huge);
-  EXPECT_FALSE(contains(kernels_text(huge), kTiled)) << kernels_text(huge);
+  EXPECT_TRUE(contains(fused_text(huge), "1025 x 1024 x 1024 (over 2^30 multiply-adds, 2^20 outputs or more), the generated tiled kernel, both operands packed a step of k at a time, where the host has 512-bit vectors"))
+      << fused_text(huge);
+  EXPECT_EQ(contains(kernels_text(huge), kTiled), detail::host_vector_bits() >= 512) << kernels_text(huge);
+  TiledAlways always;
+  int bits = detail::host_vector_bits();
+  int64_t depth = detail::tile_depth(DType::Float32, bits);
+  std::string text = kernels_text(maximum(huge + 1.0, 0.0));
+  EXPECT_TRUE(contains(text, "in " + std::to_string(bits) + "-bit registers, both operands packed, k in " +
+                                 std::to_string((1024 + depth - 1) / depth) + " steps of " + std::to_string(depth) + ", each "))
+      << text;
+  EXPECT_TRUE(contains(text, "; epilogue: the kernel below, on each block's rows in its task, as the tiled kernel finishes it")) << text;
+  // Forced at a small size: the text names the packed path too.
+  detail::set_tiled_packed(1);
+  Array small = dot(random_array(DType::Float64, {100, 300}, 108), random_array(DType::Float64, {300, 50}, 109));
+  EXPECT_TRUE(contains(kernels_text(small), "both operands packed")) << kernels_text(small);
+  EXPECT_MATCHES_REFERENCE(small);
 }
 
 TEST_P(TiledProducts, Views) {
-  TiledAlways always;
+  for_both_paths([&] {
   for (DType t : {DType::Float32, DType::Float64, DType::Float16}) {
     SCOPED_TRACE(dt(t));
     Array big = random_array(t, {300, 200}, 94).eval();
@@ -133,10 +175,11 @@ TEST_P(TiledProducts, Views) {
     EXPECT_MATCHES_REFERENCE(dot(big[{_, Slice(3, 100)}], transpose(wt[{_, Slice(none, none, -1)}])));
     EXPECT_MATCHES_REFERENCE(dot(big[{_, Slice(3, 100)}], big[{Slice(0, 97), Slice(none, none, -3)}]));  // b's columns backwards, spaced
   }
+  });
 }
 
 TEST_P(TiledProducts, NonFiniteValues) {
-  TiledAlways always;
+  for_both_paths([&] {
   for (DType t : kFloatTypes) {
     SCOPED_TRACE(dt(t));
     const int64_t m = 70, k = 90, n = 100;
@@ -151,10 +194,11 @@ TEST_P(TiledProducts, NonFiniteValues) {
     EXPECT_MATCHES_REFERENCE(dot(x * 0.0, w));  // -0.0 products sum to +0
     EXPECT_MATCHES_REFERENCE(maximum(dot(x, w) + 1.0, 0.0));
   }
+  });
 }
 
 TEST_P(TiledProducts, Epilogues) {
-  TiledAlways always;
+  for_both_paths([&] {
   for (DType t : kFloatTypes) {
     SCOPED_TRACE(dt(t));
     Array x = random_array(t, {300, 70}, 97), w = random_array(t, {70, 90}, 98), b = random_array(t, {90}, 99);
@@ -177,22 +221,28 @@ TEST_P(TiledProducts, Epilogues) {
     EXPECT_MATCHES_REFERENCE(maximum(dot(x, w) + b, 0.0));
     set_epilogue_fusion(true);
   }
+  });
 }
 
+// And the same bits on either path: each output sums its k products in k order from +0.
 TEST_P(TiledProducts, SameBitsOnAnyThreadCount) {
   if (on_gpu()) GTEST_SKIP() << "the host's thread pool";
-  TiledAlways always;
   Array x = random_array(DType::Float32, {333, 1000}, 102).eval(), w = random_array(DType::Float32, {1000, 150}, 103).eval();
-  auto run = [&](int threads) {
+  auto run = [&](int threads, int packed) {
+    TiledAlways always(packed);
     detail::set_num_threads(threads);
     std::vector<float> out = maximum(dot(x, w) + 0.5, 0.0).to_vector<float>();
     return out;
   };
   int before = detail::num_threads();
-  std::vector<float> one = run(1), many = run(16), two = run(2);
+  std::vector<float> one = run(1, -1), many = run(16, -1), two = run(2, -1);
+  std::vector<float> packed_one = run(1, 1), packed_many = run(16, 1), packed_three = run(3, 1);
   detail::set_num_threads(before);
   EXPECT_EQ(one, many);
   EXPECT_EQ(one, two);
+  EXPECT_EQ(one, packed_one);
+  EXPECT_EQ(one, packed_many);
+  EXPECT_EQ(one, packed_three);
 }
 
 // The kernel's IR at each vector width, whatever the host: whole vectors of the width asked for,
@@ -243,6 +293,9 @@ void check_direct(int64_t m, int64_t k, int64_t n, int64_t a_pad, int b_layout) 
 }
 
 TEST(TileKernel, EdgeShapesAndPanels) {
+  for (int packed : {-1, 1}) {
+  SCOPED_TRACE(packed > 0 ? "packed path" : "blocks path");
+  detail::set_tiled_packed(packed);
   for (int layout : {0, 1, 2}) {
     check_direct<float>(0, 5, 3, 0, layout);
     check_direct<float>(7, 0, 3, 0, layout);  // k == 0: zeros
@@ -253,7 +306,10 @@ TEST(TileKernel, EdgeShapesAndPanels) {
     check_direct<double>(25, 45, 17, 0, layout);
     check_direct<float>(30, 1001, 40, 1, layout);  // several panels of k
     check_direct<double>(12, 700, 33, 0, layout);
+    check_direct<float>(97, 161, 65, 0, layout);  // k one past a panel's depth at 512 bits
   }
+  }
+  detail::set_tiled_packed(0);
 }
 
 TEST(TileKernel, BlocksForThreadsAndCache) {
@@ -273,6 +329,23 @@ TEST(TileKernel, BlocksForThreadsAndCache) {
             int64_t elem = t == DType::Float64 ? 8 : 4;
             EXPECT_LE((bl.rows + bl.cols) * std::min(s[1], detail::tile_depth(t, bits)) * elem, 1 << 20);
           }
+        }
+  // The packed path's tasks: whole tiles, a's rows within 256 KiB over a step, two a thread where
+  // the tiles allow.
+  for (int bits : {256, 512})
+    for (DType t : {DType::Float32, DType::Float64})
+      for (int threads : {1, 2, 16})
+        for (const auto& s : std::vector<std::array<int64_t, 3>>{{4096, 4096, 4096}, {2048, 784, 256}, {24, 5000, 4096}, {7, 5, 3}}) {
+          SCOPED_TRACE("packed, " + std::to_string(bits) + " bits, " + std::to_string(threads) + " threads, " +
+                       std::to_string(s[0]) + " x " + std::to_string(s[1]) + " x " + std::to_string(s[2]));
+          detail::TilePackedPlan plan = detail::tile_packed_plan(t, s[0], s[2], s[1], threads, bits);
+          int64_t tr = detail::tile_rows(bits), tc = detail::tile_cols(t, bits), elem = t == DType::Float64 ? 8 : 4;
+          int64_t row_tiles = (s[0] + tr - 1) / tr, panels = (s[2] + tc - 1) / tc;
+          EXPECT_EQ(plan.rows % tr, 0);
+          EXPECT_GE(plan.panels, 1);
+          EXPECT_LE(plan.rows * std::min(s[1], detail::tile_depth(t, bits)) * elem, 256 << 10);
+          int64_t tasks = ((s[0] + plan.rows - 1) / plan.rows) * ((panels + plan.panels - 1) / plan.panels);
+          EXPECT_GE(tasks, std::min<int64_t>(2 * threads, row_tiles * panels));
         }
   // The W9 layer on 16 threads with AVX-512: 16 blocks of 72 x 64.
   detail::TileBlocks w9 = detail::tile_blocks(DType::Float32, 256, 256, 784, 16, 512);

@@ -208,7 +208,7 @@ class HostKernelLaunch final : public Launch {
 bool tiled_step(const DotStep& d) {
   return d.form == ProductForm::General && d.batch == 1 && (d.dtype == DType::Float32 || d.dtype == DType::Float64) &&
          tile_reads(MatrixRef{nullptr, d.a.rows, d.a.cols, d.a.row_stride, d.a.col_stride}) &&
-         tiled_takes(d.a.rows * d.a.cols * d.b.cols);
+         tiled_takes(d.a.rows, d.b.cols, d.a.cols);
 }
 
 // A float product through OpenBLAS, and its epilogue when one is fused in.
@@ -435,12 +435,21 @@ std::string blas_notes(const DotStep& d) {
   bool tiled = tiled_step(d);
   if (tiled) {
     int bits = host_vector_bits();
-    TileBlocks bl = tile_blocks(d.dtype, d.a.rows, d.b.cols, d.a.cols, num_threads(), bits);
+    int64_t m = d.a.rows, n = d.b.cols, k = d.a.cols, tc = tile_cols(d.dtype, bits);
     text = "  ; generated tiled kernel " + tile_symbol(d.dtype, bits) + ": " + shapes + ", tiles of " +
-           std::to_string(tile_rows(bits)) + " x " + std::to_string(tile_cols(d.dtype, bits)) + " in " +
-           std::to_string(bits) + "-bit registers, " + std::to_string(bl.count(d.a.rows, d.b.cols)) + " blocks of " +
-           std::to_string(bl.rows) + " x " + std::to_string(bl.cols) + " over " + std::to_string(num_threads()) +
-           " threads\n";
+           std::to_string(tile_rows(bits)) + " x " + std::to_string(tc) + " in " + std::to_string(bits) + "-bit registers, ";
+    if (tiled_packs(m, n, k)) {
+      TilePackedPlan plan = tile_packed_plan(d.dtype, m, n, k, num_threads(), bits);
+      int64_t depth = tile_depth(d.dtype, bits), panels = (n + tc - 1) / tc;
+      int64_t tasks = ((m + plan.rows - 1) / plan.rows) * ((panels + plan.panels - 1) / plan.panels);
+      text += "both operands packed, k in " + std::to_string((k + depth - 1) / depth) + " steps of " + std::to_string(depth) +
+              ", each " + std::to_string(tasks) + " tasks of " + std::to_string(plan.rows) + " x " +
+              std::to_string(std::min(n, plan.panels * tc)) + " over " + std::to_string(num_threads()) + " threads\n";
+    } else {
+      TileBlocks bl = tile_blocks(d.dtype, m, n, k, num_threads(), bits);
+      text += std::to_string(bl.count(m, n)) + " blocks of " + std::to_string(bl.rows) + " x " + std::to_string(bl.cols) +
+              " over " + std::to_string(num_threads()) + " threads\n";
+    }
   }
   if (d.has_epilogue) {
     int64_t rows = epilogue_panel_rows(d);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstring>
 #include <optional>
 
 #include "arrayc/error.h"
@@ -22,6 +23,12 @@ using TileFn = void (*)(const void* a, int64_t lda, const void* bp, void* c, int
 constexpr int64_t kBlockBytes = 1 << 20;
 // Multiply-adds per pool chunk, at least: smaller products run on the calling thread.
 constexpr int64_t kChunkWork = 1 << 20;
+// The packed path's rows of a over one step's depth, at most: about a quarter of a 1-2 MiB L2.
+constexpr int64_t kPackedABytes = 256 << 10;
+// The packed path's tasks a thread, at least, where the shape allows: every step waits for its
+// last task, and on a shared 16-core host a thread is often late (docs/blas.md, "Large products":
+// two a thread were 5-25% slower than four; four to eight alike).
+constexpr int64_t kPackedTasksPerThread = 4;
 
 // b's rows [p0, p0 + depth) and columns [c0, c1) as panels of tc columns (zero past c1), each
 // `depth` rows of tc elements, panel s at bp + s * depth * tc. Along b's unit stride.
@@ -77,19 +84,93 @@ struct Job {
   }
 };
 
+// ---- The packed path, for products too large for the blocks above to keep in cache ----
+//
+// As GotoBLAS and BLIS block a product: k in steps of one panel's depth; each step's rows of b
+// packed once into panels shared by every task (while a step computes, its tasks pack the next
+// step's, into the other of two buffers, so that a step is one parallel call); each task's rows
+// of a packed contiguous for that step (their rows no longer a power of two apart, whose
+// addresses share L1 sets), then every column panel of its block passes them.
+struct Packed {
+  TileFn fn;
+  const char* a;
+  MatrixRef b;
+  char* c;
+  int64_t lda, m, n, k, elem, tr, tc, depth, steps;
+  TilePackedPlan plan;
+  int64_t row_blocks, col_blocks, panels;  // panels: of b's columns in a step
+  char* bp[2];                             // a step's panels, in turns
+  const TileEpilogue* epilogue;
+
+  int64_t step_depth(int64_t s) const { return std::min(depth, k - s * depth); }
+  // Column panels [q0, q1) of step s's b into its buffer.
+  void pack_b(int64_t s, int64_t q0, int64_t q1) const {
+    if (q0 >= q1) return;
+    int64_t d = step_depth(s);
+    char* to = bp[s % 2] + q0 * d * tc * elem;
+    int64_t c0 = q0 * tc, c1 = std::min(n, q1 * tc);
+    if (elem == 8) pack(b, s * depth, d, c0, c1, tc, reinterpret_cast<double*>(to));
+    else pack(b, s * depth, d, c0, c1, tc, reinterpret_cast<float*>(to));
+  }
+  // Task t of step s: its share of step s + 1's panels, then its block of step s.
+  void task(int64_t s, int64_t t) const {
+    int64_t tasks = row_blocks * col_blocks;
+    if (s + 1 < steps) pack_b(s + 1, panels * t / tasks, panels * (t + 1) / tasks);
+    int64_t r0 = t / col_blocks * plan.rows, q0 = t % col_blocks * plan.panels;
+    int64_t r1 = std::min(m, r0 + plan.rows), q1 = std::min(panels, q0 + plan.panels);
+    int64_t d = step_depth(s), p0 = s * depth;
+    size_t bytes = static_cast<size_t>((r1 - r0) * d * elem);
+    char* ap = static_cast<char*>(cpu_alloc(bytes));
+    for (int64_t i = r0; i < r1; ++i)
+      std::memcpy(ap + (i - r0) * d * elem, a + (i * lda + p0) * elem, static_cast<size_t>(d * elem));
+    for (int64_t q = q0; q < q1; ++q)
+      for (int64_t i = r0; i < r1; i += tr)
+        fn(ap + (i - r0) * d * elem, d, bp[s % 2] + q * d * tc * elem, c + (i * n + q * tc) * elem, n, d,
+           std::min(tr, r1 - i), std::min(tc, n - q * tc), s > 0);
+    cpu_free(ap, bytes);
+    if (epilogue && s + 1 == steps)
+      for (int64_t i = r0; i < r1; ++i) epilogue->fn(epilogue->ctx, i * n + q0 * tc, i * n + std::min(n, q1 * tc));
+  }
+};
+
+struct PackedStep {
+  const Packed* job;
+  int64_t step;
+};
+
+void packed_gemm(const Packed& job) {
+  // Step 0's panels first, then one parallel call a step.
+  parallel_for(
+      job.panels, 1, [](void* p, int64_t begin, int64_t end) { static_cast<const Packed*>(p)->pack_b(0, begin, end); },
+      const_cast<Packed*>(&job));
+  for (int64_t s = 0; s < job.steps; ++s) {
+    PackedStep ps{&job, s};
+    parallel_for(
+        job.row_blocks * job.col_blocks, 1,
+        [](void* p, int64_t begin, int64_t end) {
+          auto* ps = static_cast<PackedStep*>(p);
+          for (int64_t t = begin; t < end; ++t) ps->job->task(ps->step, t);
+        },
+        &ps);
+  }
+}
+
 std::atomic<int> g_tiled_policy{0};  // 0: the setting, else the rule; 1 always; -1 never
+std::atomic<int> g_packed_policy{0};  // 0: the rule; 1 always; -1 never
 
 }  // namespace
 
 void set_tiled_on_host(int policy) { g_tiled_policy.store(policy, std::memory_order_relaxed); }
 
-bool tiled_takes(int64_t work) {
-  if (work > kTiledMaxWork) return false;
+bool tiled_takes(int64_t m, int64_t n, int64_t k) {
+  int64_t work = product_work(m, n, k);
+  if (work > kTiledMaxWork && product_work(m, n, 1) < kTiledPackedMinOutputs) return false;
   int p = g_tiled_policy.load(std::memory_order_relaxed);
   if (p != 0) return p > 0;
   static const std::optional<int64_t> setting = tiled_products_setting();  // read once, at the first product
   if (setting) return *setting != 0;
   int bits = host_vector_bits();
+  if (work > kTiledMaxWork) return bits >= 512;
   return work >= kTiledMinWork && (bits >= 512 || (bits >= 256 && work < kTiledNarrowMaxWork));
 }
 
@@ -110,6 +191,28 @@ TileBlocks tile_blocks(DType dtype, int64_t m, int64_t n, int64_t k, int threads
   return {br * tr, bc * tc};
 }
 
+void set_tiled_packed(int policy) { g_packed_policy.store(policy, std::memory_order_relaxed); }
+
+bool tiled_packs(int64_t m, int64_t n, int64_t k) {
+  int p = g_packed_policy.load(std::memory_order_relaxed);
+  if (p != 0) return p > 0 && k > 0;
+  return product_work(m, n, k) > kTiledMaxWork;
+}
+
+TilePackedPlan tile_packed_plan(DType dtype, int64_t m, int64_t n, int64_t k, int threads, int bits) {
+  int64_t tr = tile_rows(bits), tc = tile_cols(dtype, bits), elem = static_cast<int64_t>(dtype_size(dtype));
+  int64_t depth = std::min(std::max<int64_t>(k, 1), tile_depth(dtype, bits));
+  int64_t rt = std::max<int64_t>(1, (m + tr - 1) / tr), panels = std::max<int64_t>(1, (n + tc - 1) / tc);
+  // Rows of a within about a quarter of L2 over a step's depth, and kPackedTasksPerThread tasks a
+  // thread where the rows allow, else columns split too.
+  int64_t br = std::max<int64_t>(1, std::min(rt, (kPackedABytes / (depth * elem)) / tr));
+  int64_t want = kPackedTasksPerThread * threads;
+  while (br > 1 && ((rt + br - 1) / br) < want) br = (br + 1) / 2;
+  int64_t bq = panels;
+  while (bq > 1 && ((rt + br - 1) / br) * ((panels + bq - 1) / bq) < want) bq = (bq + 1) / 2;
+  return {br * tr, bq};
+}
+
 void tiled_gemm(DType dtype, const MatrixRef& a, const MatrixRef& b, void* c, const TileEpilogue* epilogue) {
   ARRAYC_INTERNAL_CHECK(dtype == DType::Float32 || dtype == DType::Float64, "tiled_gemm: dtype must be float32 or float64");
   ARRAYC_INTERNAL_CHECK(a.cols == b.rows && tile_reads(a), "tiled_gemm: operands it cannot read");
@@ -119,6 +222,32 @@ void tiled_gemm(DType dtype, const MatrixRef& a, const MatrixRef& b, void* c, co
   auto fn = reinterpret_cast<TileFn>(host_module_function(
       tile_symbol(dtype, bits), [&](llvm::LLVMContext& ctx) { return emit_tile_gemm(dtype, bits, ctx); }));
   int64_t elem = static_cast<int64_t>(dtype_size(dtype));
+  if (tiled_packs(m, n, k)) {
+    int64_t tc = tile_cols(dtype, bits), depth = tile_depth(dtype, bits), steps = (k + depth - 1) / depth;
+    TilePackedPlan plan = tile_packed_plan(dtype, m, n, k, num_threads(), bits);
+    int64_t panels = (n + tc - 1) / tc;
+    Packed job{fn,   static_cast<const char*>(a.data), b, static_cast<char*>(c), a.row_stride, m, n, k, elem,
+               tile_rows(bits), tc, depth, steps, plan, (m + plan.rows - 1) / plan.rows, (panels + plan.panels - 1) / plan.panels,
+               panels, {nullptr, nullptr}, epilogue};
+    size_t bytes = static_cast<size_t>(panels * tc * std::min(k, depth) * elem);
+    job.bp[0] = static_cast<char*>(cpu_alloc(bytes));
+    try {
+      job.bp[1] = static_cast<char*>(cpu_alloc(bytes));
+    } catch (...) {
+      cpu_free(job.bp[0], bytes);
+      throw;
+    }
+    try {
+      packed_gemm(job);
+    } catch (...) {
+      cpu_free(job.bp[0], bytes);
+      cpu_free(job.bp[1], bytes);
+      throw;
+    }
+    cpu_free(job.bp[0], bytes);
+    cpu_free(job.bp[1], bytes);
+    return;
+  }
   TileBlocks blocks = tile_blocks(dtype, m, n, k, num_threads(), bits);
   int64_t tc = tile_cols(dtype, bits), max_depth = tile_depth(dtype, bits);
   int64_t panels = std::max<int64_t>(1, (k + max_depth - 1) / max_depth);

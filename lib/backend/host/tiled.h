@@ -2,7 +2,8 @@
 // general product small enough that OpenBLAS's packing and thread start-up outweigh its kernel,
 // by the LLVM-generated register-tiled kernel of codegen/cpu/tile_gemm.h at the host's vector
 // width. The output is cut into blocks of whole tiles, one pool task each; a is read in place,
-// b packed by each task into panels that stay in L1 (any strides). An epilogue fused into the
+// b packed by each task into panels that stay in L1 (any strides). Large products go a step of k
+// at a time instead, both operands packed (tiled_packs). An epilogue fused into the
 // product runs on each block's rows as soon as the block is done, while it is in cache, in the
 // same task. The host backend chooses it per shape (tiled_takes); this runs it.
 #pragma once
@@ -13,13 +14,14 @@
 
 namespace arrayc::detail {
 
-// Whether this host takes the kernel for a 2-D general float product of `work` multiply-adds
-// (m n k), where it was measured faster than OpenBLAS (docs/blas.md): from kTiledMinWork to
-// kTiledMaxWork (kernel/schedule.h) where its vectors are 512 bits wide (AVX-512: 32 registers,
-// 12 x 32 float32 tiles); below kTiledNarrowMaxWork with 256-bit vectors (16 registers, 6 x 16
-// tiles), above which OpenBLAS's kernels were as fast or faster. ARRAYC_TILED_PRODUCTS=1 takes
-// the kernel for every such product up to kTiledMaxWork on any host, 0 for none.
-bool tiled_takes(int64_t work);
+// Whether this host takes the kernel for a 2-D general float m x k . k x n product, where it was
+// measured faster than OpenBLAS (docs/blas.md): from kTiledMinWork to kTiledMaxWork multiply-adds
+// (kernel/schedule.h) where its vectors are 512 bits wide (AVX-512: 32 registers, 12 x 32 float32
+// tiles), and above that, by the packed path, products of kTiledPackedMinOutputs outputs or more;
+// below kTiledNarrowMaxWork with 256-bit vectors (16 registers, 6 x 16 tiles), above which
+// OpenBLAS's kernels were as fast or faster. ARRAYC_TILED_PRODUCTS=1 takes the kernel for every
+// such product in its bounds on any host (and below kTiledMinWork), 0 for none.
+bool tiled_takes(int64_t m, int64_t n, int64_t k);
 // Tests: 1 as ARRAYC_TILED_PRODUCTS=1, -1 as =0, 0 back to the setting and the rule.
 void set_tiled_on_host(int policy);
 
@@ -36,6 +38,18 @@ struct TileBlocks {
 // (whole tiles of the kernel at `bits`-bit vectors): at least `threads` of them where the tiles
 // allow, each small enough that its rows of a and columns of b over one panel's depth stay in L2.
 TileBlocks tile_blocks(DType dtype, int64_t m, int64_t n, int64_t k, int threads, int bits);
+
+// Products above kTiledMaxWork multiply-adds take the packed path (docs/blas.md, "Large products"):
+// k in steps of one panel's depth, each step's b packed once for all tasks, each task's rows of a
+// packed for the step. A task is `rows` rows of the output by `panels` panels of its columns, at
+// least four a thread where the shape allows.
+struct TilePackedPlan {
+  int64_t rows, panels;
+};
+bool tiled_packs(int64_t m, int64_t n, int64_t k);
+TilePackedPlan tile_packed_plan(DType dtype, int64_t m, int64_t n, int64_t k, int threads, int bits);
+// Tests and benchmarks: 1 takes the packed path for every product (k > 0), -1 never, 0 the rule.
+void set_tiled_packed(int policy);
 
 // Called on contiguous ranges [begin, end) of the output's elements (row-major m x n) once their
 // products are in c.

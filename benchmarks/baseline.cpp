@@ -16,6 +16,7 @@
 #include <thread>
 #include <vector>
 
+#include "arrayc/products.h"
 #include "backend/host/thread_pool.h"
 
 namespace bench::baseline {
@@ -135,13 +136,23 @@ void w8(const float* x, float* y, int64_t n) {
   });
 }
 
+// OpenBLAS as arrayc configures it (its core and thread count, docs/blas.md), whether or not
+// arrayc's own products in this process called it: a product that arrayc computes with its own
+// kernel leaves OpenBLAS on its detected core, which on a VM can be a far slower one (Prescott).
+static void configure_like_arrayc() {
+  static const bool once = (arrayc::blas_info(), true);
+  (void)once;
+}
+
 void gemm(const float* a, const float* b, float* c, int64_t m, int64_t n, int64_t k, bool trans_b) {
+  configure_like_arrayc();
   cblas_sgemm(CblasRowMajor, CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans, static_cast<int>(m),
               static_cast<int>(n), static_cast<int>(k), 1.0f, a, static_cast<int>(k), b,
               static_cast<int>(trans_b ? k : n), 0.0f, c, static_cast<int>(n));
 }
 
 void gemm(const double* a, const double* b, double* c, int64_t m, int64_t n, int64_t k, bool trans_b) {
+  configure_like_arrayc();
   cblas_dgemm(CblasRowMajor, CblasNoTrans, trans_b ? CblasTrans : CblasNoTrans, static_cast<int>(m),
               static_cast<int>(n), static_cast<int>(k), 1.0, a, static_cast<int>(k), b,
               static_cast<int>(trans_b ? k : n), 0.0, c, static_cast<int>(n));

@@ -410,6 +410,7 @@ void rows(bool big, int reps) {
 struct KernelCase {
   int64_t m, k, n;
   DType dtype;
+  bool trans_a = false;  // a read as the transpose of a k x m matrix (x.T @ w)
 };
 
 // c = a . b through a generated kernel and through detail::gemm (BLAS: gemm, or gemv for one
@@ -438,7 +439,8 @@ void versus_blas(const char* title, const std::vector<KernelCase>& cases, int re
     std::vector<char> out(static_cast<size_t>(c.m * c.n * elem));
     const void* pa = f64 ? static_cast<const void*>(a.data()) : af.data();
     const void* pb = f64 ? static_cast<const void*>(b.data()) : bf.data();
-    arrayc::detail::MatrixRef ar{pa, c.m, c.k, c.k, 1}, br{pb, c.k, c.n, c.n, 1};
+    arrayc::detail::MatrixRef ar = c.trans_a ? arrayc::detail::MatrixRef{pa, c.m, c.k, 1, c.m} : arrayc::detail::MatrixRef{pa, c.m, c.k, c.k, 1};
+    arrayc::detail::MatrixRef br{pb, c.k, c.n, c.n, 1};
     auto generated = [&] { kernel(c.dtype, ar, br, out.data()); };
     auto blas = [&] { arrayc::detail::gemm(c.dtype, ar, br, out.data()); };
     auto other = [&] {
@@ -470,8 +472,8 @@ void versus_blas(const char* title, const std::vector<KernelCase>& cases, int re
     std::sort(t2.begin(), t2.end());
     double mk = tk[tk.size() / 2], mb = tb[tb.size() / 2];
     char name[64];
-    std::snprintf(name, sizeof name, "%lldx%lld . %lldx%lld %s", static_cast<long long>(c.m), static_cast<long long>(c.k),
-                  static_cast<long long>(c.k), static_cast<long long>(c.n), f64 ? "f64" : "f32");
+    std::snprintf(name, sizeof name, "%s%lldx%lld . %lldx%lld %s", c.trans_a ? "T " : "", static_cast<long long>(c.m),
+                  static_cast<long long>(c.k), static_cast<long long>(c.k), static_cast<long long>(c.n), f64 ? "f64" : "f32");
     std::printf("%-28s %12.4f %12.4f %8.2fx %10.1f", name, mk, mb, mb / mk, 2e-6 * static_cast<double>(c.m * c.k * c.n) / mk);
     if (second) std::printf(" %12.4f %8.2fx", t2[t2.size() / 2], mb / t2[t2.size() / 2]);
     std::printf("\n");
@@ -501,7 +503,10 @@ void tiled_rows(int reps) {
                {512, 512, 512, f32},    {768, 768, 768, f32},    {1024, 256, 1024, f32},  {2048, 784, 256, f32},
                {256, 4096, 256, f32},   {1024, 1024, 1024, f32}, {1536, 1536, 1536, f32}, {2048, 2048, 2048, f32},
                {256, 784, 256, f64},    {512, 512, 512, f64},    {1000, 1000, 1000, f64}, {100, 100, 100, f64},
-               {128, 128, 128, f64},    {192, 192, 192, f64}},
+               {128, 128, 128, f64},    {192, 192, 192, f64},
+               // a transposed ("T"): packed by the kernel's tasks, read in place by OpenBLAS
+               {256, 784, 256, f32, true}, {128, 128, 128, f32, true}, {512, 512, 512, f32, true}, {1024, 1024, 1024, f32, true},
+               {1000, 1000, 1000, f64, true}},
               reps, [](DType t, const arrayc::detail::MatrixRef& a, const arrayc::detail::MatrixRef& b, void* c) {
                 arrayc::detail::tiled_gemm(t, a, b, c);
               });
@@ -515,7 +520,8 @@ void packed_rows(int reps) {
       "packed",
       {{512, 512, 512, f32},     {768, 768, 768, f32},     {1024, 1024, 1024, f32}, {1536, 1536, 1536, f32},
        {2048, 2048, 2048, f32},  {2048, 784, 256, f32},    {256, 4096, 256, f32},   {4096, 4096, 4096, f32},
-       {3000, 3000, 3000, f32},  {8192, 1024, 1024, f32},  {1000, 1000, 1000, f64}, {2048, 2048, 2048, f64}},
+       {3000, 3000, 3000, f32},  {8192, 1024, 1024, f32},  {1000, 1000, 1000, f64}, {2048, 2048, 2048, f64},
+       {2048, 2048, 2048, f32, true}, {4096, 4096, 4096, f32, true}},
       reps,
       [](DType t, const arrayc::detail::MatrixRef& a, const arrayc::detail::MatrixRef& b, void* c) {
         arrayc::detail::set_tiled_packed(-1);

@@ -32,16 +32,18 @@ rng = np.random.default_rng(0)
 if "--packed" in sys.argv:  # the shapes of arrayc-matmul-bench --packed, values in [0, 1)
     shapes = [(512, 512, 512, "f32"), (768, 768, 768, "f32"), (1024, 1024, 1024, "f32"), (1536, 1536, 1536, "f32"),
               (2048, 2048, 2048, "f32"), (2048, 784, 256, "f32"), (256, 4096, 256, "f32"), (4096, 4096, 4096, "f32"),
-              (3000, 3000, 3000, "f32"), (8192, 1024, 1024, "f32"), (1000, 1000, 1000, "f64"), (2048, 2048, 2048, "f64")]
+              (3000, 3000, 3000, "f32"), (8192, 1024, 1024, "f32"), (1000, 1000, 1000, "f64"), (2048, 2048, 2048, "f64"),
+              (2048, 2048, 2048, "T f32"), (4096, 4096, 4096, "T f32")]  # "T": a is the transpose of a k x m array
     try:
         import torch
     except ImportError:
         torch = None
     for m, k, n, t in shapes:
-        dt = np.float32 if t == "f32" else np.float64
-        a, b = rng.random((m, k)).astype(dt), rng.random((k, n)).astype(dt)
+        dt = np.float64 if t.endswith("f64") else np.float32
+        a = rng.random((k, m)).astype(dt).T if t.startswith("T") else rng.random((m, k)).astype(dt)
+        b = rng.random((k, n)).astype(dt)
         r = max(3, reps // 4) if m * k * n > 1 << 30 else reps
-        name = f"{m}x{k} . {k}x{n} {t}"
+        name = f"T {m}x{k} . {k}x{n} f32" if t.startswith("T") else f"{m}x{k} . {k}x{n} {t}"
         rec(name, "numpy", med(lambda: a @ b, reps=r))
         if torch is not None:
             with torch.no_grad():

@@ -19,11 +19,11 @@ bool skinny(const Node& dot, int64_t m, int64_t n) {
 }
 
 // Whether this CPU general product is in the tiled kernel's bounds (kernel/schedule.h): the host
-// backend takes the kernel for it where its rule allows and a's rows are contiguous (a transposed
-// a goes to BLAS, which reads it in place; the kernel packs b whatever its strides).
+// backend takes the kernel for it where its rule allows (it packs a transposed a, and b, whatever
+// their strides).
 bool tiled_candidate(const Node& dot) {
   const Node& a = *dot.inputs[0];
-  if (dot.device.kind != Device::Kind::CPU || dot.rank() != 2 || a.op == Op::Transpose) return false;
+  if (dot.device.kind != Device::Kind::CPU || dot.rank() != 2) return false;
   return tiled_bounds(dot.shape[0], dot.shape[1], a.shape.back()) && (dot.dtype == DType::Float32 || dot.dtype == DType::Float64);
 }
 

@@ -99,9 +99,15 @@ TEST_P(TiledProducts, KernelsText) {
     std::string layer = kernels_text(maximum(dot(x, w) + 1.0, 0.0));
     EXPECT_TRUE(contains(layer, "; epilogue: the kernel below, on each block's rows in its task, as the tiled kernel finishes it"))
         << layer;
-    // A view with strided columns of a: BLAS at run time, and the text says so.
+    // A view with strided columns of a, and a transposed a: the kernel too (it packs a).
     Array big = random_array(DType::Float32, {256, 1568}, 85).eval();
-    EXPECT_TRUE(contains(kernels_text(dot(big[{_, Slice(0, 1568, 2)}], w)), "BLAS sgemm: [256 x 784] . [784 x 256]"));
+    EXPECT_TRUE(contains(kernels_text(dot(big[{_, Slice(0, 1568, 2)}], w)), want)) << kernels_text(dot(big[{_, Slice(0, 1568, 2)}], w));
+    Array xt = random_array(DType::Float32, {784, 256}, 110).eval();
+    std::string symbol = detail::tile_symbol(DType::Float32, detail::host_vector_bits());
+    std::string strided = kernels_text(dot(big[{_, Slice(0, 1568, 2)}], w)), transposed = kernels_text(dot(transpose(xt), w));
+    EXPECT_TRUE(contains(strided, "threads, each block's rows of a packed a panel at a time")) << strided;
+    EXPECT_TRUE(contains(transposed, "generated tiled kernel " + symbol + "_at: [256 x 784] . [784 x 256]")) << transposed;
+    EXPECT_TRUE(contains(transposed, "threads, a read by columns in place")) << transposed;
   }
   // The host's own rule: the kernel with 512-bit vectors, BLAS otherwise.
   EXPECT_EQ(contains(kernels_text(dot(x, w)), kTiled), detail::host_vector_bits() >= 512) << kernels_text(dot(x, w));
@@ -124,9 +130,8 @@ TEST_P(TiledProducts, WhatItDoesNotTake) {
   EXPECT_TRUE(contains(fused_text(big), "(2^21 to 2^30 multiply-adds), the generated tiled kernel where the host has 512-bit vectors"))
       << fused_text(big);
   TiledAlways always;
-  // Above 2^30 multiply-adds, a transposed a, a batch, integers: never.
-  for (const Array& p : {dot(transpose(random_array(DType::Float32, {90, 100}, 88)), random_array(DType::Float32, {90, 70}, 89)),
-                         matmul(random_array(DType::Float32, {2, 100, 90}, 90), random_array(DType::Float32, {90, 70}, 91)),
+  // A batch, integers: never.
+  for (const Array& p : {matmul(random_array(DType::Float32, {2, 100, 90}, 90), random_array(DType::Float32, {90, 70}, 91)),
                          dot(random_array(DType::Int32, {100, 90}, 92), random_array(DType::Int32, {90, 70}, 93))}) {
     EXPECT_FALSE(contains(kernels_text(p), kTiled)) << kernels_text(p);
     EXPECT_MATCHES_REFERENCE(p);
@@ -169,7 +174,11 @@ TEST_P(TiledProducts, Views) {
     Array wt = random_array(t, {60, 97}, 96).eval();
     EXPECT_MATCHES_REFERENCE(dot(big[{_, Slice(3, 100)}], w));                    // rows of a spaced by 200
     EXPECT_MATCHES_REFERENCE(dot(big[{Slice(none, none, 2), Slice(40, 137)}], w));  // every other row
-    EXPECT_MATCHES_REFERENCE(dot(big[{_, Slice(0, 194, 2)}], w));                 // strided columns: BLAS
+    EXPECT_MATCHES_REFERENCE(dot(big[{_, Slice(0, 194, 2)}], w));                 // strided columns: packed
+    Array at = random_array(t, {97, 150}, 111).eval();
+    EXPECT_MATCHES_REFERENCE(dot(transpose(at), w));                               // a transposed: packed
+    EXPECT_MATCHES_REFERENCE(dot(transpose(big[{Slice(0, 194, 2), Slice(0, 150)}]), w));  // transposed, rows spaced
+    EXPECT_MATCHES_REFERENCE(maximum(dot(transpose(at), w) + 1.0, 0.0));           // with its epilogue
     EXPECT_MATCHES_REFERENCE(dot(big[{Slice(none, none, -1), Slice(3, 100)}], w));  // rows backwards
     EXPECT_MATCHES_REFERENCE(dot(big[{_, Slice(3, 100)}], transpose(wt)));        // b transposed: packed
     EXPECT_MATCHES_REFERENCE(dot(big[{_, Slice(3, 100)}], transpose(wt[{_, Slice(none, none, -1)}])));
@@ -262,6 +271,10 @@ TEST(TileKernel, VectorWidths) {
       EXPECT_TRUE(contains(text, "llvm.masked.load.v" + vec)) << text;
       EXPECT_TRUE(contains(text, "llvm.masked.store.v" + vec)) << text;
       EXPECT_EQ(detail::tile_cols(t, bits), 2 * lanes);
+      // The variant reading a by columns (a transposed): one multiply by lda a step along k.
+      std::unique_ptr<llvm::Module> at = detail::emit_tile_gemm(t, bits, ctx, true);
+      detail::verify_module(*at);
+      EXPECT_TRUE(contains(detail::module_text(*at), "define void @" + detail::tile_symbol(t, bits) + "_at("));
     }
   EXPECT_EQ(detail::tile_symbol(DType::Float32, 512), "arrayc_tile_f32_12x32_512");
   EXPECT_EQ(detail::tile_symbol(DType::Float64, 256), "arrayc_tile_f64_6x8_256");
@@ -272,12 +285,16 @@ TEST(TileKernel, VectorWidths) {
 template <typename T>
 void check_direct(int64_t m, int64_t k, int64_t n, int64_t a_pad, int b_layout) {
   SCOPED_TRACE("direct m, k, n = " + std::to_string(m) + ", " + std::to_string(k) + ", " + std::to_string(n) +
-               " b layout " + std::to_string(b_layout));
+               " layout " + std::to_string(b_layout));
   int64_t lda = k + a_pad;
-  std::vector<T> a(std::max<int64_t>(1, m * lda)), b(std::max<int64_t>(1, 2 * k * n)), c(std::max<int64_t>(1, m * n), T(NAN));
+  std::vector<T> a(std::max<int64_t>(1, 2 * std::max(m, k) * (std::max(m, k) + a_pad))), b(std::max<int64_t>(1, 2 * k * n)),
+      c(std::max<int64_t>(1, m * n), T(NAN));
   for (size_t i = 0; i < a.size(); ++i) a[i] = static_cast<T>(static_cast<double>((i * 7) % 13) - 6);
   for (size_t i = 0; i < b.size(); ++i) b[i] = static_cast<T>(static_cast<double>((i * 5) % 11) * 0.25 - 1);
-  detail::MatrixRef ar{a.data(), m, k, lda, 1};
+  // a with the same layouts: rows contiguous (read in place), transposed, every other column
+  detail::MatrixRef ar = b_layout == 0   ? detail::MatrixRef{a.data(), m, k, lda, 1}
+                         : b_layout == 1 ? detail::MatrixRef{a.data(), m, k, 1, m + a_pad}
+                                         : detail::MatrixRef{a.data(), m, k, 2 * lda, 2};
   // b row-major k x n, stored as its transpose (n x k), or every other column of a k x 2n
   detail::MatrixRef br = b_layout == 0   ? detail::MatrixRef{b.data(), k, n, n, 1}
                          : b_layout == 1 ? detail::MatrixRef{b.data(), k, n, 1, k}
@@ -286,7 +303,8 @@ void check_direct(int64_t m, int64_t k, int64_t n, int64_t a_pad, int b_layout) 
   for (int64_t i = 0; i < m; ++i)
     for (int64_t j = 0; j < n; ++j) {
       double want = 0;
-      for (int64_t p = 0; p < k; ++p) want += static_cast<double>(a[i * lda + p]) * b[p * br.row_stride + j * br.col_stride];
+      for (int64_t p = 0; p < k; ++p)
+        want += static_cast<double>(a[i * ar.row_stride + p * ar.col_stride]) * b[p * br.row_stride + j * br.col_stride];
       // Small integers and quarters: every partial sum is exact in float32.
       ASSERT_EQ(static_cast<double>(c[i * n + j]), want) << "at " << i << ", " << j;
     }

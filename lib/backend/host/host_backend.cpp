@@ -204,10 +204,9 @@ class HostKernelLaunch final : public Launch {
 };
 
 // Whether the generated tiled kernel computes this product step: a 2-D general product within the
-// kernel's bounds (kernel/schedule.h), this host's rule, a's rows contiguous; else BLAS.
+// kernel's bounds (kernel/schedule.h) and this host's rule, whatever a's and b's strides; else BLAS.
 bool tiled_step(const DotStep& d) {
   return d.form == ProductForm::General && d.batch == 1 && (d.dtype == DType::Float32 || d.dtype == DType::Float64) &&
-         tile_reads(MatrixRef{nullptr, d.a.rows, d.a.cols, d.a.row_stride, d.a.col_stride}) &&
          tiled_takes(d.a.rows, d.b.cols, d.a.cols);
 }
 
@@ -430,13 +429,13 @@ std::string blas_notes(const DotStep& d) {
            std::to_string(bits) + "-bit vectors along k, " + std::to_string(skinny_rows_per_step(nc, bits)) +
            " rows of a per step, rows spread over " + std::to_string(num_threads()) + " threads\n";
   }
-  // tiled products: the generated kernel where the host takes it, unless a's rows are strided
-  // (then BLAS's gemm)
+  // tiled products: the generated kernel where the host takes it
   bool tiled = tiled_step(d);
   if (tiled) {
     int bits = host_vector_bits();
     int64_t m = d.a.rows, n = d.b.cols, k = d.a.cols, tc = tile_cols(d.dtype, bits);
-    text = "  ; generated tiled kernel " + tile_symbol(d.dtype, bits) + ": " + shapes + ", tiles of " +
+    std::string symbol = tile_kernel_symbol(d.dtype, MatrixRef{nullptr, m, k, d.a.row_stride, d.a.col_stride}, n, bits);
+    text = "  ; generated tiled kernel " + symbol + ": " + shapes + ", tiles of " +
            std::to_string(tile_rows(bits)) + " x " + std::to_string(tc) + " in " + std::to_string(bits) + "-bit registers, ";
     if (tiled_packs(m, n, k)) {
       TilePackedPlan plan = tile_packed_plan(d.dtype, m, n, k, num_threads(), bits);
@@ -447,8 +446,11 @@ std::string blas_notes(const DotStep& d) {
               std::to_string(std::min(n, plan.panels * tc)) + " over " + std::to_string(num_threads()) + " threads\n";
     } else {
       TileBlocks bl = tile_blocks(d.dtype, m, n, k, num_threads(), bits);
+      TileRead read = tile_read(MatrixRef{nullptr, m, k, d.a.row_stride, d.a.col_stride});
       text += std::to_string(bl.count(m, n)) + " blocks of " + std::to_string(bl.rows) + " x " + std::to_string(bl.cols) +
-              " over " + std::to_string(num_threads()) + " threads\n";
+              " over " + std::to_string(num_threads()) + " threads" +
+              (read == TileRead::Columns ? ", a read by columns in place"
+               : read == TileRead::Packed ? ", each block's rows of a packed a panel at a time" : "") + "\n";
     }
   }
   if (d.has_epilogue) {

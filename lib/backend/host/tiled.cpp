@@ -53,12 +53,32 @@ void pack(const MatrixRef& b, int64_t p0, int64_t depth, int64_t c0, int64_t c1,
   }
 }
 
+// a's rows [r0, r1) over k [p0, p0 + depth), contiguous: row i at ap + (i - r0) * depth. From any
+// strides: along rows (memcpy), down columns (a transposed), or element by element.
+void pack_a(const MatrixRef& a, int64_t elem, int64_t r0, int64_t r1, int64_t p0, int64_t depth, char* ap) {
+  const char* src = static_cast<const char*>(a.data);
+  if (a.col_stride == 1 || depth == 1) {
+    for (int64_t i = r0; i < r1; ++i)
+      std::memcpy(ap + (i - r0) * depth * elem, src + (i * a.row_stride + p0 * a.col_stride) * elem, static_cast<size_t>(depth * elem));
+    return;
+  }
+  auto copy = [&](auto* to, const auto* from) {
+    for (int64_t p = 0; p < depth; ++p) {
+      const auto* col = from + (p0 + p) * a.col_stride + r0 * a.row_stride;
+      for (int64_t i = 0; i < r1 - r0; ++i) to[i * depth + p] = col[i * a.row_stride];
+    }
+  };
+  if (elem == 8) copy(reinterpret_cast<double*>(ap), reinterpret_cast<const double*>(src));
+  else copy(reinterpret_cast<float*>(ap), reinterpret_cast<const float*>(src));
+}
+
 struct Job {
   TileFn fn;
   const char* a;
-  MatrixRef b;
+  MatrixRef a_ref, b;
+  TileRead read;  // how the kernel reads a
   char* c;
-  int64_t lda, m, n, k, elem, tr, tc, depth;  // tr x tc: a tile; depth: steps of k per panel
+  int64_t lda, m, n, k, elem, tr, tc, depth;  // lda: along read; tr x tc: a tile; depth: steps of k per panel
   TileBlocks blocks;
   int64_t col_blocks;
   const TileEpilogue* epilogue;
@@ -67,17 +87,26 @@ struct Job {
     int64_t r0 = index / col_blocks * blocks.rows, c0 = index % col_blocks * blocks.cols;
     int64_t r1 = std::min(m, r0 + blocks.rows), c1 = std::min(n, c0 + blocks.cols);
     size_t bytes = static_cast<size_t>((c1 - c0 + tc - 1) / tc * tc * depth * elem);
+    // a in place where its rows or its columns are contiguous; else the block's rows packed a
+    // panel at a time
+    const bool packs = read == TileRead::Packed;
+    size_t a_bytes = packs ? static_cast<size_t>((r1 - r0) * depth * elem) : 0;
     void* bp = cpu_alloc(bytes);
+    char* ap = static_cast<char*>(cpu_alloc(a_bytes));
     // Panels of k outside: each panel of b stays in L1 while the block's rows of a pass it.
     for (int64_t p0 = 0; p0 < std::max<int64_t>(k, 1); p0 += depth) {
       int64_t d = std::min(depth, k - p0);
       if (elem == 8) pack(b, p0, d, c0, c1, tc, static_cast<double*>(bp));
       else pack(b, p0, d, c0, c1, tc, static_cast<float*>(bp));
+      if (packs && d > 0) pack_a(a_ref, elem, r0, r1, p0, d, ap);
       for (int64_t j = c0, s = 0; j < c1; j += tc, ++s)
         for (int64_t i = r0; i < r1; i += tr)
-          fn(a + (i * lda + p0) * elem, lda, static_cast<char*>(bp) + s * d * tc * elem, c + (i * n + j) * elem, n, d,
+          fn(packs ? ap + (i - r0) * d * elem
+                   : a + (read == TileRead::Rows ? i * lda + p0 : i + p0 * lda) * elem,
+             packs ? d : lda, static_cast<char*>(bp) + s * d * tc * elem, c + (i * n + j) * elem, n, d,
              std::min(tr, r1 - i), std::min(tc, c1 - j), p0 > 0);
     }
+    cpu_free(ap, a_bytes);
     cpu_free(bp, bytes);
     if (epilogue)
       for (int64_t i = r0; i < r1; ++i) epilogue->fn(epilogue->ctx, i * n + c0, i * n + c1);
@@ -93,10 +122,9 @@ struct Job {
 // addresses share L1 sets), then every column panel of its block passes them.
 struct Packed {
   TileFn fn;
-  const char* a;
-  MatrixRef b;
+  MatrixRef a, b;
   char* c;
-  int64_t lda, m, n, k, elem, tr, tc, depth, steps;
+  int64_t m, n, k, elem, tr, tc, depth, steps;
   TilePackedPlan plan;
   int64_t row_blocks, col_blocks, panels;  // panels: of b's columns in a step
   char* bp[2];                             // a step's panels, in turns
@@ -121,8 +149,7 @@ struct Packed {
     int64_t d = step_depth(s), p0 = s * depth;
     size_t bytes = static_cast<size_t>((r1 - r0) * d * elem);
     char* ap = static_cast<char*>(cpu_alloc(bytes));
-    for (int64_t i = r0; i < r1; ++i)
-      std::memcpy(ap + (i - r0) * d * elem, a + (i * lda + p0) * elem, static_cast<size_t>(d * elem));
+    pack_a(a, elem, r0, r1, p0, d, ap);
     for (int64_t q = q0; q < q1; ++q)
       for (int64_t i = r0; i < r1; i += tr)
         fn(ap + (i - r0) * d * elem, d, bp[s % 2] + q * d * tc * elem, c + (i * n + q * tc) * elem, n, d,
@@ -174,7 +201,15 @@ bool tiled_takes(int64_t m, int64_t n, int64_t k) {
   return work >= kTiledMinWork && (bits >= 512 || (bits >= 256 && work < kTiledNarrowMaxWork));
 }
 
-bool tile_reads(const MatrixRef& a) { return a.cols <= 1 || a.col_stride == 1; }
+TileRead tile_read(const MatrixRef& a) {
+  if (a.cols <= 1 || a.col_stride == 1) return TileRead::Rows;
+  if (a.rows <= 1 || a.row_stride == 1) return TileRead::Columns;
+  return TileRead::Packed;
+}
+
+std::string tile_kernel_symbol(DType dtype, const MatrixRef& a, int64_t n, int bits) {
+  return tile_symbol(dtype, bits, !tiled_packs(a.rows, n, a.cols) && tile_read(a) == TileRead::Columns);
+}
 
 TileBlocks tile_blocks(DType dtype, int64_t m, int64_t n, int64_t k, int threads, int bits) {
   int64_t tr = tile_rows(bits), tc = tile_cols(dtype, bits), elem = static_cast<int64_t>(dtype_size(dtype));
@@ -215,20 +250,24 @@ TilePackedPlan tile_packed_plan(DType dtype, int64_t m, int64_t n, int64_t k, in
 
 void tiled_gemm(DType dtype, const MatrixRef& a, const MatrixRef& b, void* c, const TileEpilogue* epilogue) {
   ARRAYC_INTERNAL_CHECK(dtype == DType::Float32 || dtype == DType::Float64, "tiled_gemm: dtype must be float32 or float64");
-  ARRAYC_INTERNAL_CHECK(a.cols == b.rows && tile_reads(a), "tiled_gemm: operands it cannot read");
+  ARRAYC_INTERNAL_CHECK(a.cols == b.rows, "tiled_gemm: a's columns must be b's rows");
   int64_t m = a.rows, k = a.cols, n = b.cols;
   if (m == 0 || n == 0) return;
   int bits = host_vector_bits();
-  auto fn = reinterpret_cast<TileFn>(host_module_function(
-      tile_symbol(dtype, bits), [&](llvm::LLVMContext& ctx) { return emit_tile_gemm(dtype, bits, ctx); }));
+  const bool packed = tiled_packs(m, n, k);
+  // The packed path reads a as it packs it, by rows; the blocks read it in place where they can.
+  const TileRead read = packed ? TileRead::Packed : tile_read(a);
+  const bool columns = read == TileRead::Columns;
+  auto fn = reinterpret_cast<TileFn>(host_module_function(tile_symbol(dtype, bits, columns), [&](llvm::LLVMContext& ctx) {
+    return emit_tile_gemm(dtype, bits, ctx, columns);
+  }));
   int64_t elem = static_cast<int64_t>(dtype_size(dtype));
-  if (tiled_packs(m, n, k)) {
+  if (packed) {
     int64_t tc = tile_cols(dtype, bits), depth = tile_depth(dtype, bits), steps = (k + depth - 1) / depth;
     TilePackedPlan plan = tile_packed_plan(dtype, m, n, k, num_threads(), bits);
     int64_t panels = (n + tc - 1) / tc;
-    Packed job{fn,   static_cast<const char*>(a.data), b, static_cast<char*>(c), a.row_stride, m, n, k, elem,
-               tile_rows(bits), tc, depth, steps, plan, (m + plan.rows - 1) / plan.rows, (panels + plan.panels - 1) / plan.panels,
-               panels, {nullptr, nullptr}, epilogue};
+    Packed job{fn,   a,  b, static_cast<char*>(c), m, n, k, elem, tile_rows(bits), tc, depth, steps, plan,
+               (m + plan.rows - 1) / plan.rows, (panels + plan.panels - 1) / plan.panels, panels, {nullptr, nullptr}, epilogue};
     size_t bytes = static_cast<size_t>(panels * tc * std::min(k, depth) * elem);
     job.bp[0] = static_cast<char*>(cpu_alloc(bytes));
     try {
@@ -251,7 +290,7 @@ void tiled_gemm(DType dtype, const MatrixRef& a, const MatrixRef& b, void* c, co
   TileBlocks blocks = tile_blocks(dtype, m, n, k, num_threads(), bits);
   int64_t tc = tile_cols(dtype, bits), max_depth = tile_depth(dtype, bits);
   int64_t panels = std::max<int64_t>(1, (k + max_depth - 1) / max_depth);
-  Job job{fn, static_cast<const char*>(a.data), b, static_cast<char*>(c), a.row_stride, m, n, k, elem, tile_rows(bits), tc,
+  Job job{fn, static_cast<const char*>(a.data), a, b, read, static_cast<char*>(c), columns ? a.col_stride : a.row_stride, m, n, k, elem, tile_rows(bits), tc,
           std::max<int64_t>(1, (k + panels - 1) / panels), blocks, (n + blocks.cols - 1) / blocks.cols, epilogue};
   int64_t count = blocks.count(m, n), work = blocks.rows * blocks.cols * std::max<int64_t>(1, k);
   parallel_for(

@@ -1,13 +1,15 @@
 // Tiled float products on the host (issue 29; docs/blas.md, "Tiled products"): c = a . b for a
 // general product small enough that OpenBLAS's packing and thread start-up outweigh its kernel,
 // by the LLVM-generated register-tiled kernel of codegen/cpu/tile_gemm.h at the host's vector
-// width. The output is cut into blocks of whole tiles, one pool task each; a is read in place,
-// b packed by each task into panels that stay in L1 (any strides). Large products go a step of k
+// width. The output is cut into blocks of whole tiles, one pool task each; a is read in place
+// where its rows are contiguous (else packed by each task), b packed by each task into panels
+// that stay in L1 (any strides). Large products go a step of k
 // at a time instead, both operands packed (tiled_packs). An epilogue fused into the
 // product runs on each block's rows as soon as the block is done, while it is in cache, in the
 // same task. The host backend chooses it per shape (tiled_takes); this runs it.
 #pragma once
 #include <cstdint>
+#include <string>
 
 #include "arrayc/dtype.h"
 #include "backend/host/blas.h"
@@ -25,9 +27,14 @@ bool tiled_takes(int64_t m, int64_t n, int64_t k);
 // Tests: 1 as ARRAYC_TILED_PRODUCTS=1, -1 as =0, 0 back to the setting and the rule.
 void set_tiled_on_host(int policy);
 
-// Whether the kernel can read a in place: its rows contiguous (unit column stride, or one
-// column). Otherwise the caller uses BLAS, which reads transposed operands in place.
-bool tile_reads(const MatrixRef& a);
+// How the blocks' kernel reads a: in place by rows (its rows contiguous, or one column), in place
+// by columns (a transposed: the kernel's "_at" variant), or packed by each task a panel of k at a
+// time (neither stride 1). The packed path packs a whatever its strides.
+enum class TileRead { Rows, Columns, Packed };
+TileRead tile_read(const MatrixRef& a);
+// The kernel that tiled_gemm runs for a (m x k) . (k x n): tile_symbol's, "_at" where it reads a
+// by columns.
+std::string tile_kernel_symbol(DType dtype, const MatrixRef& a, int64_t n, int bits);
 
 // A block of the output: rows [row0, row1) by columns [col0, col1).
 struct TileBlocks {
@@ -59,7 +66,7 @@ struct TileEpilogue {
 };
 
 // c = a (m x k) . b (k x n), c contiguous row-major m x n, not aliasing a or b; dtype Float32 or
-// Float64; tile_reads(a); b any strides. k == 0 gives zeros. With `epilogue`, each block's rows are passed
+// Float64; a and b any strides. k == 0 gives zeros. With `epilogue`, each block's rows are passed
 // to it as they are done, in the block's task.
 void tiled_gemm(DType dtype, const MatrixRef& a, const MatrixRef& b, void* c, const TileEpilogue* epilogue = nullptr);
 

@@ -25,6 +25,7 @@ struct Emitter {
   llvm::VectorType* vt;  // a vector of it
   int w, rows;           // lanes, R
   Value* bp = nullptr;         // the packed panel of b: k rows of C elements
+  Value* a_step = nullptr;     // elements between a row's consecutive k (null: 1, rows contiguous)
   std::vector<Value*> a_row;   // each tile row's first element (the last given row past `rows`)
   std::vector<Value*> c_row;   // the same for c
   std::vector<Value*> acc;     // R x kVectors allocas, promoted to registers by -O3
@@ -45,7 +46,7 @@ struct Emitter {
       Value* vb[kVectors];
       for (int v = 0; v < kVectors; ++v) vb[v] = b.CreateAlignedLoad(vt, element(b_row, b.getInt64(v * w)), vec());
       for (int r = 0; r < rows; ++r) {
-        Value* va = b.CreateVectorSplat(w, b.CreateAlignedLoad(t, element(a_row[r], pu), elem()));
+        Value* va = b.CreateVectorSplat(w, b.CreateAlignedLoad(t, element(a_row[r], a_step ? b.CreateMul(pu, a_step) : pu), elem()));
         for (int v = 0; v < kVectors; ++v)
           sum[r * kVectors + v] = b.CreateIntrinsic(llvm::Intrinsic::fmuladd, {vt}, {va, vb[v], sum[r * kVectors + v]});
       }
@@ -96,13 +97,13 @@ int64_t tile_depth(DType dtype, int vector_bits) {
   return std::max<int64_t>(64, 20 * 1024 / panel_row / 4 * 4);
 }
 
-std::string tile_symbol(DType dtype, int vector_bits) {
+std::string tile_symbol(DType dtype, int vector_bits, bool a_columns) {
   return std::string("arrayc_tile_") + (dtype == DType::Float64 ? "f64_" : "f32_") + std::to_string(tile_rows(vector_bits)) +
-         "x" + std::to_string(tile_cols(dtype, vector_bits)) + "_" + std::to_string(vector_bits);
+         "x" + std::to_string(tile_cols(dtype, vector_bits)) + "_" + std::to_string(vector_bits) + (a_columns ? "_at" : "");
 }
 
-std::unique_ptr<llvm::Module> emit_tile_gemm(DType dtype, int vector_bits, llvm::LLVMContext& ctx) {
-  std::string name = tile_symbol(dtype, vector_bits);
+std::unique_ptr<llvm::Module> emit_tile_gemm(DType dtype, int vector_bits, llvm::LLVMContext& ctx, bool a_columns) {
+  std::string name = tile_symbol(dtype, vector_bits, a_columns);
   auto m = std::make_unique<llvm::Module>(name, ctx);
   auto* ptr = llvm::PointerType::get(ctx, 0);
   auto* i64 = llvm::Type::getInt64Ty(ctx);
@@ -117,11 +118,12 @@ std::unique_ptr<llvm::Module> emit_tile_gemm(DType dtype, int vector_bits, llvm:
   Value *a = f->getArg(0), *lda = f->getArg(1), *c = f->getArg(3), *ldc = f->getArg(4), *k = f->getArg(5);
   Value *rows = f->getArg(6), *cols = f->getArg(7), *accumulate = f->getArg(8);
   for (int x = 0; x < e.rows * kVectors; ++x) e.acc.push_back(b.CreateAlloca(e.vt));
+  if (a_columns) e.a_step = lda;
   // Rows past `rows` read the last given row (their sums are not stored).
   Value* last = b.CreateSub(rows, b.getInt64(1));
   for (int r = 0; r < e.rows; ++r) {
     Value* row = b.CreateSelect(b.CreateICmpSLT(b.getInt64(r), rows), b.getInt64(r), last);
-    e.a_row.push_back(e.element(a, b.CreateMul(row, lda)));
+    e.a_row.push_back(e.element(a, a_columns ? row : b.CreateMul(row, lda)));
     e.c_row.push_back(e.element(c, b.CreateMul(row, ldc)));
   }
   std::vector<llvm::Constant*> lanes;

@@ -8,6 +8,7 @@
 //                                             int64_t ldc, int64_t k, int64_t rows,
 //                                             int64_t cols, int64_t accumulate)
 // computes c[r * ldc + j] (+)= sum_{p < k} a[r * lda + p] * bp[p * C + j] for r < rows (1..R)
+// (a[r + p * lda] in the "_at" variant, for a transposed a)
 // and j < cols (1..C), adding in p order, from +0 or (accumulate != 0) from c's values. bp is a
 // packed panel of b: k rows of C elements, zero past `cols`, aligned to a vector. Rows past `rows`
 // are not read beyond a's and c's last given row, columns of c past `cols` not at all (masked).
@@ -30,7 +31,9 @@ int tile_cols(DType dtype, int vector_bits);
 // of L1, a multiple of 4.
 int64_t tile_depth(DType dtype, int vector_bits);
 
-std::string tile_symbol(DType dtype, int vector_bits);
-std::unique_ptr<llvm::Module> emit_tile_gemm(DType dtype, int vector_bits, llvm::LLVMContext& ctx);
+// `a_columns`: the kernel reads a by columns, element (r, p) at a[r + p * lda] (a transposed,
+// in place: per step, the tile's R elements of a are contiguous); the symbol ends in "_at".
+std::string tile_symbol(DType dtype, int vector_bits, bool a_columns = false);
+std::unique_ptr<llvm::Module> emit_tile_gemm(DType dtype, int vector_bits, llvm::LLVMContext& ctx, bool a_columns = false);
 
 }  // namespace arrayc::detail

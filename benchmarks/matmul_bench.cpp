@@ -417,6 +417,25 @@ struct KernelCase {
 // column) on the same buffers, calls alternating one by one, medians in ms. No graph, no
 // dispatch: the two kernels only. (Until 2026-11-27 the calls alternated in thirds, each after a
 // pause of 300 ms; the tables of docs/blas.md dated before then were measured so.)
+// Medians in ms of `reps` rounds in which each call runs once, in turn, after one untimed call
+// each.
+std::vector<double> alternate_medians(const std::vector<std::function<void()>>& calls, int reps) {
+  for (const auto& f : calls) f();
+  std::vector<std::vector<double>> t(calls.size());
+  for (int i = 0; i < reps; ++i)
+    for (size_t j = 0; j < calls.size(); ++j) {
+      auto s = std::chrono::steady_clock::now();
+      calls[j]();
+      t[j].push_back(ms_since(s));
+    }
+  std::vector<double> med;
+  for (auto& v : t) {
+    std::sort(v.begin(), v.end());
+    med.push_back(v[v.size() / 2]);
+  }
+  return med;
+}
+
 using KernelFn = void (*)(DType, const arrayc::detail::MatrixRef&, const arrayc::detail::MatrixRef&, void*);
 // With `second`, a second generated kernel is timed in the same rotation (its column after BLAS's).
 void versus_blas(const char* title, const std::vector<KernelCase>& cases, int reps, KernelFn kernel,
@@ -450,32 +469,15 @@ void versus_blas(const char* title, const std::vector<KernelCase>& cases, int re
     // Calls alternate one by one, as products follow each other in a program: each starts while
     // the other's workers may still spin (arrayc's for 0.1 ms; OpenBLAS's no longer;
     // docs/blas.md, "OpenBLAS's idle threads").
-    generated();
-    blas();
-    other();
-    std::vector<double> tk, tb, t2;
-    for (int i = 0; i < r; ++i) {
-      auto s = std::chrono::steady_clock::now();
-      generated();
-      tk.push_back(ms_since(s));
-      s = std::chrono::steady_clock::now();
-      blas();
-      tb.push_back(ms_since(s));
-      if (second) {
-        s = std::chrono::steady_clock::now();
-        other();
-        t2.push_back(ms_since(s));
-      }
-    }
-    std::sort(tk.begin(), tk.end());
-    std::sort(tb.begin(), tb.end());
-    std::sort(t2.begin(), t2.end());
-    double mk = tk[tk.size() / 2], mb = tb[tb.size() / 2];
+    std::vector<std::function<void()>> calls{generated, blas};
+    if (second) calls.push_back(other);
+    std::vector<double> med = alternate_medians(calls, r);
+    double mk = med[0], mb = med[1];
     char name[64];
     std::snprintf(name, sizeof name, "%s%lldx%lld . %lldx%lld %s", c.trans_a ? "T " : "", static_cast<long long>(c.m),
                   static_cast<long long>(c.k), static_cast<long long>(c.k), static_cast<long long>(c.n), f64 ? "f64" : "f32");
     std::printf("%-28s %12.4f %12.4f %8.2fx %10.1f", name, mk, mb, mb / mk, 2e-6 * static_cast<double>(c.m * c.k * c.n) / mk);
-    if (second) std::printf(" %12.4f %8.2fx", t2[t2.size() / 2], mb / t2[t2.size() / 2]);
+    if (second) std::printf(" %12.4f %8.2fx", med[2], mb / med[2]);
     std::printf("\n");
     std::fflush(stdout);
   }
@@ -536,6 +538,47 @@ void packed_rows(int reps) {
       "packed ms");
 }
 
+// --batched: batches of products, the tiled kernel's blocks sharing the pool against OpenBLAS
+// (gemm_batched: small products spread over the pool one call each, larger ones one threaded
+// call after another). "T": b read transposed (q @ k.T). Calls alternate one by one.
+void batched_rows(int reps) {
+  struct Batched {
+    int64_t batch, m, k, n;
+    DType dtype;
+    bool trans_b;
+  };
+  const DType f32 = DType::Float32, f64 = DType::Float64;
+  const std::vector<Batched> cases{{256, 32, 32, 32, f32, false},   {64, 64, 64, 64, f32, false},    {32, 128, 128, 128, f32, false},
+                                   {16, 256, 256, 256, f32, false}, {8, 512, 512, 512, f32, false},  {96, 128, 64, 128, f32, true},
+                                   {96, 128, 128, 64, f32, false},  {4, 1024, 1024, 1024, f32, false}, {64, 64, 64, 64, f64, false},
+                                   {32, 128, 128, 128, f64, false}};
+  std::printf("== batched products: tiled kernel vs OpenBLAS (%s), %d threads, medians of %d\n", arrayc::blas_info().core.c_str(),
+              arrayc::detail::num_threads(), reps);
+  std::printf("%-34s %12s %12s %8s %10s\n", "batch x (m x k . k x n)", "kernel ms", "BLAS ms", "BLAS/kern", "GFLOP/s");
+  for (const Batched& c : cases) {
+    bool f64c = c.dtype == DType::Float64;
+    int64_t elem = f64c ? 8 : 4, asz = c.batch * c.m * c.k, bsz = c.batch * c.k * c.n;
+    std::vector<char> a(static_cast<size_t>(asz * elem)), b(static_cast<size_t>(bsz * elem)), out(static_cast<size_t>(c.batch * c.m * c.n * elem));
+    uint64_t x = 777;
+    auto next = [&] { return static_cast<double>((x = x * 6364136223846793005ULL + 1442695040888963407ULL) >> 11) / 9007199254740992.0; };
+    for (int64_t i = 0; i < asz; ++i) f64c ? void(reinterpret_cast<double*>(a.data())[i] = next()) : void(reinterpret_cast<float*>(a.data())[i] = static_cast<float>(next()));
+    for (int64_t i = 0; i < bsz; ++i) f64c ? void(reinterpret_cast<double*>(b.data())[i] = next()) : void(reinterpret_cast<float*>(b.data())[i] = static_cast<float>(next()));
+    arrayc::detail::MatrixRef ar{a.data(), c.m, c.k, c.k, 1};
+    arrayc::detail::MatrixRef br = c.trans_b ? arrayc::detail::MatrixRef{b.data(), c.k, c.n, 1, c.k} : arrayc::detail::MatrixRef{b.data(), c.k, c.n, c.n, 1};
+    auto kernel = [&] { arrayc::detail::tiled_gemm_batched(c.dtype, c.batch, ar, c.m * c.k, br, c.k * c.n, out.data()); };
+    auto blas = [&] { arrayc::detail::gemm_batched(c.dtype, c.batch, ar, c.m * c.k, br, c.k * c.n, out.data(), false); };
+    std::vector<double> med = alternate_medians({kernel, blas}, reps);
+    double mk = med[0], mb = med[1];
+    char name[80];
+    std::snprintf(name, sizeof name, "%lld x (%lldx%lld . %lldx%lld%s) %s", static_cast<long long>(c.batch), static_cast<long long>(c.m),
+                  static_cast<long long>(c.k), static_cast<long long>(c.k), static_cast<long long>(c.n), c.trans_b ? " T" : "",
+                  f64c ? "f64" : "f32");
+    std::printf("%-34s %12.4f %12.4f %8.2fx %10.1f\n", name, mk, mb, mb / mk,
+                2e-6 * static_cast<double>(c.batch * c.m * c.k * c.n) / mk);
+    std::fflush(stdout);
+  }
+}
+
 int main(int argc, char** argv) {
   bool calib = false, show_rows = false, big = false, gpu = false, sweep = false;
   int reps = 11;
@@ -558,6 +601,10 @@ int main(int argc, char** argv) {
       skinny_rows(reps);
       return 0;
     }
+    else if (a == "--batched") {  // batched products only
+      batched_rows(reps);
+      return 0;
+    }
     else if (a == "--packed") {  // the tiled kernel's packed path on large products only
       packed_rows(reps);
       return 0;
@@ -573,7 +620,7 @@ int main(int argc, char** argv) {
       return 0;
     }
     else {
-      std::fprintf(stderr, "usage: arrayc-matmul-bench [--calibrate] [--rows] [--big] [--reps N] [--gpu [--case NAME] [--tf32] [--sweep] [--tiles T1,T2,...]] [--skinny] [--tiled] [--packed] [--layer MxKxN] [--loss MxKxN]\n");
+      std::fprintf(stderr, "usage: arrayc-matmul-bench [--calibrate] [--rows] [--big] [--reps N] [--gpu [--case NAME] [--tf32] [--sweep] [--tiles T1,T2,...]] [--skinny] [--tiled] [--packed] [--batched] [--layer MxKxN] [--loss MxKxN]\n");
       return 2;
     }
   }

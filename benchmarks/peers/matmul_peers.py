@@ -1,7 +1,8 @@
 """Peers for arrayc-matmul-bench (issue 29): numpy, and PyTorch when importable, on the same
 shapes: W3 (10000x784 . 784x10 f32), W4 (1000^3 f64), W5 (x @ x.T, 3000^2 f32) and the layer
 relu(x @ w + b) (W9) at 256x784x256, 10000x784x10, 2048^3 (and 4096^3 with --big), f32.
-With --packed, only `a @ b` for the shapes of `arrayc-matmul-bench --packed`, numpy and PyTorch.
+With --packed, only `a @ b` for the shapes of `arrayc-matmul-bench --packed`, numpy and PyTorch;
+with --batched, the batches of `arrayc-matmul-bench --batched`.
 Prints one line per row: name, peer, median ms.  Usage: python3 matmul_peers.py [--big] [--packed] [--reps N]"""
 import sys, time
 
@@ -28,6 +29,27 @@ def rec(name, peer, ms):
 
 
 rng = np.random.default_rng(0)
+
+if "--batched" in sys.argv:  # the shapes of arrayc-matmul-bench --batched: torch.bmm, numpy matmul
+    cases = [(256, 32, 32, 32, "f32", False), (64, 64, 64, 64, "f32", False), (32, 128, 128, 128, "f32", False),
+             (16, 256, 256, 256, "f32", False), (8, 512, 512, 512, "f32", False), (96, 128, 64, 128, "f32", True),
+             (96, 128, 128, 64, "f32", False), (4, 1024, 1024, 1024, "f32", False), (64, 64, 64, 64, "f64", False),
+             (32, 128, 128, 128, "f64", False)]
+    try:
+        import torch
+    except ImportError:
+        torch = None
+    for bt, m, k, n, t, tb in cases:
+        dt = np.float64 if t == "f64" else np.float32
+        a = rng.random((bt, m, k)).astype(dt)
+        b = rng.random((bt, n, k)).astype(dt).transpose(0, 2, 1) if tb else rng.random((bt, k, n)).astype(dt)
+        name = f"{bt} x ({m}x{k} . {k}x{n}{' T' if tb else ''}) {t}"
+        rec(name, "numpy", med(lambda: a @ b))
+        if torch is not None:
+            with torch.no_grad():
+                ta, tbb = torch.from_numpy(a), torch.from_numpy(b)
+                rec(name, f"torch {torch.__version__} bmm", med(lambda: torch.bmm(ta, tbb)))
+    sys.exit(0)
 
 if "--packed" in sys.argv:  # the shapes of arrayc-matmul-bench --packed, values in [0, 1)
     shapes = [(512, 512, 512, "f32"), (768, 768, 768, "f32"), (1024, 1024, 1024, "f32"), (1536, 1536, 1536, "f32"),

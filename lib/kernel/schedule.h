@@ -102,6 +102,11 @@ constexpr int64_t kTiledMaxWork = int64_t{1} << 30;
 // Hosts with 256-bit vectors (AVX2) take the kernel below this many multiply-adds only.
 constexpr int64_t kTiledNarrowMaxWork = int64_t{1} << 22;
 constexpr int64_t kTiledPackedMinOutputs = int64_t{1} << 20;
+// A batch of general products of more than kTiledBatchMinWork and at most kTiledBatchMaxWork
+// multiply-adds each runs the tiled kernel on hosts with 256- or 512-bit vectors, the blocks of
+// all its products sharing the pool (OpenBLAS computes such a batch one threaded call a product).
+constexpr int64_t kTiledBatchMinWork = int64_t{1} << 16;
+constexpr int64_t kTiledBatchMaxWork = int64_t{1} << 27;
 
 // m n k, or INT64_MAX where that overflows.
 inline int64_t product_work(int64_t m, int64_t n, int64_t k) {

@@ -27,6 +27,15 @@ bool tiled_candidate(const Node& dot) {
   return tiled_bounds(dot.shape[0], dot.shape[1], a.shape.back()) && (dot.dtype == DType::Float32 || dot.dtype == DType::Float64);
 }
 
+// The same for a batch of CPU products (rank 3 and more): each product's multiply-adds within
+// the batched bounds.
+bool tiled_batch_candidate(const Node& dot) {
+  const Node& a = *dot.inputs[0];
+  if (dot.device.kind != Device::Kind::CPU || dot.rank() < 3) return false;
+  int64_t work = product_work(dot.shape[dot.rank() - 2], dot.shape.back(), a.shape.back());
+  return work > kTiledBatchMinWork && work <= kTiledBatchMaxWork && (dot.dtype == DType::Float32 || dot.dtype == DType::Float64);
+}
+
 }  // namespace
 
 ProductForm product_form(const Node& dot) {
@@ -51,6 +60,12 @@ std::string product_reason(const Node& dot) {
   }
   switch (product_form(dot)) {
     case ProductForm::General: {
+      if (tiled_batch_candidate(dot)) {
+        int64_t m = dot.shape[dot.rank() - 2], n = dot.shape.back(), k = dot.inputs[0]->shape.back();
+        return r + "; product-structure: a batch of " + std::to_string(shape_numel(dot.shape) / (m * n)) + " products of " +
+               std::to_string(m) + " x " + std::to_string(k) + " x " + std::to_string(n) +
+               " (2^16 to 2^27 multiply-adds each), the generated tiled kernel where the host has 256- or 512-bit vectors";
+      }
       if (!tiled_candidate(dot)) return r;
       int64_t work = product_work(dot.shape[0], dot.shape[1], dot.inputs[0]->shape.back());
       return r + "; product-structure: " + std::to_string(dot.shape[0]) + " x " + std::to_string(dot.inputs[0]->shape.back()) +

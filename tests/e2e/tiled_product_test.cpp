@@ -130,9 +130,9 @@ TEST_P(TiledProducts, WhatItDoesNotTake) {
   EXPECT_TRUE(contains(fused_text(big), "(2^21 to 2^30 multiply-adds), the generated tiled kernel where the host has 512-bit vectors"))
       << fused_text(big);
   TiledAlways always;
-  // A batch, integers: never.
-  for (const Array& p : {matmul(random_array(DType::Float32, {2, 100, 90}, 90), random_array(DType::Float32, {90, 70}, 91)),
-                         dot(random_array(DType::Int32, {100, 90}, 92), random_array(DType::Int32, {90, 70}, 93))}) {
+  // Integers, alone or in a batch: never.
+  for (const Array& p : {dot(random_array(DType::Int32, {100, 90}, 92), random_array(DType::Int32, {90, 70}, 93)),
+                         matmul(random_array(DType::Int32, {2, 100, 90}, 91), random_array(DType::Int32, {90, 70}, 94))}) {
     EXPECT_FALSE(contains(kernels_text(p), kTiled)) << kernels_text(p);
     EXPECT_MATCHES_REFERENCE(p);
   }
@@ -163,6 +163,39 @@ TEST_P(TiledProducts, LargeProductsPacked) {
   Array small = dot(random_array(DType::Float64, {100, 300}, 108), random_array(DType::Float64, {300, 50}, 109));
   EXPECT_TRUE(contains(kernels_text(small), "both operands packed")) << kernels_text(small);
   EXPECT_MATCHES_REFERENCE(small);
+}
+
+// Batches (tiled_gemm_batched): the blocks of every product share the pool. Broadcast and
+// transposed operands, partial tiles, a rank-4 batch, an epilogue after the whole batch.
+TEST_P(TiledProducts, Batches) {
+  TiledAlways always;
+  for (DType t : kFloatTypes) {
+    SCOPED_TRACE(dt(t));
+    Array a = random_array(t, {3, 37, 50}, 112), b = random_array(t, {3, 50, 29}, 113);
+    EXPECT_MATCHES_REFERENCE(matmul(a, b));
+    EXPECT_MATCHES_REFERENCE(matmul(a, random_array(t, {50, 29}, 114)));         // b broadcast over the batch
+    EXPECT_MATCHES_REFERENCE(matmul(a, swapaxes(random_array(t, {3, 29, 50}, 115), 1, 2)));  // q @ k.T
+    EXPECT_MATCHES_REFERENCE(matmul(swapaxes(random_array(t, {3, 50, 37}, 116), 1, 2), b));  // a transposed
+    EXPECT_MATCHES_REFERENCE(matmul(random_array(t, {2, 3, 13, 200}, 117), random_array(t, {2, 3, 200, 70}, 118)));
+    EXPECT_MATCHES_REFERENCE(maximum(matmul(a, b) + random_array(t, {29}, 119), 0.0));
+    EXPECT_MATCHES_REFERENCE(matmul(random_array(t, {4, 0, 5}, 120), random_array(t, {4, 5, 6}, 121)));
+    EXPECT_MATCHES_REFERENCE(matmul(random_array(t, {4, 3, 0}, 122), random_array(t, {4, 0, 6}, 123)));  // k == 0: zeros
+    if (!on_gpu() && (t == DType::Float32 || t == DType::Float64))
+      EXPECT_TRUE(contains(kernels_text(matmul(a, b)), "batch of 3, tiles of")) << kernels_text(matmul(a, b));
+  }
+}
+
+// The rule for batches: 2^16 to 2^27 multiply-adds a product, the kernel on 256- and 512-bit hosts.
+TEST_P(TiledProducts, BatchRule) {
+  if (on_gpu() || rule_overridden()) GTEST_SKIP() << "a CPU choice, by the host's rule";
+  Array heads = matmul(random_array(DType::Float32, {96, 128, 64}, 124), swapaxes(random_array(DType::Float32, {96, 128, 64}, 125), 1, 2));
+  EXPECT_TRUE(contains(fused_text(heads), "product-structure: a batch of 96 products of 128 x 64 x 128 (2^16 to 2^27 multiply-adds each), the generated tiled kernel where the host has 256- or 512-bit vectors"))
+      << fused_text(heads);
+  EXPECT_EQ(contains(kernels_text(heads), kTiled), detail::host_vector_bits() >= 256) << kernels_text(heads);
+  EXPECT_MATCHES_REFERENCE(heads);
+  Array tiny = matmul(random_array(DType::Float32, {256, 32, 32}, 126), random_array(DType::Float32, {256, 32, 32}, 127));
+  EXPECT_FALSE(contains(fused_text(tiny), "batch of")) << fused_text(tiny);
+  EXPECT_FALSE(contains(kernels_text(tiny), kTiled)) << kernels_text(tiny);
 }
 
 TEST_P(TiledProducts, Views) {
@@ -246,7 +279,21 @@ TEST_P(TiledProducts, SameBitsOnAnyThreadCount) {
   int before = detail::num_threads();
   std::vector<float> one = run(1, -1), many = run(16, -1), two = run(2, -1);
   std::vector<float> packed_one = run(1, 1), packed_many = run(16, 1), packed_three = run(3, 1);
+  // A batch: each product's bits as the product alone.
+  Array xb = random_array(DType::Float32, {3, 120, 300}, 128).eval(), wb = random_array(DType::Float32, {300, 70}, 129).eval();
+  auto batch = [&](int threads) {
+    TiledAlways always;
+    detail::set_num_threads(threads);
+    return matmul(xb, wb).to_vector<float>();
+  };
+  std::vector<float> batch_one = batch(1), batch_many = batch(16);
+  std::vector<float> second = [&] {
+    TiledAlways always;
+    return dot(xb[1], wb).to_vector<float>();
+  }();
   detail::set_num_threads(before);
+  EXPECT_EQ(batch_one, batch_many);
+  EXPECT_EQ(std::vector<float>(batch_one.begin() + 120 * 70, batch_one.begin() + 240 * 70), second);
   EXPECT_EQ(one, many);
   EXPECT_EQ(one, two);
   EXPECT_EQ(one, packed_one);

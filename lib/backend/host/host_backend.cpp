@@ -209,6 +209,11 @@ bool tiled_step(const DotStep& d) {
   return d.form == ProductForm::General && d.batch == 1 && (d.dtype == DType::Float32 || d.dtype == DType::Float64) &&
          tiled_takes(d.a.rows, d.b.cols, d.a.cols);
 }
+// The same for a batch of products: tiled_gemm_batched.
+bool tiled_batch_step(const DotStep& d) {
+  return d.form == ProductForm::General && d.batch > 1 && (d.dtype == DType::Float32 || d.dtype == DType::Float64) &&
+         tiled_takes_batched(d.a.rows, d.b.cols, d.a.cols);
+}
 
 // A float product through OpenBLAS, and its epilogue when one is fused in.
 //
@@ -292,6 +297,7 @@ class HostDotLaunch final : public Launch {
   void whole_product(const MatrixRef& a, const MatrixRef& b, void* c) const {
     const bool gram = d_.form == ProductForm::Gram;
     if (d_.batch == 1) product(a, b, c, gram);
+    else if (tiled_batch_step(d_)) tiled_gemm_batched(d_.dtype, d_.batch, a, d_.a.batch_stride, b, d_.b.batch_stride, c);
     else gemm_batched(d_.dtype, d_.batch, a, d_.a.batch_stride, b, d_.b.batch_stride, c, gram);
   }
   // One 2-D product: the generated skinny kernel where the products pass chose it and it reads a
@@ -430,14 +436,17 @@ std::string blas_notes(const DotStep& d) {
            " rows of a per step, rows spread over " + std::to_string(num_threads()) + " threads\n";
   }
   // tiled products: the generated kernel where the host takes it
-  bool tiled = tiled_step(d);
+  const bool batch = tiled_batch_step(d);
+  bool tiled = tiled_step(d) || batch;
   if (tiled) {
     int bits = host_vector_bits();
     int64_t m = d.a.rows, n = d.b.cols, k = d.a.cols, tc = tile_cols(d.dtype, bits);
-    std::string symbol = tile_kernel_symbol(d.dtype, MatrixRef{nullptr, m, k, d.a.row_stride, d.a.col_stride}, n, bits);
-    text = "  ; generated tiled kernel " + symbol + ": " + shapes + ", tiles of " +
-           std::to_string(tile_rows(bits)) + " x " + std::to_string(tc) + " in " + std::to_string(bits) + "-bit registers, ";
-    if (tiled_packs(m, n, k)) {
+    MatrixRef a{nullptr, m, k, d.a.row_stride, d.a.col_stride};
+    std::string symbol = batch ? tile_symbol(d.dtype, bits, tile_read(a) == TileRead::Columns) : tile_kernel_symbol(d.dtype, a, n, bits);
+    text = "  ; generated tiled kernel " + symbol + ": " + shapes + (batch ? ", batch of " + std::to_string(d.batch) : "") +
+           ", tiles of " + std::to_string(tile_rows(bits)) + " x " + std::to_string(tc) + " in " + std::to_string(bits) +
+           "-bit registers, ";
+    if (!batch && tiled_packs(m, n, k)) {
       TilePackedPlan plan = tile_packed_plan(d.dtype, m, n, k, num_threads(), bits);
       int64_t depth = tile_depth(d.dtype, bits), panels = (n + tc - 1) / tc;
       int64_t tasks = ((m + plan.rows - 1) / plan.rows) * ((panels + plan.panels - 1) / plan.panels);
@@ -445,10 +454,11 @@ std::string blas_notes(const DotStep& d) {
               ", each " + std::to_string(tasks) + " tasks of " + std::to_string(plan.rows) + " x " +
               std::to_string(std::min(n, plan.panels * tc)) + " over " + std::to_string(num_threads()) + " threads\n";
     } else {
-      TileBlocks bl = tile_blocks(d.dtype, m, n, k, num_threads(), bits);
-      TileRead read = tile_read(MatrixRef{nullptr, m, k, d.a.row_stride, d.a.col_stride});
-      text += std::to_string(bl.count(m, n)) + " blocks of " + std::to_string(bl.rows) + " x " + std::to_string(bl.cols) +
-              " over " + std::to_string(num_threads()) + " threads" +
+      int threads = static_cast<int>(std::max<int64_t>(1, (num_threads() + d.batch - 1) / d.batch));  // a product's share
+      TileBlocks bl = tile_blocks(d.dtype, m, n, k, threads, bits);
+      TileRead read = tile_read(a);
+      text += (batch ? std::to_string(d.batch) + " x " : "") + std::to_string(bl.count(m, n)) + " blocks of " +
+              std::to_string(bl.rows) + " x " + std::to_string(bl.cols) + " over " + std::to_string(num_threads()) + " threads" +
               (read == TileRead::Columns ? ", a read by columns in place"
                : read == TileRead::Packed ? ", each block's rows of a packed a panel at a time" : "") + "\n";
     }
@@ -456,7 +466,7 @@ std::string blas_notes(const DotStep& d) {
   if (d.has_epilogue) {
     int64_t rows = epilogue_panel_rows(d);
     const char* by = skinny ? "the skinny kernel" : tiled ? "the tiled kernel" : "BLAS";
-    text += tiled && d.epilogue_by_rows ? "  ; epilogue: the kernel below, on each block's rows in its task, as the tiled kernel finishes it\n"
+    text += tiled_step(d) && d.epilogue_by_rows ? "  ; epilogue: the kernel below, on each block's rows in its task, as the tiled kernel finishes it\n"
             : rows >= d.batch * d.a.rows ? std::string("  ; epilogue: the kernel below, on the whole product after ") + by + "\n"
                                          : "  ; epilogue: the kernel below, on each panel of " + std::to_string(rows) +
                                                " rows as " + by + " computes it\n";

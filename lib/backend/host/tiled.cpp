@@ -82,34 +82,60 @@ struct Job {
   TileBlocks blocks;
   int64_t col_blocks;
   const TileEpilogue* epilogue;
+  int64_t per = 1, a_bs = 0, b_bs = 0;  // a batch: blocks a product, and each operand's batch stride
+  int64_t first = 0;                     // the product's first element in the batch's output
 
-  void block(int64_t index) const {
+  // A block's buffers: b's panels, and its rows of a where a is packed.
+  size_t b_bytes() const { return static_cast<size_t>((blocks.cols + tc - 1) / tc * tc * depth * elem); }
+  size_t scratch_bytes() const {
+    return b_bytes() + (read == TileRead::Packed ? static_cast<size_t>(blocks.rows * depth * elem) : 0);
+  }
+
+  // Blocks [begin, end) of the batch (block i: product i / per, its block i % per), with one
+  // scratch buffer for all of them.
+  void blocks_of(int64_t begin, int64_t end) const {
+    size_t bytes = scratch_bytes();
+    char* scratch = static_cast<char*>(cpu_alloc(bytes));
+    for (int64_t i = begin; i < end; ++i) {
+      int64_t e = i / per;
+      if (e == 0) {
+        block(i, scratch);
+        continue;
+      }
+      Job one = *this;
+      one.a += e * a_bs * elem;
+      one.a_ref.data = one.a;
+      one.b.data = static_cast<const char*>(b.data) + e * b_bs * elem;
+      one.c += e * m * n * elem;
+      one.first = e * m * n;
+      one.block(i % per, scratch);
+    }
+    cpu_free(scratch, bytes);
+  }
+
+  void block(int64_t index, char* scratch) const {
     int64_t r0 = index / col_blocks * blocks.rows, c0 = index % col_blocks * blocks.cols;
     int64_t r1 = std::min(m, r0 + blocks.rows), c1 = std::min(n, c0 + blocks.cols);
-    size_t bytes = static_cast<size_t>((c1 - c0 + tc - 1) / tc * tc * depth * elem);
     // a in place where its rows or its columns are contiguous; else the block's rows packed a
     // panel at a time
     const bool packs = read == TileRead::Packed;
-    size_t a_bytes = packs ? static_cast<size_t>((r1 - r0) * depth * elem) : 0;
-    void* bp = cpu_alloc(bytes);
-    char* ap = static_cast<char*>(cpu_alloc(a_bytes));
+    char* bp = scratch;
+    char* ap = scratch + b_bytes();
     // Panels of k outside: each panel of b stays in L1 while the block's rows of a pass it.
     for (int64_t p0 = 0; p0 < std::max<int64_t>(k, 1); p0 += depth) {
       int64_t d = std::min(depth, k - p0);
-      if (elem == 8) pack(b, p0, d, c0, c1, tc, static_cast<double*>(bp));
-      else pack(b, p0, d, c0, c1, tc, static_cast<float*>(bp));
+      if (elem == 8) pack(b, p0, d, c0, c1, tc, reinterpret_cast<double*>(bp));
+      else pack(b, p0, d, c0, c1, tc, reinterpret_cast<float*>(bp));
       if (packs && d > 0) pack_a(a_ref, elem, r0, r1, p0, d, ap);
       for (int64_t j = c0, s = 0; j < c1; j += tc, ++s)
         for (int64_t i = r0; i < r1; i += tr)
           fn(packs ? ap + (i - r0) * d * elem
                    : a + (read == TileRead::Rows ? i * lda + p0 : i + p0 * lda) * elem,
-             packs ? d : lda, static_cast<char*>(bp) + s * d * tc * elem, c + (i * n + j) * elem, n, d,
-             std::min(tr, r1 - i), std::min(tc, c1 - j), p0 > 0);
+             packs ? d : lda, bp + s * d * tc * elem, c + (i * n + j) * elem, n, d, std::min(tr, r1 - i),
+             std::min(tc, c1 - j), p0 > 0);
     }
-    cpu_free(ap, a_bytes);
-    cpu_free(bp, bytes);
     if (epilogue)
-      for (int64_t i = r0; i < r1; ++i) epilogue->fn(epilogue->ctx, i * n + c0, i * n + c1);
+      for (int64_t i = r0; i < r1; ++i) epilogue->fn(epilogue->ctx, first + i * n + c0, first + i * n + c1);
   }
 };
 
@@ -201,6 +227,16 @@ bool tiled_takes(int64_t m, int64_t n, int64_t k) {
   return work >= kTiledMinWork && (bits >= 512 || (bits >= 256 && work < kTiledNarrowMaxWork));
 }
 
+bool tiled_takes_batched(int64_t m, int64_t n, int64_t k) {
+  int64_t work = product_work(m, n, k);
+  if (work > kTiledMaxWork) return false;
+  int p = g_tiled_policy.load(std::memory_order_relaxed);
+  if (p != 0) return p > 0;
+  static const std::optional<int64_t> setting = tiled_products_setting();
+  if (setting) return *setting != 0;
+  return work > kTiledBatchMinWork && work <= kTiledBatchMaxWork && host_vector_bits() >= 256;
+}
+
 TileRead tile_read(const MatrixRef& a) {
   if (a.cols <= 1 || a.col_stride == 1) return TileRead::Rows;
   if (a.rows <= 1 || a.row_stride == 1) return TileRead::Columns;
@@ -248,6 +284,41 @@ TilePackedPlan tile_packed_plan(DType dtype, int64_t m, int64_t n, int64_t k, in
   return {br * tr, bq};
 }
 
+namespace {
+
+TileFn tile_function(DType dtype, int bits, TileRead read) {
+  const bool columns = read == TileRead::Columns;
+  return reinterpret_cast<TileFn>(host_module_function(tile_symbol(dtype, bits, columns), [&](llvm::LLVMContext& ctx) {
+    return emit_tile_gemm(dtype, bits, ctx, columns);
+  }));
+}
+
+// The blocks of `batch` products (c's contiguous one after the other), a pool task each: for one
+// product, at least one a thread; for a batch, the threads shared among its products.
+void run_blocks(DType dtype, int64_t batch, const MatrixRef& a, int64_t a_bs, const MatrixRef& b, int64_t b_bs, void* c,
+                const TileEpilogue* epilogue, TileFn fn, TileRead read, int bits) {
+  int64_t m = a.rows, k = a.cols, n = b.cols, elem = static_cast<int64_t>(dtype_size(dtype));
+  int threads = static_cast<int>(std::max<int64_t>(1, (num_threads() + batch - 1) / batch));
+  TileBlocks blocks = tile_blocks(dtype, m, n, k, threads, bits);
+  int64_t tc = tile_cols(dtype, bits), max_depth = tile_depth(dtype, bits);
+  int64_t panels = std::max<int64_t>(1, (k + max_depth - 1) / max_depth);
+  const bool columns = read == TileRead::Columns;
+  Job job{fn, static_cast<const char*>(a.data), a, b, read, static_cast<char*>(c), columns ? a.col_stride : a.row_stride, m, n, k, elem, tile_rows(bits), tc,
+          std::max<int64_t>(1, (k + panels - 1) / panels), blocks, (n + blocks.cols - 1) / blocks.cols, epilogue};
+  job.per = blocks.count(m, n);
+  job.a_bs = a_bs;
+  job.b_bs = b_bs;
+  int64_t work = blocks.rows * blocks.cols * std::max<int64_t>(1, k);
+  parallel_for(
+      batch * job.per, std::max<int64_t>(1, kChunkWork / work),
+      [](void* p, int64_t begin, int64_t end) {
+        static_cast<const Job*>(p)->blocks_of(begin, end);
+      },
+      &job);
+}
+
+}  // namespace
+
 void tiled_gemm(DType dtype, const MatrixRef& a, const MatrixRef& b, void* c, const TileEpilogue* epilogue) {
   ARRAYC_INTERNAL_CHECK(dtype == DType::Float32 || dtype == DType::Float64, "tiled_gemm: dtype must be float32 or float64");
   ARRAYC_INTERNAL_CHECK(a.cols == b.rows, "tiled_gemm: a's columns must be b's rows");
@@ -257,10 +328,7 @@ void tiled_gemm(DType dtype, const MatrixRef& a, const MatrixRef& b, void* c, co
   const bool packed = tiled_packs(m, n, k);
   // The packed path reads a as it packs it, by rows; the blocks read it in place where they can.
   const TileRead read = packed ? TileRead::Packed : tile_read(a);
-  const bool columns = read == TileRead::Columns;
-  auto fn = reinterpret_cast<TileFn>(host_module_function(tile_symbol(dtype, bits, columns), [&](llvm::LLVMContext& ctx) {
-    return emit_tile_gemm(dtype, bits, ctx, columns);
-  }));
+  TileFn fn = tile_function(dtype, bits, read);
   int64_t elem = static_cast<int64_t>(dtype_size(dtype));
   if (packed) {
     int64_t tc = tile_cols(dtype, bits), depth = tile_depth(dtype, bits), steps = (k + depth - 1) / depth;
@@ -287,18 +355,17 @@ void tiled_gemm(DType dtype, const MatrixRef& a, const MatrixRef& b, void* c, co
     cpu_free(job.bp[1], bytes);
     return;
   }
-  TileBlocks blocks = tile_blocks(dtype, m, n, k, num_threads(), bits);
-  int64_t tc = tile_cols(dtype, bits), max_depth = tile_depth(dtype, bits);
-  int64_t panels = std::max<int64_t>(1, (k + max_depth - 1) / max_depth);
-  Job job{fn, static_cast<const char*>(a.data), a, b, read, static_cast<char*>(c), columns ? a.col_stride : a.row_stride, m, n, k, elem, tile_rows(bits), tc,
-          std::max<int64_t>(1, (k + panels - 1) / panels), blocks, (n + blocks.cols - 1) / blocks.cols, epilogue};
-  int64_t count = blocks.count(m, n), work = blocks.rows * blocks.cols * std::max<int64_t>(1, k);
-  parallel_for(
-      count, std::max<int64_t>(1, kChunkWork / work),
-      [](void* p, int64_t begin, int64_t end) {
-        for (int64_t i = begin; i < end; ++i) static_cast<const Job*>(p)->block(i);
-      },
-      &job);
+  run_blocks(dtype, 1, a, 0, b, 0, c, epilogue, fn, read, bits);
+}
+
+void tiled_gemm_batched(DType dtype, int64_t batch, const MatrixRef& a, int64_t a_batch_stride, const MatrixRef& b,
+                        int64_t b_batch_stride, void* c) {
+  ARRAYC_INTERNAL_CHECK(dtype == DType::Float32 || dtype == DType::Float64, "tiled_gemm_batched: dtype must be float32 or float64");
+  ARRAYC_INTERNAL_CHECK(a.cols == b.rows && batch >= 0, "tiled_gemm_batched: a's columns must be b's rows");
+  if (batch == 0 || a.rows == 0 || b.cols == 0) return;
+  int bits = host_vector_bits();
+  const TileRead read = tile_read(a);
+  run_blocks(dtype, batch, a, a_batch_stride, b, b_batch_stride, c, nullptr, tile_function(dtype, bits, read), read, bits);
 }
 
 }  // namespace arrayc::detail

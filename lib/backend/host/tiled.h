@@ -24,6 +24,10 @@ namespace arrayc::detail {
 // OpenBLAS's kernels were as fast or faster. ARRAYC_TILED_PRODUCTS=1 takes the kernel for every
 // such product in its bounds on any host (and below kTiledMinWork), 0 for none.
 bool tiled_takes(int64_t m, int64_t n, int64_t k);
+// The same for a batch of such products, m x k . k x n each: more than kTiledBatchMinWork and at
+// most kTiledBatchMaxWork multiply-adds a product, on hosts with 256- or 512-bit vectors
+// (ARRAYC_TILED_PRODUCTS=1: any batch up to kTiledMaxWork a product; 0 none).
+bool tiled_takes_batched(int64_t m, int64_t n, int64_t k);
 // Tests: 1 as ARRAYC_TILED_PRODUCTS=1, -1 as =0, 0 back to the setting and the rule.
 void set_tiled_on_host(int policy);
 
@@ -69,5 +73,11 @@ struct TileEpilogue {
 // Float64; a and b any strides. k == 0 gives zeros. With `epilogue`, each block's rows are passed
 // to it as they are done, in the block's task.
 void tiled_gemm(DType dtype, const MatrixRef& a, const MatrixRef& b, void* c, const TileEpilogue* epilogue = nullptr);
+
+// `batch` such products: product e reads a and b at e times their batch strides (in elements; 0
+// broadcasts) and writes c's e-th m x n matrix. Their blocks share the pool (tile_blocks for the
+// threads a product gets). No epilogue: a batch's runs after the whole product.
+void tiled_gemm_batched(DType dtype, int64_t batch, const MatrixRef& a, int64_t a_batch_stride, const MatrixRef& b,
+                        int64_t b_batch_stride, void* c);
 
 }  // namespace arrayc::detail

@@ -180,8 +180,14 @@ TEST_P(TiledProducts, Batches) {
     EXPECT_MATCHES_REFERENCE(maximum(matmul(a, b) + random_array(t, {29}, 119), 0.0));
     EXPECT_MATCHES_REFERENCE(matmul(random_array(t, {4, 0, 5}, 120), random_array(t, {4, 5, 6}, 121)));
     EXPECT_MATCHES_REFERENCE(matmul(random_array(t, {4, 3, 0}, 122), random_array(t, {4, 0, 6}, 123)));  // k == 0: zeros
-    if (!on_gpu() && (t == DType::Float32 || t == DType::Float64))
+    // An epilogue broadcast over the batch and along rows, applied in the blocks' tasks.
+    Array scaled = matmul(a, b) * 0.125 + random_array(t, {37, 1}, 130);
+    EXPECT_MATCHES_REFERENCE(scaled);
+    if (!on_gpu() && (t == DType::Float32 || t == DType::Float64)) {
       EXPECT_TRUE(contains(kernels_text(matmul(a, b)), "batch of 3, tiles of")) << kernels_text(matmul(a, b));
+      std::string text = kernels_text(maximum(matmul(a, b) + random_array(t, {29}, 131), 0.0));
+      EXPECT_TRUE(contains(text, "; epilogue: the kernel below, on each block's rows in its task")) << text;
+    }
   }
 }
 

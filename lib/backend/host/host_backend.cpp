@@ -263,7 +263,8 @@ class HostDotLaunch final : public Launch {
         for (int i : product_ptrs_) eptrs[i] = scratch;
         Panel p{fn_, eptrs.data(), params, 0};
         TileEpilogue e{run_panel, &p};
-        tiled_gemm(d_.dtype, a, b, scratch, &e);
+        if (d_.batch == 1) tiled_gemm(d_.dtype, a, b, scratch, &e);
+        else tiled_gemm_batched(d_.dtype, d_.batch, a, d_.a.batch_stride, b, d_.b.batch_stride, scratch, &e);
       } else if (whole_) {  // read through a view, or by a reduction
         whole_product(a, b, scratch);
         for (int i : product_ptrs_) eptrs[i] = scratch;
@@ -308,7 +309,7 @@ class HostDotLaunch final : public Launch {
     else gemm(d_.dtype, a, b, c, gram);
   }
   // Whether the tiled kernel computes the product with the epilogue in its blocks' tasks.
-  bool tiled_by_blocks() const { return d_.epilogue_by_rows && tiled_step(d_); }
+  bool tiled_by_blocks() const { return d_.epilogue_by_rows && (tiled_step(d_) || tiled_batch_step(d_)); }
 
   struct Panel {
     KernelFn fn;
@@ -466,7 +467,7 @@ std::string blas_notes(const DotStep& d) {
   if (d.has_epilogue) {
     int64_t rows = epilogue_panel_rows(d);
     const char* by = skinny ? "the skinny kernel" : tiled ? "the tiled kernel" : "BLAS";
-    text += tiled_step(d) && d.epilogue_by_rows ? "  ; epilogue: the kernel below, on each block's rows in its task, as the tiled kernel finishes it\n"
+    text += tiled && d.epilogue_by_rows ? "  ; epilogue: the kernel below, on each block's rows in its task, as the tiled kernel finishes it\n"
             : rows >= d.batch * d.a.rows ? std::string("  ; epilogue: the kernel below, on the whole product after ") + by + "\n"
                                          : "  ; epilogue: the kernel below, on each panel of " + std::to_string(rows) +
                                                " rows as " + by + " computes it\n";

@@ -359,13 +359,13 @@ void tiled_gemm(DType dtype, const MatrixRef& a, const MatrixRef& b, void* c, co
 }
 
 void tiled_gemm_batched(DType dtype, int64_t batch, const MatrixRef& a, int64_t a_batch_stride, const MatrixRef& b,
-                        int64_t b_batch_stride, void* c) {
+                        int64_t b_batch_stride, void* c, const TileEpilogue* epilogue) {
   ARRAYC_INTERNAL_CHECK(dtype == DType::Float32 || dtype == DType::Float64, "tiled_gemm_batched: dtype must be float32 or float64");
   ARRAYC_INTERNAL_CHECK(a.cols == b.rows && batch >= 0, "tiled_gemm_batched: a's columns must be b's rows");
   if (batch == 0 || a.rows == 0 || b.cols == 0) return;
   int bits = host_vector_bits();
   const TileRead read = tile_read(a);
-  run_blocks(dtype, batch, a, a_batch_stride, b, b_batch_stride, c, nullptr, tile_function(dtype, bits, read), read, bits);
+  run_blocks(dtype, batch, a, a_batch_stride, b, b_batch_stride, c, epilogue, tile_function(dtype, bits, read), read, bits);
 }
 
 }  // namespace arrayc::detail

@@ -76,8 +76,9 @@ void tiled_gemm(DType dtype, const MatrixRef& a, const MatrixRef& b, void* c, co
 
 // `batch` such products: product e reads a and b at e times their batch strides (in elements; 0
 // broadcasts) and writes c's e-th m x n matrix. Their blocks share the pool (tile_blocks for the
-// threads a product gets). No epilogue: a batch's runs after the whole product.
+// threads a product gets). With `epilogue`, each block's rows are passed to it as they are done,
+// as element ranges of the whole batch's output.
 void tiled_gemm_batched(DType dtype, int64_t batch, const MatrixRef& a, int64_t a_batch_stride, const MatrixRef& b,
-                        int64_t b_batch_stride, void* c);
+                        int64_t b_batch_stride, void* c, const TileEpilogue* epilogue = nullptr);
 
 }  // namespace arrayc::detail

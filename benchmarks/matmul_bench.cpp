@@ -1,6 +1,7 @@
 // arrayc-matmul-bench: matrix products on the CPU (issue 29; docs/blas.md).
 //
 //   arrayc-matmul-bench [--calibrate] [--rows] [--big] [--reps N] [--layer MxKxN] [--loss MxKxN] [--gpu]
+//                       [--skinny | --tiled | --packed | --batched]
 //
 // --layer MxKxN: the W9 row alone at that shape. --loss MxKxN: a mean squared error
 //   mean((x @ w - y)^2) fused (a reduction epilogue: the product kernel reduces) and not (the
@@ -25,8 +26,12 @@
 //   TF32 at 4096^3 (x @ w, x @ y.T, x @ w on mma.sync) and 3000^2 (x @ y.T); --sweep adds both
 //   x @ y.T rows with each of a list of warpgroup tiles forced.
 // --skinny: the generated skinny kernel against OpenBLAS on the same buffers, shape by shape
-// --tiled: the same for the generated register-tiled kernel (general products).
 //   (docs/blas.md, "Skinny products").
+// --tiled: the same for the generated register-tiled kernel (general products; "T": a transposed).
+// --packed: large products: the tiled kernel's blocks, OpenBLAS, and its packed path ("Large
+//   products"); matmul_peers.py --packed times numpy and PyTorch on the same shapes.
+// --batched: batches of products, the tiled kernel against OpenBLAS ("Batches");
+//   matmul_peers.py --batched for the peers.
 // --gpu --tiles T1,T2,...: a tile sweep of the --case rows (W4, W5 as one triangle and as a
 //   general product), each tile set as ARRAYC_GEMM_TILE in turn ("default": unset): per tile the
 //   median of calls timed up to synchronize(), the median of batches of 20 queued calls per call

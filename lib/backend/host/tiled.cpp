@@ -53,6 +53,16 @@ void pack(const MatrixRef& b, int64_t p0, int64_t depth, int64_t c0, int64_t c1,
   }
 }
 
+// A block of cpu_alloc's, given back when it goes out of scope.
+struct Scratch {
+  size_t bytes;
+  char* p;
+  explicit Scratch(size_t n) : bytes(n), p(static_cast<char*>(cpu_alloc(n))) {}
+  ~Scratch() { cpu_free(p, bytes); }
+  Scratch(const Scratch&) = delete;
+  Scratch& operator=(const Scratch&) = delete;
+};
+
 // a's rows [r0, r1) over k [p0, p0 + depth), contiguous: row i at ap + (i - r0) * depth. From any
 // strides: along rows (memcpy), down columns (a transposed), or element by element.
 void pack_a(const MatrixRef& a, int64_t elem, int64_t r0, int64_t r1, int64_t p0, int64_t depth, char* ap) {
@@ -94,12 +104,11 @@ struct Job {
   // Blocks [begin, end) of the batch (block i: product i / per, its block i % per), with one
   // scratch buffer for all of them.
   void blocks_of(int64_t begin, int64_t end) const {
-    size_t bytes = scratch_bytes();
-    char* scratch = static_cast<char*>(cpu_alloc(bytes));
+    Scratch scratch(scratch_bytes());
     for (int64_t i = begin; i < end; ++i) {
       int64_t e = i / per;
       if (e == 0) {
-        block(i, scratch);
+        block(i, scratch.p);
         continue;
       }
       Job one = *this;
@@ -108,9 +117,8 @@ struct Job {
       one.b.data = static_cast<const char*>(b.data) + e * b_bs * elem;
       one.c += e * m * n * elem;
       one.first = e * m * n;
-      one.block(i % per, scratch);
+      one.block(i % per, scratch.p);
     }
-    cpu_free(scratch, bytes);
   }
 
   void block(int64_t index, char* scratch) const {
@@ -173,14 +181,12 @@ struct Packed {
     int64_t r0 = t / col_blocks * plan.rows, q0 = t % col_blocks * plan.panels;
     int64_t r1 = std::min(m, r0 + plan.rows), q1 = std::min(panels, q0 + plan.panels);
     int64_t d = step_depth(s), p0 = s * depth;
-    size_t bytes = static_cast<size_t>((r1 - r0) * d * elem);
-    char* ap = static_cast<char*>(cpu_alloc(bytes));
-    pack_a(a, elem, r0, r1, p0, d, ap);
+    Scratch ap(static_cast<size_t>((r1 - r0) * d * elem));
+    pack_a(a, elem, r0, r1, p0, d, ap.p);
     for (int64_t q = q0; q < q1; ++q)
       for (int64_t i = r0; i < r1; i += tr)
-        fn(ap + (i - r0) * d * elem, d, bp[s % 2] + q * d * tc * elem, c + (i * n + q * tc) * elem, n, d,
+        fn(ap.p + (i - r0) * d * elem, d, bp[s % 2] + q * d * tc * elem, c + (i * n + q * tc) * elem, n, d,
            std::min(tr, r1 - i), std::min(tc, n - q * tc), s > 0);
-    cpu_free(ap, bytes);
     if (epilogue && s + 1 == steps)
       for (int64_t i = r0; i < r1; ++i) epilogue->fn(epilogue->ctx, i * n + q0 * tc, i * n + std::min(n, q1 * tc));
   }
@@ -215,13 +221,24 @@ std::atomic<int> g_packed_policy{0};  // 0: the rule; 1 always; -1 never
 
 void set_tiled_on_host(int policy) { g_tiled_policy.store(policy, std::memory_order_relaxed); }
 
+namespace {
+
+// The tests' policy, else ARRAYC_TILED_PRODUCTS (read once, at the first product); nullopt: the
+// host's rule.
+std::optional<bool> tiled_forced() {
+  int p = g_tiled_policy.load(std::memory_order_relaxed);
+  if (p != 0) return p > 0;
+  static const std::optional<int64_t> setting = tiled_products_setting();
+  if (setting) return *setting != 0;
+  return std::nullopt;
+}
+
+}  // namespace
+
 bool tiled_takes(int64_t m, int64_t n, int64_t k) {
   int64_t work = product_work(m, n, k);
   if (work > kTiledMaxWork && product_work(m, n, 1) < kTiledPackedMinOutputs) return false;
-  int p = g_tiled_policy.load(std::memory_order_relaxed);
-  if (p != 0) return p > 0;
-  static const std::optional<int64_t> setting = tiled_products_setting();  // read once, at the first product
-  if (setting) return *setting != 0;
+  if (std::optional<bool> forced = tiled_forced()) return *forced;
   int bits = host_vector_bits();
   if (work > kTiledMaxWork) return bits >= 512;
   return work >= kTiledMinWork && (bits >= 512 || (bits >= 256 && work < kTiledNarrowMaxWork));
@@ -230,10 +247,7 @@ bool tiled_takes(int64_t m, int64_t n, int64_t k) {
 bool tiled_takes_batched(int64_t m, int64_t n, int64_t k) {
   int64_t work = product_work(m, n, k);
   if (work > kTiledMaxWork) return false;
-  int p = g_tiled_policy.load(std::memory_order_relaxed);
-  if (p != 0) return p > 0;
-  static const std::optional<int64_t> setting = tiled_products_setting();
-  if (setting) return *setting != 0;
+  if (std::optional<bool> forced = tiled_forced()) return *forced;
   return work > kTiledBatchMinWork && work <= kTiledBatchMaxWork && host_vector_bits() >= 256;
 }
 
@@ -337,22 +351,10 @@ void tiled_gemm(DType dtype, const MatrixRef& a, const MatrixRef& b, void* c, co
     Packed job{fn,   a,  b, static_cast<char*>(c), m, n, k, elem, tile_rows(bits), tc, depth, steps, plan,
                (m + plan.rows - 1) / plan.rows, (panels + plan.panels - 1) / plan.panels, panels, {nullptr, nullptr}, epilogue};
     size_t bytes = static_cast<size_t>(panels * tc * std::min(k, depth) * elem);
-    job.bp[0] = static_cast<char*>(cpu_alloc(bytes));
-    try {
-      job.bp[1] = static_cast<char*>(cpu_alloc(bytes));
-    } catch (...) {
-      cpu_free(job.bp[0], bytes);
-      throw;
-    }
-    try {
-      packed_gemm(job);
-    } catch (...) {
-      cpu_free(job.bp[0], bytes);
-      cpu_free(job.bp[1], bytes);
-      throw;
-    }
-    cpu_free(job.bp[0], bytes);
-    cpu_free(job.bp[1], bytes);
+    Scratch even(bytes), odd(bytes);
+    job.bp[0] = even.p;
+    job.bp[1] = odd.p;
+    packed_gemm(job);
     return;
   }
   run_blocks(dtype, 1, a, 0, b, 0, c, epilogue, fn, read, bits);

@@ -120,6 +120,11 @@ inline bool tiled_bounds(int64_t m, int64_t n, int64_t k) {
   int64_t work = product_work(m, n, k);
   return work >= kTiledMinWork && (work <= kTiledMaxWork || product_work(m, n, 1) >= kTiledPackedMinOutputs);
 }
+// The same for each product of a batch: more than kTiledBatchMinWork, at most kTiledBatchMaxWork.
+inline bool tiled_batch_bounds(int64_t m, int64_t n, int64_t k) {
+  int64_t work = product_work(m, n, k);
+  return work > kTiledBatchMinWork && work <= kTiledBatchMaxWork;
+}
 
 struct DotStep {
   DType dtype;

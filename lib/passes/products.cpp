@@ -32,8 +32,8 @@ bool tiled_candidate(const Node& dot) {
 bool tiled_batch_candidate(const Node& dot) {
   const Node& a = *dot.inputs[0];
   if (dot.device.kind != Device::Kind::CPU || dot.rank() < 3) return false;
-  int64_t work = product_work(dot.shape[dot.rank() - 2], dot.shape.back(), a.shape.back());
-  return work > kTiledBatchMinWork && work <= kTiledBatchMaxWork && (dot.dtype == DType::Float32 || dot.dtype == DType::Float64);
+  return tiled_batch_bounds(dot.shape[dot.rank() - 2], dot.shape.back(), a.shape.back()) &&
+         (dot.dtype == DType::Float32 || dot.dtype == DType::Float64);
 }
 
 }  // namespace

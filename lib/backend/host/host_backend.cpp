@@ -442,22 +442,21 @@ std::string blas_notes(const DotStep& d) {
   if (tiled) {
     int bits = host_vector_bits();
     int64_t m = d.a.rows, n = d.b.cols, k = d.a.cols, tc = tile_cols(d.dtype, bits);
-    MatrixRef a{nullptr, m, k, d.a.row_stride, d.a.col_stride};
-    std::string symbol = batch ? tile_symbol(d.dtype, bits, tile_read(a) == TileRead::Columns) : tile_kernel_symbol(d.dtype, a, n, bits);
+    const bool packed = !batch && tiled_packs(m, n, k);
+    // as tiled_gemm reads a: packed by the packed path, else in place where it can be
+    const TileRead read = packed ? TileRead::Packed : tile_read(MatrixRef{nullptr, m, k, d.a.row_stride, d.a.col_stride});
+    std::string symbol = tile_symbol(d.dtype, bits, read == TileRead::Columns);
     text = "  ; generated tiled kernel " + symbol + ": " + shapes + (batch ? ", batch of " + std::to_string(d.batch) : "") +
            ", tiles of " + std::to_string(tile_rows(bits)) + " x " + std::to_string(tc) + " in " + std::to_string(bits) +
            "-bit registers, ";
-    if (!batch && tiled_packs(m, n, k)) {
+    if (packed) {
       TilePackedPlan plan = tile_packed_plan(d.dtype, m, n, k, num_threads(), bits);
-      int64_t depth = tile_depth(d.dtype, bits), panels = (n + tc - 1) / tc;
-      int64_t tasks = ((m + plan.rows - 1) / plan.rows) * ((panels + plan.panels - 1) / plan.panels);
+      int64_t depth = tile_depth(d.dtype, bits);
       text += "both operands packed, k in " + std::to_string((k + depth - 1) / depth) + " steps of " + std::to_string(depth) +
-              ", each " + std::to_string(tasks) + " tasks of " + std::to_string(plan.rows) + " x " +
+              ", each " + std::to_string(plan.tasks()) + " tasks of " + std::to_string(plan.rows) + " x " +
               std::to_string(std::min(n, plan.panels * tc)) + " over " + std::to_string(num_threads()) + " threads\n";
     } else {
-      int threads = static_cast<int>(std::max<int64_t>(1, (num_threads() + d.batch - 1) / d.batch));  // a product's share
-      TileBlocks bl = tile_blocks(d.dtype, m, n, k, threads, bits);
-      TileRead read = tile_read(a);
+      TileBlocks bl = tile_blocks(d.dtype, m, n, k, tile_threads_per_product(d.batch), bits);
       text += (batch ? std::to_string(d.batch) + " x " : "") + std::to_string(bl.count(m, n)) + " blocks of " +
               std::to_string(bl.rows) + " x " + std::to_string(bl.cols) + " over " + std::to_string(num_threads()) + " threads" +
               (read == TileRead::Columns ? ", a read by columns in place"

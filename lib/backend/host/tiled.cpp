@@ -84,11 +84,10 @@ void pack_a(const MatrixRef& a, int64_t elem, int64_t r0, int64_t r1, int64_t p0
 
 struct Job {
   TileFn fn;
-  const char* a;
-  MatrixRef a_ref, b;
+  MatrixRef a, b;
   TileRead read;  // how the kernel reads a
   char* c;
-  int64_t lda, m, n, k, elem, tr, tc, depth;  // lda: along read; tr x tc: a tile; depth: steps of k per panel
+  int64_t m, n, k, elem, tr, tc, depth;  // tr x tc: a tile; depth: steps of k per panel
   TileBlocks blocks;
   int64_t col_blocks;
   const TileEpilogue* epilogue;
@@ -107,13 +106,8 @@ struct Job {
     Scratch scratch(scratch_bytes());
     for (int64_t i = begin; i < end; ++i) {
       int64_t e = i / per;
-      if (e == 0) {
-        block(i, scratch.p);
-        continue;
-      }
       Job one = *this;
-      one.a += e * a_bs * elem;
-      one.a_ref.data = one.a;
+      one.a.data = static_cast<const char*>(a.data) + e * a_bs * elem;
       one.b.data = static_cast<const char*>(b.data) + e * b_bs * elem;
       one.c += e * m * n * elem;
       one.first = e * m * n;
@@ -127,6 +121,7 @@ struct Job {
     // a in place where its rows or its columns are contiguous; else the block's rows packed a
     // panel at a time
     const bool packs = read == TileRead::Packed;
+    const int64_t lda = read == TileRead::Columns ? a.col_stride : a.row_stride;  // along the read
     char* bp = scratch;
     char* ap = scratch + b_bytes();
     // Panels of k outside: each panel of b stays in L1 while the block's rows of a pass it.
@@ -134,11 +129,11 @@ struct Job {
       int64_t d = std::min(depth, k - p0);
       if (elem == 8) pack(b, p0, d, c0, c1, tc, reinterpret_cast<double*>(bp));
       else pack(b, p0, d, c0, c1, tc, reinterpret_cast<float*>(bp));
-      if (packs && d > 0) pack_a(a_ref, elem, r0, r1, p0, d, ap);
+      if (packs && d > 0) pack_a(a, elem, r0, r1, p0, d, ap);
       for (int64_t j = c0, s = 0; j < c1; j += tc, ++s)
         for (int64_t i = r0; i < r1; i += tr)
           fn(packs ? ap + (i - r0) * d * elem
-                   : a + (read == TileRead::Rows ? i * lda + p0 : i + p0 * lda) * elem,
+                   : static_cast<const char*>(a.data) + (read == TileRead::Rows ? i * lda + p0 : i + p0 * lda) * elem,
              packs ? d : lda, bp + s * d * tc * elem, c + (i * n + j) * elem, n, d, std::min(tr, r1 - i),
              std::min(tc, c1 - j), p0 > 0);
     }
@@ -160,7 +155,7 @@ struct Packed {
   char* c;
   int64_t m, n, k, elem, tr, tc, depth, steps;
   TilePackedPlan plan;
-  int64_t row_blocks, col_blocks, panels;  // panels: of b's columns in a step
+  int64_t panels;  // of b's columns in a step
   char* bp[2];                             // a step's panels, in turns
   const TileEpilogue* epilogue;
 
@@ -176,9 +171,9 @@ struct Packed {
   }
   // Task t of step s: its share of step s + 1's panels, then its block of step s.
   void task(int64_t s, int64_t t) const {
-    int64_t tasks = row_blocks * col_blocks;
+    int64_t tasks = plan.tasks();
     if (s + 1 < steps) pack_b(s + 1, panels * t / tasks, panels * (t + 1) / tasks);
-    int64_t r0 = t / col_blocks * plan.rows, q0 = t % col_blocks * plan.panels;
+    int64_t r0 = t / plan.col_blocks * plan.rows, q0 = t % plan.col_blocks * plan.panels;
     int64_t r1 = std::min(m, r0 + plan.rows), q1 = std::min(panels, q0 + plan.panels);
     int64_t d = step_depth(s), p0 = s * depth;
     Scratch ap(static_cast<size_t>((r1 - r0) * d * elem));
@@ -205,7 +200,7 @@ void packed_gemm(const Packed& job) {
   for (int64_t s = 0; s < job.steps; ++s) {
     PackedStep ps{&job, s};
     parallel_for(
-        job.row_blocks * job.col_blocks, 1,
+        job.plan.tasks(), 1,
         [](void* p, int64_t begin, int64_t end) {
           auto* ps = static_cast<PackedStep*>(p);
           for (int64_t t = begin; t < end; ++t) ps->job->task(ps->step, t);
@@ -245,20 +240,15 @@ bool tiled_takes(int64_t m, int64_t n, int64_t k) {
 }
 
 bool tiled_takes_batched(int64_t m, int64_t n, int64_t k) {
-  int64_t work = product_work(m, n, k);
-  if (work > kTiledMaxWork) return false;
+  if (product_work(m, n, k) > kTiledMaxWork) return false;
   if (std::optional<bool> forced = tiled_forced()) return *forced;
-  return work > kTiledBatchMinWork && work <= kTiledBatchMaxWork && host_vector_bits() >= 256;
+  return tiled_batch_bounds(m, n, k) && host_vector_bits() >= 256;
 }
 
 TileRead tile_read(const MatrixRef& a) {
   if (a.cols <= 1 || a.col_stride == 1) return TileRead::Rows;
   if (a.rows <= 1 || a.row_stride == 1) return TileRead::Columns;
   return TileRead::Packed;
-}
-
-std::string tile_kernel_symbol(DType dtype, const MatrixRef& a, int64_t n, int bits) {
-  return tile_symbol(dtype, bits, !tiled_packs(a.rows, n, a.cols) && tile_read(a) == TileRead::Columns);
 }
 
 TileBlocks tile_blocks(DType dtype, int64_t m, int64_t n, int64_t k, int threads, int bits) {
@@ -274,6 +264,10 @@ TileBlocks tile_blocks(DType dtype, int64_t m, int64_t n, int64_t k, int threads
   // A block a thread at least, and each block's operands within about half of L2.
   while ((br > 1 || bc > 1) && (blocks() < threads || (br * tr + bc * tc) * k * elem > kBlockBytes)) halve();
   return {br * tr, bc * tc};
+}
+
+int tile_threads_per_product(int64_t batch) {
+  return static_cast<int>(std::max<int64_t>(1, (num_threads() + batch - 1) / std::max<int64_t>(1, batch)));
 }
 
 void set_tiled_packed(int policy) { g_packed_policy.store(policy, std::memory_order_relaxed); }
@@ -295,7 +289,7 @@ TilePackedPlan tile_packed_plan(DType dtype, int64_t m, int64_t n, int64_t k, in
   while (br > 1 && ((rt + br - 1) / br) < want) br = (br + 1) / 2;
   int64_t bq = panels;
   while (bq > 1 && ((rt + br - 1) / br) * ((panels + bq - 1) / bq) < want) bq = (bq + 1) / 2;
-  return {br * tr, bq};
+  return {br * tr, bq, (rt + br - 1) / br, (panels + bq - 1) / bq};
 }
 
 namespace {
@@ -312,12 +306,10 @@ TileFn tile_function(DType dtype, int bits, TileRead read) {
 void run_blocks(DType dtype, int64_t batch, const MatrixRef& a, int64_t a_bs, const MatrixRef& b, int64_t b_bs, void* c,
                 const TileEpilogue* epilogue, TileFn fn, TileRead read, int bits) {
   int64_t m = a.rows, k = a.cols, n = b.cols, elem = static_cast<int64_t>(dtype_size(dtype));
-  int threads = static_cast<int>(std::max<int64_t>(1, (num_threads() + batch - 1) / batch));
-  TileBlocks blocks = tile_blocks(dtype, m, n, k, threads, bits);
+  TileBlocks blocks = tile_blocks(dtype, m, n, k, tile_threads_per_product(batch), bits);
   int64_t tc = tile_cols(dtype, bits), max_depth = tile_depth(dtype, bits);
   int64_t panels = std::max<int64_t>(1, (k + max_depth - 1) / max_depth);
-  const bool columns = read == TileRead::Columns;
-  Job job{fn, static_cast<const char*>(a.data), a, b, read, static_cast<char*>(c), columns ? a.col_stride : a.row_stride, m, n, k, elem, tile_rows(bits), tc,
+  Job job{fn, a, b, read, static_cast<char*>(c), m, n, k, elem, tile_rows(bits), tc,
           std::max<int64_t>(1, (k + panels - 1) / panels), blocks, (n + blocks.cols - 1) / blocks.cols, epilogue};
   job.per = blocks.count(m, n);
   job.a_bs = a_bs;
@@ -349,7 +341,7 @@ void tiled_gemm(DType dtype, const MatrixRef& a, const MatrixRef& b, void* c, co
     TilePackedPlan plan = tile_packed_plan(dtype, m, n, k, num_threads(), bits);
     int64_t panels = (n + tc - 1) / tc;
     Packed job{fn,   a,  b, static_cast<char*>(c), m, n, k, elem, tile_rows(bits), tc, depth, steps, plan,
-               (m + plan.rows - 1) / plan.rows, (panels + plan.panels - 1) / plan.panels, panels, {nullptr, nullptr}, epilogue};
+               panels, {nullptr, nullptr}, epilogue};
     size_t bytes = static_cast<size_t>(panels * tc * std::min(k, depth) * elem);
     Scratch even(bytes), odd(bytes);
     job.bp[0] = even.p;

@@ -36,9 +36,6 @@ void set_tiled_on_host(int policy);
 // time (neither stride 1). The packed path packs a whatever its strides.
 enum class TileRead { Rows, Columns, Packed };
 TileRead tile_read(const MatrixRef& a);
-// The kernel that tiled_gemm runs for a (m x k) . (k x n): tile_symbol's, "_at" where it reads a
-// by columns.
-std::string tile_kernel_symbol(DType dtype, const MatrixRef& a, int64_t n, int bits);
 
 // A block of the output: rows [row0, row1) by columns [col0, col1).
 struct TileBlocks {
@@ -56,11 +53,16 @@ TileBlocks tile_blocks(DType dtype, int64_t m, int64_t n, int64_t k, int threads
 // least four a thread where the shape allows.
 struct TilePackedPlan {
   int64_t rows, panels;
+  int64_t row_blocks, col_blocks;  // the tasks of a step: row_blocks x col_blocks
+  int64_t tasks() const { return row_blocks * col_blocks; }
 };
 bool tiled_packs(int64_t m, int64_t n, int64_t k);
 TilePackedPlan tile_packed_plan(DType dtype, int64_t m, int64_t n, int64_t k, int threads, int bits);
 // Tests and benchmarks: 1 takes the packed path for every product (k > 0), -1 never, 0 the rule.
 void set_tiled_packed(int policy);
+
+// The threads each product of a batch gets, for tile_blocks: all of them for one product.
+int tile_threads_per_product(int64_t batch);
 
 // Called on contiguous ranges [begin, end) of the output's elements (row-major m x n) once their
 // products are in c.
